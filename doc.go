@@ -1,0 +1,51 @@
+/*
+Package kopf is Kopf, the Kubernetes Operator Pythonic Framework, for Go: an
+operator is a set of plain Go functions marked with comments, and kopf-gen
+turns the marks into typed registration code for this runtime.
+
+# A guided tour
+
+An operator author writes a handler and marks it:
+
+	//kopf:on.create kopfexamples
+	func CreateFn(ctx context.Context, kw CreateFnKwargs) (any, error) {
+		kw.Logger.Info("And here we are!")
+		return map[string]any{"message": "hello world"}, nil // into status.CreateFn
+	}
+
+	func main() { os.Exit(kopf.Main(Register)) }
+
+`go generate` (a `//go:generate kopf-gen` line) writes zz_generated.kopf.go
+beside it: the struct CreateFnKwargs with exactly the arguments Kopf gives a
+creation handler (Body, Spec, Meta, Status, Name, Namespace, Labels, Patch,
+Logger, Memo, Retry, Diff, ...), and a Register function that adds a
+ChangingHandler to a Registry. Nothing in the generated code is magic: it
+could be written by hand against this package.
+
+`operator run -A` (the binary's command line, package runtime/cli) then:
+
+  - resolves each handler's resource through the cluster's discovery;
+  - watches it (runtime/watching: client-go's Reflector, no object cache);
+  - hands each object's events to its own worker (runtime/queueing), so
+    objects are processed in parallel and each one strictly in order;
+  - detects the cause of each change (runtime/causes: creation, update,
+    resume, deletion, ...) by comparing the object with the diff-base that
+    Kopf keeps in the kopf.zalando.org/last-handled-configuration annotation
+    (runtime/progress);
+  - runs the matching handlers with retries and persisted progress
+    (runtime/execution, runtime/reactor);
+  - writes their results, the progress and the new diff-base back in as few
+    patches as the resource allows.
+
+Everything persisted is in Kopf's own format, so an operator can move
+between Kopf and kopf-go without handlers running twice.
+
+Handlers fail the way Kopf's do: return a *TemporaryError to be retried
+after its delay, a *PermanentError to give up at once; any other error is
+retried with the handler's backoff, and a panic is that handler's error,
+never a crashed operator.
+
+This package only re-exports the everyday API of the runtime packages; use
+those directly for anything more specific.
+*/
+package kopf

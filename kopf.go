@@ -1,0 +1,110 @@
+package kopf
+
+import (
+	"time"
+
+	"github.com/kopf-go/kopf/runtime/body"
+	"github.com/kopf-go/kopf/runtime/causes"
+	"github.com/kopf-go/kopf/runtime/cli"
+	"github.com/kopf-go/kopf/runtime/diffs"
+	"github.com/kopf-go/kopf/runtime/execution"
+	"github.com/kopf-go/kopf/runtime/kwargs"
+	"github.com/kopf-go/kopf/runtime/patches"
+	"github.com/kopf-go/kopf/runtime/registry"
+	"github.com/kopf-go/kopf/runtime/resources"
+)
+
+// This file re-exports the everyday API of the runtime packages, so that
+// operator code and generated code import one package. Everything here is an
+// alias: the runtime packages remain the source of truth and can be used alone.
+
+// Objects and patches.
+type (
+	// Body is a whole Kubernetes object as decoded from JSON.
+	Body = body.Body
+	// Meta is an object's metadata.
+	Meta = body.Meta
+	// Spec is an object's spec.
+	Spec = body.Spec
+	// Status is an object's status.
+	Status = body.Status
+	// Patch is a JSON merge patch that handlers fill and the reactor applies.
+	Patch = patches.Patch
+	// Diff is a list of changes between two versions of an object.
+	Diff = diffs.Diff
+	// DiffItem is one change in a Diff.
+	DiffItem = diffs.Item
+	// DiffOp is the kind of change of a DiffItem.
+	DiffOp = diffs.Op
+)
+
+// Handlers and their registration.
+type (
+	// Registry holds an operator's handlers; generated Register functions fill it.
+	Registry = registry.Registry
+	// ChangingHandler is a create/update/delete/resume handler's registration.
+	ChangingHandler = registry.ChangingHandler
+	// ChangingKwargs are the arguments the reactor gives a changing handler.
+	ChangingKwargs = kwargs.Changing
+	// ResourceKwargs are the object-derived arguments common to resource handlers.
+	ResourceKwargs = kwargs.Resource
+	// Memo is per-object free-form memory.
+	Memo = kwargs.Memo
+	// Reason is the cause of a changing handler's invocation.
+	Reason = causes.Reason
+	// ErrorsMode says how a handler's arbitrary errors are treated.
+	ErrorsMode = registry.ErrorsMode
+	// Selector names the resource a handler serves.
+	Selector = resources.Selector
+	// Resource is a resource as resolved through the cluster's discovery.
+	Resource = resources.Resource
+)
+
+// The reasons of changing handlers.
+const (
+	ReasonCreate = causes.Create
+	ReasonUpdate = causes.Update
+	ReasonDelete = causes.Delete
+	ReasonResume = causes.Resume
+)
+
+// The errors modes.
+const (
+	ErrorsTemporary = registry.ErrorsTemporary
+	ErrorsPermanent = registry.ErrorsPermanent
+	ErrorsIgnored   = registry.ErrorsIgnored
+)
+
+// The operations of diff items.
+const (
+	DiffAdd    = diffs.Add
+	DiffChange = diffs.Change
+	DiffRemove = diffs.Remove
+)
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return registry.New() }
+
+// Main runs an operator's command line (`run`, `version`) with the handlers
+// that register adds, and returns the process exit code:
+//
+//	func main() { os.Exit(kopf.Main(Register)) }
+func Main(register func(*Registry) error) int { return cli.Main(register) }
+
+// Errors that handlers return to steer their retries.
+type (
+	// TemporaryError asks for a retry after its Delay.
+	TemporaryError = execution.TemporaryError
+	// PermanentError fails the handler at once, with no retries.
+	PermanentError = execution.PermanentError
+)
+
+// NewTemporaryError returns a TemporaryError retried after delay.
+func NewTemporaryError(delay time.Duration, format string, args ...any) error {
+	return execution.NewTemporaryError(delay, format, args...)
+}
+
+// NewPermanentError returns a PermanentError.
+func NewPermanentError(format string, args ...any) error {
+	return execution.NewPermanentError(format, args...)
+}

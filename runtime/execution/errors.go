@@ -1,0 +1,60 @@
+// Package execution invokes handlers and classifies what they return into
+// outcomes: success with a result, a temporary failure to retry after a
+// delay, or a permanent failure. It knows nothing of Kubernetes.
+package execution
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// TemporaryError is returned by a handler to be retried after Delay
+// (Kopf's kopf.TemporaryError). A zero Delay means Kopf's default of 60s.
+type TemporaryError struct {
+	Message string
+	Delay   time.Duration
+}
+
+func (e *TemporaryError) Error() string { return e.Message }
+
+// PermanentError is returned by a handler to fail at once, with no retries
+// (Kopf's kopf.PermanentError).
+type PermanentError struct {
+	Message string
+}
+
+func (e *PermanentError) Error() string { return e.Message }
+
+// NewTemporaryError returns a TemporaryError with a formatted message.
+func NewTemporaryError(delay time.Duration, format string, args ...any) error {
+	return &TemporaryError{Message: fmt.Sprintf(format, args...), Delay: delay}
+}
+
+// NewPermanentError returns a PermanentError with a formatted message.
+func NewPermanentError(format string, args ...any) error {
+	return &PermanentError{Message: fmt.Sprintf(format, args...)}
+}
+
+// DefaultTemporaryDelay is the delay of a TemporaryError without one.
+const DefaultTemporaryDelay = 60 * time.Second
+
+// PanicError wraps a panic raised by a handler, so that it is treated as the
+// handler's arbitrary error instead of crashing the operator.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
+
+// asTemporary and asPermanent unwrap the typed errors.
+func asTemporary(err error) (*TemporaryError, bool) {
+	var t *TemporaryError
+	return t, errors.As(err, &t)
+}
+
+func asPermanent(err error) (*PermanentError, bool) {
+	var p *PermanentError
+	return p, errors.As(err, &p)
+}

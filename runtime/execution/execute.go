@@ -1,0 +1,136 @@
+package execution
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/kopf-go/kopf/runtime/kwargs"
+	"github.com/kopf-go/kopf/runtime/registry"
+)
+
+// Outcome is the result of one attempt of one handler.
+//
+// Exactly one of these holds: Success (Result may be nil), Failure (final,
+// with Message), or neither: a retry is wanted after Delay.
+type Outcome struct {
+	Success bool
+	Failure bool
+	Result  any
+	Delay   time.Duration
+	Message string
+}
+
+// Final reports whether the handler is done for this cause.
+func (o Outcome) Final() bool { return o.Success || o.Failure }
+
+// Attempt is what is known of a handler's previous attempts for a cause.
+type Attempt struct {
+	// Retry counts the attempts made before this one.
+	Retry int
+	// Started is when the first attempt began.
+	Started time.Time
+}
+
+// Execute runs one attempt of a changing handler, unless its retries or
+// timeout are already exhausted, and classifies the result. It logs in
+// Kopf's words with the given object logger. It never panics: a handler's
+// panic becomes its error.
+func Execute(ctx context.Context, h *registry.ChangingHandler, kw *kwargs.Changing, att Attempt, defaultBackoff time.Duration, logger *slog.Logger) Outcome {
+	name := fmt.Sprintf("Handler '%s'", h.ID)
+	now := time.Now()
+	runtime := now.Sub(att.Started)
+	if h.Timeout > 0 && runtime >= h.Timeout {
+		msg := fmt.Sprintf("%s has timed out after %s.", name, runtime.Round(time.Millisecond))
+		logger.Error(fmt.Sprintf("%s failed permanently: %s", name, msg))
+		return Outcome{Failure: true, Message: msg}
+	}
+	if h.Retries > 0 && att.Retry >= h.Retries {
+		msg := fmt.Sprintf("%s has exceeded %d retries.", name, h.Retries)
+		logger.Error(fmt.Sprintf("%s failed permanently: %s", name, msg))
+		return Outcome{Failure: true, Message: msg}
+	}
+
+	kw.Param = h.Param
+	kw.Retry = att.Retry
+	kw.Started = att.Started
+	kw.Runtime = runtime
+	logger.Debug(name + " is invoked.")
+	result, err := invoke(ctx, h.Fn, kw)
+	if err == nil {
+		logger.Info(name + " succeeded.")
+		return Outcome{Success: true, Result: result}
+	}
+
+	msg := err.Error()
+	if perm, ok := asPermanent(err); ok {
+		logger.Error(fmt.Sprintf("%s failed permanently: %s", name, perm.Message))
+		return Outcome{Failure: true, Message: msg}
+	}
+	nextRetry := att.Retry + 1
+	if tmp, ok := asTemporary(err); ok {
+		delay := tmp.Delay
+		if delay <= 0 {
+			delay = DefaultTemporaryDelay
+		}
+		switch {
+		case h.Retries > 0 && nextRetry >= h.Retries:
+			logger.Error(fmt.Sprintf("%s failed temporarily but will exceed %d retries: %s", name, h.Retries, msg))
+			return Outcome{Failure: true, Message: msg}
+		case h.Timeout > 0 && runtime+delay >= h.Timeout:
+			logger.Error(fmt.Sprintf("%s failed temporarily but will time out after %s seconds: %s", name, Seconds(h.Timeout), msg))
+			return Outcome{Failure: true, Message: msg}
+		}
+		logger.Error(fmt.Sprintf("%s failed temporarily: %s", name, msg))
+		return Outcome{Delay: delay, Message: msg}
+	}
+
+	backoff := h.Backoff
+	if backoff <= 0 {
+		backoff = defaultBackoff
+	}
+	attrs := errorAttrs(err)
+	switch {
+	case h.Errors == registry.ErrorsIgnored:
+		logger.Error(fmt.Sprintf("%s failed with an exception and will ignore it: %s", name, msg), attrs...)
+		return Outcome{Success: true}
+	case h.Errors == registry.ErrorsPermanent:
+		logger.Error(fmt.Sprintf("%s failed with an exception and will stop now: %s", name, msg), attrs...)
+		return Outcome{Failure: true, Message: msg}
+	case h.Retries > 0 && nextRetry >= h.Retries:
+		logger.Error(fmt.Sprintf("%s failed with an exception and will stop now (it would exceed %d retries on the next attempt): %s", name, h.Retries, msg), attrs...)
+		return Outcome{Failure: true, Message: msg}
+	case h.Timeout > 0 && runtime+backoff >= h.Timeout:
+		logger.Error(fmt.Sprintf("%s failed with an exception and will stop now (it would time out in %s seconds on the next attempt): %s", name, Seconds(h.Timeout), msg), attrs...)
+		return Outcome{Failure: true, Message: msg}
+	}
+	logger.Error(fmt.Sprintf("%s failed with an exception and will try again in %s seconds: %s", name, Seconds(backoff), msg), attrs...)
+	return Outcome{Delay: backoff, Message: msg}
+}
+
+// invoke calls the handler, turning a panic into a *PanicError.
+func invoke(ctx context.Context, fn registry.ChangingFn, kw *kwargs.Changing) (result any, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			result, err = nil, &PanicError{Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return fn(ctx, kw)
+}
+
+func errorAttrs(err error) []any {
+	var p *PanicError
+	if errors.As(err, &p) {
+		return []any{slog.String("stack", string(p.Stack))}
+	}
+	return nil
+}
+
+// Seconds renders a duration as Kopf prints delays: "60", "1.5".
+func Seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
+}

@@ -1,0 +1,148 @@
+// Package operator runs the whole operator: it resolves the registry's
+// resources through discovery, and for each one (in each watched namespace)
+// runs a watcher feeding per-object workers of a reactor, until the context
+// is cancelled.
+package operator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+
+	"github.com/kopf-go/kopf/runtime/queueing"
+	"github.com/kopf-go/kopf/runtime/reactor"
+	"github.com/kopf-go/kopf/runtime/registry"
+	"github.com/kopf-go/kopf/runtime/resources"
+	"github.com/kopf-go/kopf/runtime/settings"
+	"github.com/kopf-go/kopf/runtime/watching"
+)
+
+// Version is the runtime's version, logged at start.
+const Version = "0.1.0-dev"
+
+// Options say what the operator serves and how.
+type Options struct {
+	// Namespaces to serve; empty with AllNamespaces false means the whole
+	// cluster too (as Kopf does, with a warning).
+	Namespaces    []string
+	AllNamespaces bool
+	// Standalone disables peering (which is not implemented yet: the
+	// operator always runs standalone).
+	Standalone bool
+	Settings   *settings.Settings
+	Logger     *slog.Logger
+	// RescanInterval is how often unresolved resources are looked up again.
+	RescanInterval time.Duration
+}
+
+// Run serves the registry's handlers until ctx is done. It returns nil on a
+// clean stop and an error only if the operator cannot start.
+func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Options) error {
+	if opts.Settings == nil {
+		opts.Settings = settings.Default()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.RescanInterval <= 0 {
+		opts.RescanInterval = 10 * time.Second
+	}
+	logger := opts.Logger
+	logger.Debug(fmt.Sprintf("Starting Kopf-go %s.", Version))
+	if !opts.Standalone {
+		logger.Warn("Peering is not supported yet; running in the standalone mode.")
+	}
+	if len(opts.Namespaces) == 0 && !opts.AllNamespaces {
+		logger.Warn("No namespaces are specified with -n or -A: serving the whole cluster. Use -A/--all-namespaces explicitly.")
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("creating the dynamic client: %w", err)
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("creating the discovery client: %w", err)
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait() // after cancel(): every watcher and worker has exited
+	pending := reg.Selectors()
+rescan:
+	for len(pending) > 0 {
+		if pending, err = serve(ctx, &wg, dc, dyn, reg, opts, pending); err != nil {
+			return err
+		}
+		if len(pending) == 0 {
+			break
+		}
+		names := make([]string, len(pending))
+		for i, s := range pending {
+			names[i] = s.String()
+		}
+		logger.Warn("Unresolved resources cannot be served (try creating their CRDs): " + strings.Join(names, ", "))
+		select {
+		case <-ctx.Done():
+			break rescan
+		case <-time.After(opts.RescanInterval):
+		}
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// serve resolves the selectors and starts serving the resolved ones. It
+// returns the selectors that are not resolvable yet.
+func serve(ctx context.Context, wg *sync.WaitGroup, dc discovery.DiscoveryInterface, dyn dynamic.Interface, reg *registry.Registry, opts Options, selectors []resources.Selector) ([]resources.Selector, error) {
+	all, err := resources.Discover(dc)
+	if err != nil {
+		return selectors, nil // the API may be unavailable for a while: retry
+	}
+	var pending []resources.Selector
+	for _, sel := range selectors {
+		res, err := resources.Resolve(all, sel)
+		if errors.Is(err, resources.ErrNotFound) {
+			pending = append(pending, sel)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		serveResource(ctx, wg, dyn, reg, opts, res)
+	}
+	return pending, nil
+}
+
+func serveResource(ctx context.Context, wg *sync.WaitGroup, dyn dynamic.Interface, reg *registry.Registry, opts Options, res resources.Resource) {
+	client := dyn.Resource(schema.GroupVersionResource{Group: res.Group, Version: res.Version, Resource: res.Plural})
+	r := &reactor.Reactor{Resource: res, Client: client, Registry: reg, Settings: opts.Settings, Logger: opts.Logger}
+	mux := queueing.NewMultiplexer(ctx, opts.Settings.Queueing.IdleTimeout, r.Process)
+	namespaces := []string{""}
+	if res.Namespaced && len(opts.Namespaces) > 0 && !opts.AllNamespaces {
+		namespaces = opts.Namespaces
+	}
+	for _, ns := range namespaces {
+		w := &watching.Watcher{Client: client, Namespace: ns, Callback: mux.Put, Name: res.String()}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.Run(ctx)
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		<-ctx.Done()
+		mux.Wait()
+	}()
+}

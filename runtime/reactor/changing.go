@@ -1,0 +1,274 @@
+package reactor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/kopf-go/kopf/runtime/body"
+	"github.com/kopf-go/kopf/runtime/causes"
+	"github.com/kopf-go/kopf/runtime/diffs"
+	"github.com/kopf-go/kopf/runtime/execution"
+	"github.com/kopf-go/kopf/runtime/kwargs"
+	"github.com/kopf-go/kopf/runtime/patches"
+	"github.com/kopf-go/kopf/runtime/progress"
+	"github.com/kopf-go/kopf/runtime/queueing"
+	"github.com/kopf-go/kopf/runtime/registry"
+)
+
+// cycle is one processing cycle of one object version. It returns an error
+// only when the cycle should be repeated (e.g. a failed patch).
+func (r *Reactor) cycle(ctx context.Context, b body.Body, mem *memory, s *queueing.Stream, logger *slog.Logger) error {
+	ps := r.Settings.Persistence
+	meta := b.Meta()
+	finalizer := ps.Finalizer
+	deleting := meta.DeletionTimestamp() != ""
+	hasFinalizer := slices.Contains(meta.Finalizers(), finalizer)
+
+	// FREE: being deleted, and nothing of ours holds it.
+	if deleting && !hasFinalizer {
+		logger.Debug("Deletion, but we are done with it, and we do not care.")
+		return nil
+	}
+
+	detected := causes.Detect(causes.Input{
+		Body:             b,
+		DiffBase:         ps.DiffBaseStorage,
+		Deleting:         deleting,
+		NoticedByListing: mem.noticedByListing,
+		Resumed:          mem.resumed,
+	}, func(err error) {
+		logger.Error(fmt.Sprintf("The diff-base is malformed and is treated as absent: %v", err))
+	})
+	reason, diff := detected.Reason, detected.Diff
+
+	handlers := r.Registry.ChangingHandlers(r.Resource, reason)
+	if detected.Resuming && reason != causes.Resume {
+		for _, h := range r.Registry.ChangingHandlers(r.Resource, causes.Resume) {
+			if (!deleting || h.Deleted) && !slices.Contains(handlers, h) {
+				handlers = append(handlers, h)
+			}
+		}
+	}
+
+	// The finalizer: added in a cycle of its own before anything else.
+	requiresFinalizer := r.requiresFinalizer()
+	if !deleting && requiresFinalizer && !hasFinalizer {
+		logger.Debug("Adding the finalizer, thus preventing the actual deletion.")
+		rv, err := r.addFinalizer(ctx, b, finalizer)
+		s.Expect(rv)
+		return err
+	}
+	if !deleting && !requiresFinalizer && hasFinalizer {
+		logger.Debug("Removing the finalizer, as there are no handlers requiring it.")
+		rv, err := r.removeFinalizer(ctx, b, finalizer)
+		s.Expect(rv)
+		return err
+	}
+
+	p := patches.New()
+	if (reason == causes.Noop || reason == causes.Resume) && len(handlers) == 0 {
+		mem.resumed = true
+		logger.Debug("Something has changed, but we are not interested (the essence is the same).")
+		logger.Debug("Handling cycle is finished, waiting for new changes.")
+		return nil
+	}
+	if len(handlers) > 0 {
+		logger.Debug(fmt.Sprintf("%s is in progress: %s", reason.Title(), compact(b)))
+		if len(diff) > 0 {
+			logger.Debug(fmt.Sprintf("%s diff: %s", reason.Title(), diff))
+		}
+	}
+
+	outcome := r.runHandlers(ctx, b, p, mem, reason, diff, detected, handlers, logger)
+
+	if outcome.done {
+		for _, h := range handlers {
+			ps.ProgressStorage.Purge(b, p, h.ID)
+		}
+		if reason != causes.Delete && (detected.Old == nil || len(detected.Diff) > 0) {
+			ps.DiffBaseStorage.Store(b, p, detected.Essence)
+		}
+		if len(handlers) > 0 {
+			logger.Info(fmt.Sprintf("%s is processed: %d succeeded; %d failed.", reason.Title(), outcome.succeeded, outcome.failed))
+		}
+		if detected.Resuming {
+			mem.resumed = true
+		}
+	}
+	if !p.IsEmpty() {
+		ps.ProgressStorage.Touch(b, p, nil) // a real change makes the touch obsolete
+	}
+
+	rv, err := r.apply(ctx, b, p)
+	if err != nil {
+		return err
+	}
+	s.Expect(rv)
+
+	if outcome.done && reason == causes.Delete && hasFinalizer {
+		logger.Debug("Removing the finalizer, thus allowing the actual deletion.")
+		fresh := b
+		if rv != "" {
+			fresh = withResourceVersion(b, rv)
+		}
+		rv, err := r.removeFinalizer(ctx, fresh, finalizer)
+		s.Expect(rv)
+		return err
+	}
+	if outcome.done {
+		logger.Debug("Handling cycle is finished, waiting for new changes.")
+		return nil
+	}
+	if rv != "" || outcome.delay <= 0 {
+		return nil // the patch's own event starts the next cycle
+	}
+	// Nothing was written, but some handlers are delayed: sleep, then touch
+	// the object so that a new event wakes the next cycle.
+	logger.Debug(fmt.Sprintf("Sleeping for %s seconds for the delayed handlers.", seconds(outcome.delay)))
+	if left := s.Sleep(ctx, outcome.delay); left > 0 {
+		logger.Debug(fmt.Sprintf("Sleeping was interrupted by new changes, %s seconds left.", seconds(left)))
+		return nil
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	touch := patches.New()
+	now := progress.FormatTime(time.Now())
+	ps.ProgressStorage.Touch(b, touch, &now)
+	rv, err = r.apply(ctx, b, touch)
+	s.Expect(rv)
+	return err
+}
+
+type handlersOutcome struct {
+	done              bool // every handler is finished (succeeded or failed)
+	succeeded, failed int
+	delay             time.Duration // the shortest wait for a delayed handler
+}
+
+// runHandlers runs every handler that is due, all in one cycle (Kopf's
+// default "all at once" lifecycle), and records their progress in p.
+func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch, mem *memory, reason causes.Reason, diff diffs.Diff, detected causes.Detected, handlers []*registry.ChangingHandler, logger *slog.Logger) handlersOutcome {
+	ps := r.Settings.Persistence.ProgressStorage
+	out := handlersOutcome{done: true}
+	now := time.Now()
+	purpose := string(reason)
+	for _, h := range handlers {
+		rec, err := ps.Fetch(b, h.ID)
+		if err != nil {
+			logger.Error(fmt.Sprintf("The progress of Handler '%s' is malformed and is treated as absent: %v", h.ID, err))
+			rec = nil
+		}
+		if rec != nil && rec.Purpose != nil && *rec.Purpose != purpose {
+			rec = nil // left from another cause: superseded
+		}
+		switch {
+		case rec != nil && rec.Success:
+			out.succeeded++
+			continue
+		case rec != nil && rec.Failure:
+			out.failed++
+			continue
+		case rec != nil && rec.Delayed != nil && rec.Delayed.After(now):
+			out.done = false
+			out.delay = minDelay(out.delay, rec.Delayed.Sub(now))
+			continue
+		}
+		att := execution.Attempt{Started: now}
+		if rec != nil {
+			att.Retry = rec.Retries
+			if rec.Started != nil {
+				att.Started = *rec.Started
+			}
+		}
+		kw := &kwargs.Changing{
+			Resource: kwargs.FromBody(r.Resource, b, p, logger, mem.memo),
+			Reason:   reason,
+			Old:      detected.Old,
+			New:      detected.New,
+			Diff:     diff,
+		}
+		res := execution.Execute(ctx, h, kw, att, r.Settings.Execution.DefaultBackoff, logger)
+		started := att.Started
+		next := &progress.Record{Started: &started, Purpose: &purpose, Retries: att.Retry + 1}
+		if res.Success {
+			if err := mergeResult(p, h.ID, res.Result); err != nil {
+				logger.Error(fmt.Sprintf("Handler '%s' returned a result that cannot be stored: %v", h.ID, err))
+			}
+		}
+		if res.Message != "" {
+			msg := res.Message
+			next.Message = &msg
+		}
+		stopped := time.Now()
+		switch {
+		case res.Success:
+			next.Success, next.Stopped = true, &stopped
+			out.succeeded++
+		case res.Failure:
+			next.Failure, next.Stopped = true, &stopped
+			out.failed++
+		default:
+			delayed := stopped.Add(res.Delay)
+			next.Delayed = &delayed
+			out.done = false
+			out.delay = minDelay(out.delay, res.Delay)
+		}
+		ps.Store(b, p, h.ID, next)
+	}
+	return out
+}
+
+// mergeResult stores a handler's result into status.<id>: maps merged,
+// anything else replacing. Typed results are converted to JSON values.
+func mergeResult(p patches.Patch, id string, result any) error {
+	if result == nil {
+		return nil
+	}
+	if _, ok := result.(map[string]any); !ok {
+		data, err := json.Marshal(result)
+		if err != nil {
+			return err
+		}
+		var generic any
+		if err := json.Unmarshal(data, &generic); err != nil {
+			return err
+		}
+		result = generic
+	}
+	p.MergeResult(id, result)
+	return nil
+}
+
+func minDelay(cur, d time.Duration) time.Duration {
+	if cur <= 0 || d < cur {
+		return d
+	}
+	return cur
+}
+
+func compact(b body.Body) string {
+	data, err := json.Marshal(b)
+	if err != nil {
+		return fmt.Sprintf("%v", map[string]any(b))
+	}
+	return string(data)
+}
+
+func withResourceVersion(b body.Body, rv string) body.Body {
+	c := make(body.Body, len(b))
+	for k, v := range b {
+		c[k] = v
+	}
+	meta := map[string]any{}
+	for k, v := range b.Meta() {
+		meta[k] = v
+	}
+	meta["resourceVersion"] = rv
+	c["metadata"] = meta
+	return c
+}

@@ -1,0 +1,174 @@
+package reactor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/kopf-go/kopf/runtime/body"
+	"github.com/kopf-go/kopf/runtime/kwargs"
+	"github.com/kopf-go/kopf/runtime/logging"
+	"github.com/kopf-go/kopf/runtime/patches"
+	"github.com/kopf-go/kopf/runtime/queueing"
+	"github.com/kopf-go/kopf/runtime/registry"
+	"github.com/kopf-go/kopf/runtime/resources"
+	"github.com/kopf-go/kopf/runtime/settings"
+	"github.com/kopf-go/kopf/runtime/watching"
+)
+
+// Reactor handles the objects of one resolved resource.
+type Reactor struct {
+	Resource resources.Resource
+	Client   dynamic.NamespaceableResourceInterface
+	Registry *registry.Registry
+	Settings *settings.Settings
+	Logger   *slog.Logger
+
+	mu       sync.Mutex
+	memories map[string]*memory
+}
+
+// memory is what the reactor remembers of one object between cycles.
+type memory struct {
+	uid  string
+	memo kwargs.Memo
+	// noticedByListing: the object was first seen in the initial listing,
+	// so resume handlers apply to it; resumed: they are done.
+	noticedByListing bool
+	resumed          bool
+}
+
+func (r *Reactor) memory(key, uid string) *memory {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.memories == nil {
+		r.memories = map[string]*memory{}
+	}
+	m, ok := r.memories[key]
+	if !ok || m.uid != uid {
+		m = &memory{uid: uid, memo: kwargs.Memo{}}
+		r.memories[key] = m
+	}
+	return m
+}
+
+func (r *Reactor) forget(key string) {
+	r.mu.Lock()
+	delete(r.memories, key)
+	r.mu.Unlock()
+}
+
+// Process handles one event of one object; see the package doc. It never
+// panics and never returns an error: failures are logged and retried with
+// the queueing error delays, or left to the next event.
+func (r *Reactor) Process(ctx context.Context, ev watching.Event, s *queueing.Stream) {
+	logger := logging.ForObject(r.Logger, ev.Key)
+	if ev.Type == watching.Deleted {
+		logger.Debug("Deleted, really deleted, and we are notified.")
+		r.forget(ev.Key)
+		return
+	}
+	// Our own latest patch must come back before we judge the object by an
+	// older version of it (which would, e.g., still lack the diff-base).
+	if !s.WaitExpected(ctx, r.Settings.Persistence.ConsistencyTimeout) && ctx.Err() == nil {
+		logger.Debug("The patched resource version is not seen in time; processing the latest known one.")
+	}
+	if s.Pending() {
+		return // a newer version is waiting: it supersedes this one
+	}
+	mem := r.memory(ev.Key, body.Body(ev.Object).Meta().UID())
+	if ev.Initial {
+		mem.noticedByListing = true
+	}
+	delays := r.Settings.Queueing.ErrorDelays
+	for attempt := 0; ; attempt++ {
+		err := r.cycle(ctx, ev.Object, mem, s, logger)
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		delay := time.Second
+		if len(delays) > 0 {
+			delay = delays[min(attempt, len(delays)-1)]
+		}
+		logger.Error(fmt.Sprintf("Processing failed and will be retried in %s seconds: %v", seconds(delay), err))
+		if left := s.Sleep(ctx, delay); left > 0 || ctx.Err() != nil {
+			return // a newer event will be processed instead
+		}
+	}
+}
+
+// apply sends the merge patch (split for the status subresource) and
+// returns the resulting resourceVersion ("" if nothing was sent). A patch
+// of an object that is gone is not an error.
+func (r *Reactor) apply(ctx context.Context, b body.Body, p patches.Patch) (string, error) {
+	if p.IsEmpty() {
+		return "", nil
+	}
+	meta := b.Meta()
+	ri := r.resourceClient(meta.Namespace())
+	main, status := patches.Patch(p), patches.Patch(nil)
+	if r.Resource.HasStatusSubresource() {
+		main, status = p.Split()
+	}
+	rv := ""
+	for _, part := range []struct {
+		patch patches.Patch
+		sub   []string
+	}{{status, []string{"status"}}, {main, nil}} {
+		if part.patch == nil || part.patch.IsEmpty() {
+			continue
+		}
+		data, err := json.Marshal(part.patch)
+		if err != nil {
+			return "", fmt.Errorf("encoding the patch: %w", err)
+		}
+		resp, err := ri.Patch(ctx, meta.Name(), types.MergePatchType, data, metav1.PatchOptions{}, part.sub...)
+		if apierrors.IsNotFound(err) {
+			return "", nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("patching %s: %w", b.Ref(), err)
+		}
+		rv = resp.GetResourceVersion()
+	}
+	return rv, nil
+}
+
+// jsonPatch sends a JSON patch guarded by the object's resourceVersion. A
+// conflict (the object changed meanwhile) is not an error: the newer
+// version is on its way and the next cycle will try again.
+func (r *Reactor) jsonPatch(ctx context.Context, b body.Body, ops []map[string]any) (string, error) {
+	meta := b.Meta()
+	guarded := append([]map[string]any{{"op": "test", "path": "/metadata/resourceVersion", "value": meta.ResourceVersion()}}, ops...)
+	data, err := json.Marshal(guarded)
+	if err != nil {
+		return "", fmt.Errorf("encoding the patch: %w", err)
+	}
+	resp, err := r.resourceClient(meta.Namespace()).Patch(ctx, meta.Name(), types.JSONPatchType, data, metav1.PatchOptions{})
+	switch {
+	case apierrors.IsNotFound(err), apierrors.IsInvalid(err), apierrors.IsConflict(err):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("patching %s: %w", b.Ref(), err)
+	}
+	return resp.GetResourceVersion(), nil
+}
+
+func (r *Reactor) resourceClient(namespace string) dynamic.ResourceInterface {
+	if r.Resource.Namespaced && namespace != "" {
+		return r.Client.Namespace(namespace)
+	}
+	return r.Client
+}
+
+func seconds(d time.Duration) string {
+	return fmt.Sprintf("%g", d.Seconds())
+}

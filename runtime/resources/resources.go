@@ -1,0 +1,90 @@
+// Package resources names Kubernetes resources: a Selector is what a handler
+// asks for (as written in a marker), a Resource is what the cluster's
+// discovery resolved it to.
+package resources
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Selector identifies the resource that a handler serves, the way Kopf's
+// decorators accept it. Group and Version are optional; Name may be the
+// plural, the singular, the kind or a short name. The core group is "".
+//
+// A Selector with Group "" and Version "" matches any group, preferring the
+// core group when several match (as Kopf does).
+type Selector struct {
+	Group   string
+	Version string
+	Name    string
+}
+
+// String renders the selector as group/version/name, omitting empty parts.
+func (s Selector) String() string {
+	parts := make([]string, 0, 3)
+	for _, p := range []string{s.Group, s.Version, s.Name} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, "/")
+}
+
+// Resource is a resolved, served resource.
+type Resource struct {
+	Group      string
+	Version    string
+	Plural     string
+	Singular   string
+	Kind       string
+	ShortNames []string
+	Namespaced bool
+	// Subresources lists the served subresources, e.g. "status".
+	Subresources []string
+}
+
+// APIVersion returns "group/version", or "version" for the core group.
+func (r Resource) APIVersion() string {
+	if r.Group == "" {
+		return r.Version
+	}
+	return r.Group + "/" + r.Version
+}
+
+// HasStatusSubresource reports whether status must be patched via /status.
+func (r Resource) HasStatusSubresource() bool {
+	for _, s := range r.Subresources {
+		if s == "status" {
+			return true
+		}
+	}
+	return false
+}
+
+// String renders the resource as plural.version.group (Kopf's notation).
+func (r Resource) String() string {
+	if r.Group == "" {
+		return r.Plural + "." + r.Version
+	}
+	return fmt.Sprintf("%s.%s.%s", r.Plural, r.Version, r.Group)
+}
+
+// Matches reports whether the selector names this resource.
+func (s Selector) Matches(r Resource) bool {
+	if s.Group != "" && s.Group != r.Group {
+		return false
+	}
+	if s.Version != "" && s.Version != r.Version {
+		return false
+	}
+	if s.Name == r.Plural || s.Name == r.Singular || s.Name == r.Kind {
+		return true
+	}
+	for _, sn := range r.ShortNames {
+		if s.Name == sn {
+			return true
+		}
+	}
+	return false
+}

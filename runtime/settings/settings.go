@@ -1,0 +1,106 @@
+// Package settings holds the operator's tunables, grouped and defaulted the
+// way Kopf's OperatorSettings are, so that Kopf users find the same knobs
+// under the same names.
+//
+// Settings are read by the reactor at run time; change them before the
+// operator starts (for example in main, or in a startup handler later).
+package settings
+
+import (
+	"time"
+
+	"github.com/kopf-go/kopf/runtime/progress"
+)
+
+// Settings are all the operator's settings.
+type Settings struct {
+	Persistence Persistence
+	Execution   Execution
+	Queueing    Queueing
+	Watching    Watching
+	Posting     Posting
+}
+
+// Persistence says where and how the operator keeps its state in objects.
+type Persistence struct {
+	// Finalizer is the finalizer the operator puts on objects whose deletion
+	// it must handle.
+	Finalizer string
+	// ProgressStorage keeps per-handler progress between cycles.
+	ProgressStorage progress.ProgressStorage
+	// DiffBaseStorage keeps the last handled essence of objects.
+	DiffBaseStorage progress.DiffBaseStorage
+	// ConsistencyTimeout is how long a worker waits, after patching an
+	// object, to see its own patch come back through the watch stream
+	// before it processes an older-looking event anyway.
+	ConsistencyTimeout time.Duration
+}
+
+// Execution governs handler invocation.
+type Execution struct {
+	// DefaultBackoff is the delay before retrying a handler that failed
+	// with an arbitrary error, unless the handler sets its own backoff.
+	DefaultBackoff time.Duration
+}
+
+// Queueing governs the per-object workers.
+type Queueing struct {
+	// IdleTimeout is how long a per-object worker lives with no events.
+	IdleTimeout time.Duration
+	// ExitTimeout is how long the operator waits for workers on exit.
+	ExitTimeout time.Duration
+	// ErrorDelays are the delays between attempts of a failed cycle (e.g.
+	// when a patch fails), the last one repeated.
+	ErrorDelays []time.Duration
+}
+
+// Watching governs the watch streams.
+type Watching struct {
+	// ServerTimeout is the timeout the API server is asked to close a
+	// watch after (0: the client's default).
+	ServerTimeout time.Duration
+	// InactivityTimeout is how long a watch may stay silent before it is
+	// re-established (0: never).
+	InactivityTimeout time.Duration
+}
+
+// Posting governs the Kubernetes Events the operator posts.
+type Posting struct {
+	Enabled            bool
+	ReportingComponent string
+	ReportingInstance  string
+	EventNamePrefix    string
+}
+
+// Default returns Kopf's defaults.
+func Default() *Settings {
+	return &Settings{
+		Persistence: Persistence{
+			Finalizer:          "kopf.zalando.org/KopfFinalizerMarker",
+			ProgressStorage:    progress.NewSmartProgressStorage(),
+			DiffBaseStorage:    progress.NewAnnotationsDiffBaseStorage(),
+			ConsistencyTimeout: 5 * time.Second,
+		},
+		Execution: Execution{DefaultBackoff: 60 * time.Second},
+		Queueing: Queueing{
+			IdleTimeout: 5 * time.Second,
+			ExitTimeout: 2 * time.Second,
+			ErrorDelays: seconds(1, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 377, 610),
+		},
+		Watching: Watching{InactivityTimeout: 70 * time.Second},
+		Posting: Posting{
+			Enabled:            true,
+			ReportingComponent: "kopf",
+			ReportingInstance:  "dev",
+			EventNamePrefix:    "kopf-event-",
+		},
+	}
+}
+
+func seconds(ns ...int) []time.Duration {
+	out := make([]time.Duration, len(ns))
+	for i, n := range ns {
+		out[i] = time.Duration(n) * time.Second
+	}
+	return out
+}

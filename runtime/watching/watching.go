@@ -1,0 +1,173 @@
+// Package watching streams the events of one resource (optionally in one
+// namespace) from the API server to a callback, using client-go's Reflector
+// for listing, watching, bookmarks, resourceVersion bookkeeping, relisting
+// after expiry and reconnecting with backoff.
+//
+// Unlike an informer, the watcher keeps no copy of the objects: only each
+// object's key and last seen resourceVersion, so that memory per watched
+// object is a few dozen bytes. Every object arrives at the callback as the
+// API server sent it, and is not retained afterwards.
+//
+// Guarantees: events of one object are delivered in the order the API
+// server sent them; the objects of the first listing are delivered with
+// Initial set; an object that disappears while the watch was broken is
+// delivered as a Deleted event with only its namespace and name in the body.
+// Not guaranteed: that every intermediate version is seen (a relist after a
+// broken watch delivers only the latest).
+package watching
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kopf-go/kopf/runtime/body"
+)
+
+// Type is the type of a watch event; Listed is Kopf's None: an object seen
+// in a listing rather than in the watch stream.
+type Type string
+
+// The event types.
+const (
+	Listed   Type = ""
+	Added    Type = "ADDED"
+	Modified Type = "MODIFIED"
+	Deleted  Type = "DELETED"
+)
+
+// Event is one raw event of one object.
+type Event struct {
+	Type Type
+	// Key is "namespace/name" (or "name" for cluster-scoped objects).
+	Key    string
+	Object body.Body
+	// Initial is set for the objects of the first listing after start.
+	Initial bool
+}
+
+// Callback receives the events. It must not block for long: it is called
+// from the watch loop, and a slow callback delays every object's events.
+type Callback func(Event)
+
+// Watcher watches one resource in one namespace ("" for all namespaces or
+// for cluster-scoped resources).
+type Watcher struct {
+	Client    dynamic.NamespaceableResourceInterface
+	Namespace string
+	Callback  Callback
+	// Name identifies the watcher in client-go's own logs.
+	Name string
+}
+
+// Run watches until ctx is done. It returns only then (client-go's
+// reflector retries every failure with backoff).
+func (w *Watcher) Run(ctx context.Context) {
+	var ri dynamic.ResourceInterface = w.Client
+	if w.Namespace != "" {
+		ri = w.Client.Namespace(w.Namespace)
+	}
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return ri.List(ctx, opts)
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return ri.Watch(ctx, opts)
+		},
+	}
+	store := &keyStore{callback: w.Callback, versions: map[string]string{}}
+	r := cache.NewReflectorWithOptions(lw, &unstructured.Unstructured{}, store, cache.ReflectorOptions{Name: w.Name})
+	r.RunWithContext(ctx)
+}
+
+// keyStore is a cache.ReflectorStore that remembers only keys and
+// resourceVersions, and forwards every change to the callback.
+type keyStore struct {
+	callback Callback
+	mu       sync.Mutex
+	versions map[string]string
+	listed   bool // the first listing has been delivered
+}
+
+func (s *keyStore) Add(obj any) error    { return s.event(Added, obj) }
+func (s *keyStore) Update(obj any) error { return s.event(Modified, obj) }
+func (s *keyStore) Delete(obj any) error { return s.event(Deleted, obj) }
+func (s *keyStore) Resync() error        { return nil }
+
+func (s *keyStore) event(t Type, obj any) error {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return fmt.Errorf("unexpected object of type %T", obj)
+	}
+	key := keyOf(u)
+	s.mu.Lock()
+	if t == Deleted {
+		delete(s.versions, key)
+	} else {
+		s.versions[key] = u.GetResourceVersion()
+	}
+	s.mu.Unlock()
+	s.callback(Event{Type: t, Key: key, Object: body.Body(u.Object)})
+	return nil
+}
+
+// Replace is called with a full listing: at start, and after a watch could
+// not be resumed. Objects that are new or changed since the last known
+// version are delivered as Listed; those that vanished as Deleted.
+func (s *keyStore) Replace(list []any, _ string) error {
+	s.mu.Lock()
+	initial := !s.listed
+	s.listed = true
+	seen := make(map[string]bool, len(list))
+	var events []Event
+	for _, obj := range list {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			continue
+		}
+		key := keyOf(u)
+		seen[key] = true
+		rv := u.GetResourceVersion()
+		if old, ok := s.versions[key]; ok && old == rv && !initial {
+			continue
+		}
+		s.versions[key] = rv
+		events = append(events, Event{Type: Listed, Key: key, Object: body.Body(u.Object), Initial: initial})
+	}
+	for key := range s.versions {
+		if !seen[key] {
+			delete(s.versions, key)
+			events = append(events, Event{Type: Deleted, Key: key, Object: stub(key)})
+		}
+	}
+	s.mu.Unlock()
+	for _, ev := range events {
+		s.callback(ev)
+	}
+	return nil
+}
+
+func keyOf(u *unstructured.Unstructured) string {
+	if ns := u.GetNamespace(); ns != "" {
+		return ns + "/" + u.GetName()
+	}
+	return u.GetName()
+}
+
+// stub is the body of an object known only by its key.
+func stub(key string) body.Body {
+	meta := map[string]any{}
+	ns, name, _ := cache.SplitMetaNamespaceKey(key)
+	meta["name"] = name
+	if ns != "" {
+		meta["namespace"] = ns
+	}
+	return body.Body{"metadata": meta}
+}
