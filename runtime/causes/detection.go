@@ -58,6 +58,7 @@ func Detect(in Input, onMalformed func(error)) Detected {
 		d.Reason = Delete
 	case old == nil:
 		d.Reason = Create
+		d.Resuming = false // creation never mixes with resuming (as in Kopf)
 	case len(d.Diff) == 0 && d.Resuming:
 		d.Reason = Resume
 	case len(d.Diff) == 0:

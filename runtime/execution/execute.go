@@ -67,8 +67,8 @@ func Execute(ctx context.Context, h *registry.ChangingHandler, kw *kwargs.Changi
 	}
 
 	msg := err.Error()
-	if perm, ok := asPermanent(err); ok {
-		logger.Error(fmt.Sprintf("%s failed permanently: %s", name, perm.Message))
+	if _, ok := asPermanent(err); ok {
+		logger.Error(fmt.Sprintf("%s failed permanently: %s", name, msg))
 		return Outcome{Failure: true, Message: msg}
 	}
 	nextRetry := att.Retry + 1
@@ -77,12 +77,12 @@ func Execute(ctx context.Context, h *registry.ChangingHandler, kw *kwargs.Changi
 		if delay <= 0 {
 			delay = DefaultTemporaryDelay
 		}
-		switch {
-		case h.Retries > 0 && nextRetry >= h.Retries:
-			logger.Error(fmt.Sprintf("%s failed temporarily but will exceed %d retries: %s", name, h.Retries, msg))
-			return Outcome{Failure: true, Message: msg}
+		switch { // the timeout first, as in Kopf
 		case h.Timeout > 0 && runtime+delay >= h.Timeout:
 			logger.Error(fmt.Sprintf("%s failed temporarily but will time out after %s seconds: %s", name, Seconds(h.Timeout), msg))
+			return Outcome{Failure: true, Message: msg}
+		case h.Retries > 0 && nextRetry >= h.Retries:
+			logger.Error(fmt.Sprintf("%s failed temporarily but will exceed %d retries: %s", name, h.Retries, msg))
 			return Outcome{Failure: true, Message: msg}
 		}
 		logger.Error(fmt.Sprintf("%s failed temporarily: %s", name, msg))
@@ -101,11 +101,11 @@ func Execute(ctx context.Context, h *registry.ChangingHandler, kw *kwargs.Changi
 	case h.Errors == registry.ErrorsPermanent:
 		logger.Error(fmt.Sprintf("%s failed with an exception and will stop now: %s", name, msg), attrs...)
 		return Outcome{Failure: true, Message: msg}
+	case h.Timeout > 0 && runtime+backoff >= h.Timeout: // the timeout first, as in Kopf
+		logger.Error(fmt.Sprintf("%s failed with an exception and will stop now (it would time out in %s seconds on the next attempt): %s", name, Seconds(h.Timeout), msg), attrs...)
+		return Outcome{Failure: true, Message: msg}
 	case h.Retries > 0 && nextRetry >= h.Retries:
 		logger.Error(fmt.Sprintf("%s failed with an exception and will stop now (it would exceed %d retries on the next attempt): %s", name, h.Retries, msg), attrs...)
-		return Outcome{Failure: true, Message: msg}
-	case h.Timeout > 0 && runtime+backoff >= h.Timeout:
-		logger.Error(fmt.Sprintf("%s failed with an exception and will stop now (it would time out in %s seconds on the next attempt): %s", name, Seconds(h.Timeout), msg), attrs...)
 		return Outcome{Failure: true, Message: msg}
 	}
 	logger.Error(fmt.Sprintf("%s failed with an exception and will try again in %s seconds: %s", name, Seconds(backoff), msg), attrs...)

@@ -71,28 +71,33 @@ func (h *textHandler) Enabled(_ context.Context, l slog.Level) bool { return l >
 
 func (h *textHandler) Handle(_ context.Context, r slog.Record) error {
 	var b strings.Builder
+	object := h.object
+	if object == "" { // the object may be given on the record itself
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == ObjectKey {
+				object = a.Value.String()
+			}
+			return object == ""
+		})
+	}
 	if h.format == Full {
 		ts := r.Time
 		if ts.IsZero() {
 			ts = time.Now()
 		}
 		name := h.name
-		if h.object != "" {
+		if object != "" {
 			name = "kopf.objects"
 		}
 		fmt.Fprintf(&b, "[%s] %-20.20s [%-8.8s] ", ts.Format("2006-01-02 15:04:05,000"), name, levelName(r.Level))
 	}
-	if h.object != "" {
-		b.WriteString("[" + h.object + "] ")
+	if object != "" {
+		b.WriteString("[" + object + "] ")
 	}
 	b.WriteString(r.Message)
 	extra := func(a slog.Attr) bool {
 		if a.Key == ObjectKey {
-			b2 := a.Value.String()
-			if h.object == "" {
-				b.WriteString(" [" + b2 + "]")
-			}
-			return true
+			return true // printed as the prefix
 		}
 		if a.Key == "stack" {
 			b.WriteString("\n" + strings.TrimRight(a.Value.String(), "\n"))

@@ -152,7 +152,10 @@ func (s *Stream) pending() bool {
 // so that WaitExpected can tell when the patch has come back.
 func (s *Stream) Expect(rv string) {
 	s.mu.Lock()
-	s.expected, s.arrived = rv, false
+	// The watch stream may have delivered that version before the patcher
+	// got here: it is then pending (the worker is busy with the patcher).
+	s.expected = rv
+	s.arrived = rv != "" && s.latest != nil && resourceVersion(*s.latest) == rv
 	s.mu.Unlock()
 }
 
@@ -196,12 +199,20 @@ func (s *Stream) Sleep(ctx context.Context, d time.Duration) time.Duration {
 	start := time.Now()
 	t := time.NewTimer(d)
 	defer t.Stop()
-	select {
-	case <-t.C:
-		return 0
-	case <-ctx.Done():
-	case <-s.signal:
-		// The new event stays pending for the worker loop.
+	for {
+		select {
+		case <-t.C:
+			return 0
+		case <-ctx.Done():
+		case <-s.signal:
+			// A signal with nothing pending is left over from an event that
+			// the worker loop took without waiting: keep sleeping.
+			if !s.pending() {
+				continue
+			}
+			// The new event stays pending for the worker loop.
+		}
+		break
 	}
 	left := d - time.Since(start)
 	if left < 0 {

@@ -95,9 +95,7 @@ func (r *Reactor) cycle(ctx context.Context, b body.Body, mem *memory, s *queuei
 		if len(handlers) > 0 {
 			logger.Info(fmt.Sprintf("%s is processed: %d succeeded; %d failed.", reason.Title(), outcome.succeeded, outcome.failed))
 		}
-		if detected.Resuming {
-			mem.resumed = true
-		}
+		mem.resumed = true // fully handled once: nothing left to resume
 	}
 	if !p.IsEmpty() {
 		ps.ProgressStorage.Touch(b, p, nil) // a real change makes the touch obsolete
