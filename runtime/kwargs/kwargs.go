@@ -58,6 +58,17 @@ type Changing struct {
 	Diff    diffs.Diff
 }
 
+// Event are the arguments of event-watching handlers (on.event).
+type Event struct {
+	Resource
+	Param any
+	// Type is the watch event's type: "ADDED", "MODIFIED", "DELETED", or ""
+	// for objects seen in a listing (Kopf's None).
+	Type string
+	// Event is the raw event: {"type": Type or nil, "object": Body}.
+	Event map[string]any
+}
+
 // FromBody fills the object-derived fields from a body.
 func FromBody(res resources.Resource, b body.Body, p patches.Patch, logger *slog.Logger, memo Memo) Resource {
 	meta := b.Meta()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/kopf-go/kopf/runtime/body"
@@ -37,6 +38,7 @@ func (r *Reactor) cycle(ctx context.Context, b body.Body, mem *memory, s *queuei
 	detected := causes.Detect(causes.Input{
 		Body:             b,
 		DiffBase:         ps.DiffBaseStorage,
+		ExtraFields:      r.Registry.ExtraFields(r.Resource),
 		Deleting:         deleting,
 		NoticedByListing: mem.noticedByListing,
 		Resumed:          mem.resumed,
@@ -45,17 +47,25 @@ func (r *Reactor) cycle(ctx context.Context, b body.Body, mem *memory, s *queuei
 	})
 	reason, diff := detected.Reason, detected.Diff
 
-	handlers := r.Registry.ChangingHandlers(r.Resource, reason)
+	base := kwargs.Changing{
+		Resource: kwargs.FromBody(r.Resource, b, nil, logger, mem.memo),
+		Reason:   reason,
+		Old:      detected.Old,
+		New:      detected.New,
+		Diff:     diff,
+	}
+	candidates := r.Registry.ChangingHandlers(r.Resource, reason)
 	if detected.Resuming && reason != causes.Resume {
 		for _, h := range r.Registry.ChangingHandlers(r.Resource, causes.Resume) {
-			if (!deleting || h.Deleted) && !slices.Contains(handlers, h) {
-				handlers = append(handlers, h)
+			if (!deleting || h.Deleted) && !slices.Contains(candidates, h) {
+				candidates = append(candidates, h)
 			}
 		}
 	}
+	handlers := selectHandlers(candidates, &base)
 
 	// The finalizer: added in a cycle of its own before anything else.
-	requiresFinalizer := r.requiresFinalizer()
+	requiresFinalizer := r.requiresFinalizer(&base)
 	if !deleting && requiresFinalizer && !hasFinalizer {
 		logger.Debug("Adding the finalizer, thus preventing the actual deletion.")
 		rv, err := r.addFinalizer(ctx, b, finalizer)
@@ -83,11 +93,12 @@ func (r *Reactor) cycle(ctx context.Context, b body.Body, mem *memory, s *queuei
 		}
 	}
 
-	outcome := r.runHandlers(ctx, b, p, mem, reason, diff, detected, handlers, logger)
+	base.Patch = p
+	outcome := r.runHandlers(ctx, b, p, &base, "", handlers, logger)
 
 	if outcome.done {
-		for _, h := range handlers {
-			ps.ProgressStorage.Purge(b, p, h.ID)
+		for _, id := range outcome.ids {
+			ps.ProgressStorage.Purge(b, p, id)
 		}
 		if reason != causes.Delete && (detected.Old == nil || len(detected.Diff) > 0) {
 			ps.DiffBaseStorage.Store(b, p, detected.Essence)
@@ -146,23 +157,33 @@ type handlersOutcome struct {
 	done              bool // every handler is finished (succeeded or failed)
 	succeeded, failed int
 	delay             time.Duration // the shortest wait for a delayed handler
+	ids               []string      // every progress id involved, to purge when done
+	failedIDs         []string
 }
 
 // runHandlers runs every handler that is due, all in one cycle (Kopf's
-// default "all at once" lifecycle), and records their progress in p.
-func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch, mem *memory, reason causes.Reason, diff diffs.Diff, detected causes.Detected, handlers []*registry.ChangingHandler, logger *slog.Logger) handlersOutcome {
+// default "all at once" lifecycle), and records their progress in p. The
+// ids of the handlers are prefixed (for sub-handlers: "parent/").
+func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch, base *kwargs.Changing, prefix string, handlers []*registry.ChangingHandler, logger *slog.Logger) handlersOutcome {
 	ps := r.Settings.Persistence.ProgressStorage
 	out := handlersOutcome{done: true}
 	now := time.Now()
-	purpose := string(reason)
+	purpose := string(base.Reason)
 	for _, h := range handlers {
-		rec, err := ps.Fetch(b, h.ID)
+		id := prefix + h.ID
+		out.ids = append(out.ids, id)
+		rec, err := ps.Fetch(b, id)
 		if err != nil {
-			logger.Error(fmt.Sprintf("The progress of Handler '%s' is malformed and is treated as absent: %v", h.ID, err))
+			logger.Error(fmt.Sprintf("The progress of Handler '%s' is malformed and is treated as absent: %v", id, err))
 			rec = nil
 		}
 		if rec != nil && rec.Purpose != nil && *rec.Purpose != purpose {
 			rec = nil // left from another cause: superseded
+		}
+		if rec != nil {
+			for _, sub := range rec.Subrefs {
+				out.ids = append(out.ids, sub)
+			}
 		}
 		switch {
 		case rec != nil && rec.Success:
@@ -170,6 +191,7 @@ func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch,
 			continue
 		case rec != nil && rec.Failure:
 			out.failed++
+			out.failedIDs = append(out.failedIDs, id)
 			continue
 		case rec != nil && rec.Delayed != nil && rec.Delayed.After(now):
 			out.done = false
@@ -183,19 +205,31 @@ func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch,
 				att.Started = *rec.Started
 			}
 		}
-		kw := &kwargs.Changing{
-			Resource: kwargs.FromBody(r.Resource, b, p, logger, mem.memo),
-			Reason:   reason,
-			Old:      detected.Old,
-			New:      detected.New,
-			Diff:     diff,
-		}
-		res := execution.Execute(ctx, h, kw, att, r.Settings.Execution.DefaultBackoff, logger)
+		kw := narrow(base, h.Field)
+		hctx, subs := registry.WithSubhandlers(ctx)
+		named := *h
+		named.ID = id
+		res := execution.Execute(hctx, &named, kw, att, r.Settings.Execution.DefaultBackoff, logger)
+
 		started := att.Started
 		next := &progress.Record{Started: &started, Purpose: &purpose, Retries: att.Retry + 1}
+		if children := subs.List(); res.Success && len(children) > 0 {
+			sub := r.runHandlers(ctx, b, p, base, id+"/", selectHandlers(children, base), logger)
+			out.ids = append(out.ids, sub.ids...)
+			next.Subrefs = sub.ids
+			switch {
+			case !sub.done:
+				logger.Debug(fmt.Sprintf("Handler '%s' has unfinished sub-handlers. Will retry soon.", id))
+				res = execution.Outcome{Delay: max(sub.delay, time.Second), Message: "Sub-handlers are not finished yet."}
+			case sub.failed > 0:
+				msg := fmt.Sprintf("Some sub-handlers failed: %s", strings.Join(sub.failedIDs, ", "))
+				logger.Error(fmt.Sprintf("Handler '%s' failed permanently: %s", id, msg))
+				res = execution.Outcome{Failure: true, Message: msg}
+			}
+		}
 		if res.Success {
-			if err := mergeResult(p, h.ID, res.Result); err != nil {
-				logger.Error(fmt.Sprintf("Handler '%s' returned a result that cannot be stored: %v", h.ID, err))
+			if err := mergeResult(p, id, res.Result); err != nil {
+				logger.Error(fmt.Sprintf("Handler '%s' returned a result that cannot be stored: %v", id, err))
 			}
 		}
 		if res.Message != "" {
@@ -210,15 +244,68 @@ func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch,
 		case res.Failure:
 			next.Failure, next.Stopped = true, &stopped
 			out.failed++
+			out.failedIDs = append(out.failedIDs, id)
 		default:
 			delayed := stopped.Add(res.Delay)
 			next.Delayed = &delayed
 			out.done = false
 			out.delay = minDelay(out.delay, res.Delay)
 		}
-		ps.Store(b, p, h.ID, next)
+		ps.Store(b, p, id, next)
 	}
 	return out
+}
+
+// selectHandlers keeps the handlers whose filters match the object and the
+// change, in order.
+func selectHandlers(handlers []*registry.ChangingHandler, base *kwargs.Changing) []*registry.ChangingHandler {
+	var out []*registry.ChangingHandler
+	for _, h := range handlers {
+		if matches(h, base) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// matches applies a changing handler's filters, as Kopf does: labels and
+// annotations on the object; for a field, that it changed (update causes
+// and field handlers) and its old/new values; then when=.
+func matches(h *registry.ChangingHandler, base *kwargs.Changing) bool {
+	if !h.Filter.MatchMeta(&base.Resource) {
+		return false
+	}
+	kw := base
+	if h.Field != nil {
+		kw = narrow(base, h.Field)
+		updating := h.FieldHandler || base.Reason == causes.Update
+		if updating && len(kw.Diff) == 0 {
+			return false
+		}
+		oldV, oldOK := diffs.Resolve(base.Old, h.Field)
+		newV, newOK := diffs.Resolve(base.New, h.Field)
+		if !updating {
+			newV, newOK = diffs.Resolve(map[string]any(base.Body), h.Field)
+		}
+		if !h.Filter.MatchValues(oldV, oldOK, newV, newOK, updating, &kw.Resource) {
+			return false
+		}
+	} else if !h.Filter.MatchValues(nil, false, nil, false, false, &base.Resource) {
+		return false
+	}
+	return h.When == nil || h.When(kw)
+}
+
+// narrow returns the kwargs for a handler: a copy, with Old, New and Diff
+// reduced to the handler's field if it has one.
+func narrow(base *kwargs.Changing, field []string) *kwargs.Changing {
+	kw := *base
+	if field != nil {
+		kw.Old, _ = diffs.Resolve(base.Old, field)
+		kw.New, _ = diffs.Resolve(base.New, field)
+		kw.Diff = diffs.Reduce(base.Diff, field)
+	}
+	return &kw
 }
 
 // mergeResult stores a handler's result into status.<id>: maps merged,

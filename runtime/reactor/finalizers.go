@@ -6,13 +6,16 @@ import (
 
 	"github.com/kopf-go/kopf/runtime/body"
 	"github.com/kopf-go/kopf/runtime/causes"
+	"github.com/kopf-go/kopf/runtime/kwargs"
 )
 
 // requiresFinalizer reports whether any handler needs the object to stay
 // until it has run on deletion: a non-optional delete handler.
-func (r *Reactor) requiresFinalizer() bool {
+func (r *Reactor) requiresFinalizer(base *kwargs.Changing) bool {
+	kw := *base
+	kw.Reason = causes.Delete
 	for _, h := range r.Registry.ChangingHandlers(r.Resource, causes.Delete) {
-		if !h.Optional {
+		if !h.Optional && matches(h, &kw) {
 			return true
 		}
 	}

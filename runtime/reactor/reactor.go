@@ -71,9 +71,17 @@ func (r *Reactor) forget(key string) {
 // the queueing error delays, or left to the next event.
 func (r *Reactor) Process(ctx context.Context, ev watching.Event, s *queueing.Stream) {
 	logger := logging.ForObject(r.Logger, ev.Key)
+	mem := r.memory(ev.Key, body.Body(ev.Object).Meta().UID())
+	if ev.Initial {
+		mem.noticedByListing = true
+	}
+	r.runEventHandlers(ctx, ev, mem, logger)
 	if ev.Type == watching.Deleted {
 		logger.Debug("Deleted, really deleted, and we are notified.")
 		r.forget(ev.Key)
+		return
+	}
+	if !r.Registry.HasChanging(r.Resource) {
 		return
 	}
 	// Our own latest patch must come back before we judge the object by an
@@ -83,10 +91,6 @@ func (r *Reactor) Process(ctx context.Context, ev watching.Event, s *queueing.St
 	}
 	if s.Pending() {
 		return // a newer version is waiting: it supersedes this one
-	}
-	mem := r.memory(ev.Key, body.Body(ev.Object).Meta().UID())
-	if ev.Initial {
-		mem.noticedByListing = true
 	}
 	delays := r.Settings.Queueing.ErrorDelays
 	for attempt := 0; ; attempt++ {

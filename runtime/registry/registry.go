@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kopf-go/kopf/runtime/causes"
+	"github.com/kopf-go/kopf/runtime/filters"
 	"github.com/kopf-go/kopf/runtime/kwargs"
 	"github.com/kopf-go/kopf/runtime/resources"
 )
@@ -51,11 +52,41 @@ type ChangingHandler struct {
 	Optional bool
 	// Deleted (resume handlers only): also resume objects being deleted.
 	Deleted bool
+
+	// Field narrows the handler to one field (a path such as
+	// []string{"spec", "field"}): Old, New and Diff are reduced to it, the
+	// field is added to the object's essence, and for update causes (and
+	// field handlers, always) the handler runs only if the field changed.
+	Field []string
+	// FieldHandler marks an on.field handler: it runs on any cause in
+	// Reasons in which the field changes, and value= matches either side.
+	FieldHandler bool
+	// Filter holds the labels, annotations, value, old and new filters.
+	Filter filters.Filter
+	// When is the when= callback; nil matches everything.
+	When func(kw *kwargs.Changing) bool
+}
+
+// EventFn is the function behind an event-watching handler. Its errors are
+// logged and otherwise ignored, as in Kopf.
+type EventFn func(ctx context.Context, kw *kwargs.Event) error
+
+// EventHandler is one handler of raw watch events (on.event). It keeps no
+// state in the object and never causes writes.
+type EventHandler struct {
+	ID       string
+	Selector resources.Selector
+	Fn       EventFn
+	Param    any
+	Field    []string
+	Filter   filters.Filter
+	When     func(kw *kwargs.Event) bool
 }
 
 // Registry is the set of handlers of one operator.
 type Registry struct {
 	changing []*ChangingHandler
+	events   []*EventHandler
 }
 
 // New returns an empty registry.
@@ -82,16 +113,63 @@ func (r *Registry) AddChanging(h ChangingHandler) error {
 	return nil
 }
 
+// AddEvent registers an event-watching handler.
+func (r *Registry) AddEvent(h EventHandler) error {
+	if h.ID == "" {
+		return fmt.Errorf("handler has no id")
+	}
+	if h.Fn == nil {
+		return fmt.Errorf("handler %q has no function", h.ID)
+	}
+	for _, other := range r.events {
+		if other.ID == h.ID && other.Selector == h.Selector {
+			return fmt.Errorf("handler %q is registered twice for %s", h.ID, h.Selector)
+		}
+	}
+	r.events = append(r.events, &h)
+	return nil
+}
+
+// EventHandlers returns the event-watching handlers of a resource, in
+// registration order.
+func (r *Registry) EventHandlers(res resources.Resource) []*EventHandler {
+	var out []*EventHandler
+	for _, h := range r.events {
+		if h.Selector.Matches(res) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// ExtraFields returns the fields that the changing handlers of a resource
+// watch, to be kept in the object's essence (Kopf's "extra fields").
+func (r *Registry) ExtraFields(res resources.Resource) [][]string {
+	var out [][]string
+	for _, h := range r.changing {
+		if h.Field != nil && h.Selector.Matches(res) {
+			out = append(out, h.Field)
+		}
+	}
+	return out
+}
+
 // Selectors returns every distinct resource selector that has handlers, in
 // registration order.
 func (r *Registry) Selectors() []resources.Selector {
 	var out []resources.Selector
 	seen := map[resources.Selector]bool{}
-	for _, h := range r.changing {
-		if !seen[h.Selector] {
-			seen[h.Selector] = true
-			out = append(out, h.Selector)
+	add := func(s resources.Selector) {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
 		}
+	}
+	for _, h := range r.changing {
+		add(h.Selector)
+	}
+	for _, h := range r.events {
+		add(h.Selector)
 	}
 	return out
 }

@@ -1,0 +1,50 @@
+package reactor
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/kopf-go/kopf/runtime/body"
+	"github.com/kopf-go/kopf/runtime/diffs"
+	"github.com/kopf-go/kopf/runtime/execution"
+	"github.com/kopf-go/kopf/runtime/kwargs"
+	"github.com/kopf-go/kopf/runtime/patches"
+	"github.com/kopf-go/kopf/runtime/watching"
+)
+
+// runEventHandlers calls the on.event handlers with the raw event. They
+// keep no state and cause no writes: whatever they put into their Patch is
+// discarded, as in Kopf.
+func (r *Reactor) runEventHandlers(ctx context.Context, ev watching.Event, mem *memory, logger *slog.Logger) {
+	handlers := r.Registry.EventHandlers(r.Resource)
+	if len(handlers) == 0 {
+		return
+	}
+	b := body.Body(ev.Object)
+	var typ any
+	if ev.Type != watching.Listed {
+		typ = string(ev.Type)
+	}
+	for _, h := range handlers {
+		kw := &kwargs.Event{
+			Resource: kwargs.FromBody(r.Resource, b, patches.New(), logger, mem.memo),
+			Type:     string(ev.Type),
+			Event:    map[string]any{"type": typ, "object": map[string]any(b)},
+		}
+		if !h.Filter.MatchMeta(&kw.Resource) {
+			continue
+		}
+		if h.Field != nil {
+			v, ok := diffs.Resolve(map[string]any(b), h.Field)
+			if !h.Filter.MatchValues(nil, false, v, ok, false, &kw.Resource) {
+				continue
+			}
+		} else if !h.Filter.MatchValues(nil, false, nil, false, false, &kw.Resource) {
+			continue
+		}
+		if h.When != nil && !h.When(kw) {
+			continue
+		}
+		_ = execution.ExecuteEvent(ctx, h, kw, logger)
+	}
+}
