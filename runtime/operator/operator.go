@@ -18,10 +18,13 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
+	"github.com/kopf-go/kopf/runtime/body"
+	"github.com/kopf-go/kopf/runtime/execution"
 	"github.com/kopf-go/kopf/runtime/queueing"
 	"github.com/kopf-go/kopf/runtime/reactor"
 	"github.com/kopf-go/kopf/runtime/registry"
 	"github.com/kopf-go/kopf/runtime/resources"
+	"github.com/kopf-go/kopf/runtime/scope"
 	"github.com/kopf-go/kopf/runtime/settings"
 	"github.com/kopf-go/kopf/runtime/watching"
 )
@@ -31,8 +34,9 @@ const Version = "0.1.0-dev"
 
 // Options say what the operator serves and how.
 type Options struct {
-	// Namespaces to serve; empty with AllNamespaces false means the whole
-	// cluster too (as Kopf does, with a warning).
+	// Namespaces to serve: names, globs, "!negations", comma-separated
+	// lists (see package scope). Empty with AllNamespaces false means the
+	// whole cluster too (as Kopf does, with a warning).
 	Namespaces    []string
 	AllNamespaces bool
 	// Standalone disables peering (which is not implemented yet: the
@@ -64,6 +68,10 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	if len(opts.Namespaces) == 0 && !opts.AllNamespaces {
 		logger.Warn("No namespaces are specified with -n or -A: serving the whole cluster. Use -A/--all-namespaces explicitly.")
 	}
+	sc, err := scope.Parse(opts.Namespaces)
+	if err != nil {
+		return err
+	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("creating the dynamic client: %w", err)
@@ -80,7 +88,7 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	pending := reg.Selectors()
 rescan:
 	for len(pending) > 0 {
-		if pending, err = serve(ctx, &wg, dc, dyn, reg, opts, pending); err != nil {
+		if pending, err = serve(ctx, &wg, dc, dyn, reg, opts, sc, pending); err != nil {
 			return err
 		}
 		if len(pending) == 0 {
@@ -103,7 +111,7 @@ rescan:
 
 // serve resolves the selectors and starts serving the resolved ones. It
 // returns the selectors that are not resolvable yet.
-func serve(ctx context.Context, wg *sync.WaitGroup, dc discovery.DiscoveryInterface, dyn dynamic.Interface, reg *registry.Registry, opts Options, selectors []resources.Selector) ([]resources.Selector, error) {
+func serve(ctx context.Context, wg *sync.WaitGroup, dc discovery.DiscoveryInterface, dyn dynamic.Interface, reg *registry.Registry, opts Options, sc scope.Scope, selectors []resources.Selector) ([]resources.Selector, error) {
 	all, err := resources.Discover(dc)
 	if err != nil {
 		return selectors, nil // the API may be unavailable for a while: retry
@@ -118,21 +126,45 @@ func serve(ctx context.Context, wg *sync.WaitGroup, dc discovery.DiscoveryInterf
 		if err != nil {
 			return nil, err
 		}
-		serveResource(ctx, wg, dyn, reg, opts, res)
+		serveResource(ctx, wg, dyn, reg, opts, sc, res)
 	}
 	return pending, nil
 }
 
-func serveResource(ctx context.Context, wg *sync.WaitGroup, dyn dynamic.Interface, reg *registry.Registry, opts Options, res resources.Resource) {
+func serveResource(ctx context.Context, wg *sync.WaitGroup, dyn dynamic.Interface, reg *registry.Registry, opts Options, sc scope.Scope, res resources.Resource) {
 	client := dyn.Resource(schema.GroupVersionResource{Group: res.Group, Version: res.Version, Resource: res.Plural})
 	r := &reactor.Reactor{Resource: res, Client: client, Registry: reg, Settings: opts.Settings, Logger: opts.Logger}
 	mux := queueing.NewMultiplexer(ctx, opts.Settings.Queueing.IdleTimeout, r.Process)
-	namespaces := []string{""}
-	if res.Namespaced && len(opts.Namespaces) > 0 && !opts.AllNamespaces {
-		namespaces = opts.Namespaces
+	// Namespaced resources are watched per namespace when the patterns are
+	// plain names, else cluster-wide and filtered here.
+	namespaces, exact := sc.ExactNamespaces()
+	put := mux.Put
+	if !res.Namespaced || !exact {
+		namespaces = []string{""}
+		if res.Namespaced && !sc.Clusterwide() {
+			put = func(ev watching.Event) {
+				if sc.Matches(body.Body(ev.Object).Meta().Namespace()) {
+					mux.Put(ev)
+				}
+			}
+		}
 	}
+	timeout := opts.Settings.Watching.InactivityTimeout
 	for _, ns := range namespaces {
-		w := &watching.Watcher{Client: client, Namespace: ns, Callback: mux.Put, Name: res.String()}
+		where := res.String()
+		if ns != "" {
+			where += " in " + ns
+		}
+		w := &watching.Watcher{
+			Client:            client,
+			Namespace:         ns,
+			Callback:          put,
+			Name:              where,
+			InactivityTimeout: timeout,
+			OnStall: func() {
+				opts.Logger.Warn(fmt.Sprintf("The watch stream of %s has been silent for %s seconds; re-establishing it.", where, execution.Seconds(timeout)))
+			},
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -3,8 +3,10 @@ package reactor
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -98,6 +100,12 @@ func (r *Reactor) Process(ctx context.Context, ev watching.Event, s *queueing.St
 		if err == nil || ctx.Err() != nil {
 			return
 		}
+		var invalid *invalidPatchError
+		if errors.As(err, &invalid) {
+			// Retrying cannot help: the same patch would be rejected again.
+			logger.Error(fmt.Sprintf("The object cannot be patched; it will be processed again when it changes: %v", err))
+			return
+		}
 		delay := time.Second
 		if len(delays) > 0 {
 			delay = delays[min(attempt, len(delays)-1)]
@@ -138,6 +146,9 @@ func (r *Reactor) apply(ctx context.Context, b body.Body, p patches.Patch) (stri
 		if apierrors.IsNotFound(err) {
 			return "", nil
 		}
+		if apierrors.IsInvalid(err) || apierrors.IsRequestEntityTooLargeError(err) {
+			return "", &invalidPatchError{ref: b.Ref(), err: err}
+		}
 		if err != nil {
 			return "", fmt.Errorf("patching %s: %w", b.Ref(), err)
 		}
@@ -172,6 +183,25 @@ func (r *Reactor) resourceClient(namespace string) dynamic.ResourceInterface {
 	}
 	return r.Client
 }
+
+// invalidPatchError is a patch that the API server rejects as invalid (for
+// example, annotations over the 256 KiB limit): retrying it is pointless.
+type invalidPatchError struct {
+	ref string
+	err error
+}
+
+func (e *invalidPatchError) Error() string {
+	msg := fmt.Sprintf("patching %s: %v", e.ref, e.err)
+	if strings.Contains(e.err.Error(), "annotations: Too long") {
+		msg += " (the object's essence or the handlers' progress does not fit into annotations," +
+			" whose total size is limited to 256 KiB; keep the diff-base in the status instead:" +
+			" settings.Persistence.DiffBaseStorage = &progress.StatusDiffBaseStorage{})"
+	}
+	return msg
+}
+
+func (e *invalidPatchError) Unwrap() error { return e.err }
 
 func seconds(d time.Duration) string {
 	return fmt.Sprintf("%g", d.Seconds())

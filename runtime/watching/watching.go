@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -65,6 +66,11 @@ type Watcher struct {
 	Callback  Callback
 	// Name identifies the watcher in client-go's own logs.
 	Name string
+	// InactivityTimeout re-establishes a watch that has sent nothing, not
+	// even a bookmark, for this long (0: never).
+	InactivityTimeout time.Duration
+	// OnStall is called when a silent watch is being re-established.
+	OnStall func()
 }
 
 // Run watches until ctx is done. It returns only then (client-go's
@@ -79,7 +85,11 @@ func (w *Watcher) Run(ctx context.Context) {
 			return ri.List(ctx, opts)
 		},
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return ri.Watch(ctx, opts)
+			wi, err := ri.Watch(ctx, opts)
+			if err != nil {
+				return nil, err
+			}
+			return withInactivityTimeout(wi, w.InactivityTimeout, w.OnStall), nil
 		},
 	}
 	store := &keyStore{callback: w.Callback, versions: map[string]string{}}
