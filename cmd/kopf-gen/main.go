@@ -1,0 +1,199 @@
+// Command kopf-gen generates the Go code behind kopf-go's //kopf: markers.
+//
+// Usage:
+//
+//	kopf-gen                       same as kopf-gen generate ./...
+//	kopf-gen generate [packages]   write zz_generated.kopf.go where needed (default ./...)
+//	kopf-gen verify [packages]     fail with a diff if a generated file is stale, missing or orphaned
+//	kopf-gen markers               describe every marker and argument
+//	kopf-gen version               print the version recorded in generated headers
+//
+// Packages are go/packages patterns resolved in the current directory, so
+// that a `//go:generate kopf-gen` line regenerates the package it is in and
+// those below it.
+//
+// Errors in the sources are printed one per line as file:line:col: message,
+// file names relative to the current directory, all of them in one run; the
+// exit status is then 1, and no file is written. verify prints its unified
+// diffs on standard output and exits with status 1 when anything differs.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"go/scanner"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kopf-go/kopf/generator"
+	"github.com/kopf-go/kopf/generator/markers"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run executes kopf-gen with the arguments and returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRootCmd()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	if err := root.ExecuteContext(ctx); err != nil {
+		report(stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// errDrift is returned by verify when files differ; the diffs are already
+// printed.
+type errDrift struct{ n int }
+
+func (e errDrift) Error() string {
+	if e.n == 1 {
+		return "1 generated file is out of date; run kopf-gen generate"
+	}
+	return fmt.Sprintf("%d generated files are out of date; run kopf-gen generate", e.n)
+}
+
+// report prints an error: positioned source errors one per line with paths
+// relative to the working directory, anything else prefixed by kopf-gen.
+func report(w io.Writer, err error) {
+	var list scanner.ErrorList
+	if !errors.As(err, &list) {
+		fmt.Fprintf(w, "kopf-gen: %v\n", err)
+		return
+	}
+	wd, _ := os.Getwd()
+	for _, e := range list {
+		pos := e.Pos
+		pos.Filename = relative(wd, pos.Filename)
+		if pos.Filename == "" && !pos.IsValid() {
+			fmt.Fprintf(w, "kopf-gen: %s\n", e.Msg)
+			continue
+		}
+		fmt.Fprintf(w, "%s: %s\n", pos, e.Msg)
+	}
+}
+
+// relative returns path relative to dir when it lies below dir.
+func relative(dir, path string) string {
+	if dir == "" || !filepath.IsAbs(path) {
+		return path
+	}
+	rel, err := filepath.Rel(dir, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return path
+	}
+	return rel
+}
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "kopf-gen",
+		Short: "Generate the code behind kopf-go's //kopf: markers",
+		Long: `kopf-gen reads the //kopf: markers of Go packages and writes, next to each
+package's sources, zz_generated.kopf.go: the typed kwargs of every handler and
+a Register function that adds them to a kopf.Registry.
+
+Without a command, kopf-gen runs "generate ./...", so that a line
+//go:generate kopf-gen regenerates the package it is in.`,
+		Version:       generator.Version,
+		Args:          cobra.NoArgs,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return generate(cmd.Context(), nil)
+		},
+	}
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.SetVersionTemplate("kopf-gen {{.Version}}\n")
+	root.AddCommand(
+		&cobra.Command{
+			Use:   "generate [packages]",
+			Short: "Write zz_generated.kopf.go into every package with markers (default ./...)",
+			Long: `generate loads the packages (go/packages patterns, default ./...), checks every
+marker and handler signature, and writes zz_generated.kopf.go into each package
+that has markers. It removes the generated file of packages that have no
+markers any more. On any error it writes nothing.`,
+			RunE: func(cmd *cobra.Command, args []string) error {
+				return generate(cmd.Context(), args)
+			},
+		},
+		&cobra.Command{
+			Use:   "verify [packages]",
+			Short: "Fail with a diff if a generated file is stale, missing or orphaned",
+			Long: `verify generates in memory and compares with the files on disk. It prints a
+unified diff for every file that differs, is missing or should be removed, and
+exits with status 1 if there is any.`,
+			RunE: func(cmd *cobra.Command, args []string) error {
+				return verify(cmd.Context(), cmd.OutOrStdout(), args)
+			},
+		},
+		&cobra.Command{
+			Use:   "markers",
+			Short: "Describe every marker and its arguments",
+			Args:  cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				return markers.WriteHelp(cmd.OutOrStdout(), markers.Kopf())
+			},
+		},
+		&cobra.Command{
+			Use:   "version",
+			Short: "Print the version recorded in the header of generated files",
+			Args:  cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				_, err := fmt.Fprintf(cmd.OutOrStdout(), "kopf-gen %s\n", generator.Version)
+				return err
+			},
+		},
+	)
+	return root
+}
+
+func generate(ctx context.Context, patterns []string) error {
+	files, err := generator.Generate(ctx, generator.Options{Patterns: patterns})
+	if err != nil {
+		return err
+	}
+	if _, err := generator.Write(files); err != nil {
+		return err
+	}
+	return nil
+}
+
+func verify(ctx context.Context, stdout io.Writer, patterns []string) error {
+	files, err := generator.Generate(ctx, generator.Options{Patterns: patterns})
+	if err != nil {
+		return err
+	}
+	wd, _ := os.Getwd()
+	drift := 0
+	for _, f := range files {
+		if f.UpToDate() {
+			continue
+		}
+		drift++
+		d, err := generator.Diff(f, filepath.ToSlash(relative(wd, f.Path)))
+		if err != nil {
+			return err
+		}
+		if _, err := io.WriteString(stdout, d); err != nil {
+			return fmt.Errorf("writing the diff: %w", err)
+		}
+	}
+	if drift > 0 {
+		return errDrift{n: drift}
+	}
+	return nil
+}

@@ -1,0 +1,255 @@
+// Package generator is kopf-gen's engine: it loads Go packages, reads their
+// //kopf: markers, and computes the zz_generated.kopf.go file each package
+// needs, without touching the disk until asked to.
+//
+// The stages are separate packages: markers (the grammar, the marker table
+// and the parser), load (go/packages), model (markers and signatures to
+// handlers and registrations, with all checks) and emit (jennifer).
+//
+// # Contract
+//
+//   - Generate loads the packages once and reports every error of every
+//     package together, as a go/scanner.ErrorList of file:line:col: message
+//     entries sorted by position; it then plans no file at all, so a failed
+//     run never leaves a half-generated tree behind.
+//   - A package with markers gets GeneratedFileName next to its sources.
+//     A package without markers that still has that file gets it removed
+//     (it is orphaned). A file of that name that is not marked as generated
+//     (see IsGenerated) is never overwritten nor removed: overwriting it is
+//     an error, removing it is skipped.
+//   - The output depends only on the sources and Version: the same input
+//     yields the same bytes, gofmt-clean.
+package generator
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"go/scanner"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pmezard/go-difflib/difflib"
+
+	"github.com/kopf-go/kopf/generator/emit"
+	"github.com/kopf-go/kopf/generator/load"
+	"github.com/kopf-go/kopf/generator/markers"
+	"github.com/kopf-go/kopf/generator/model"
+)
+
+// Version is kopf-gen's version, recorded in the header of generated files
+// and printed by `kopf-gen version`.
+const Version = "v0.1.0-dev"
+
+// GeneratedFileName is the name of the generated file in each package.
+const GeneratedFileName = load.GeneratedFileName
+
+// Options say what to generate.
+type Options struct {
+	// Dir is the directory patterns are resolved in; "" is the current one.
+	Dir string
+	// Patterns are go/packages patterns; none means "./...".
+	Patterns []string
+}
+
+// File is one file as generation wants it on disk.
+type File struct {
+	// Path is absolute (as go/packages reports directories).
+	Path string
+	// Want is the generated content, or nil if the file must not exist.
+	Want []byte
+	// Have is the content on disk, or nil if there is no file.
+	Have []byte
+}
+
+// UpToDate reports whether the disk already holds what is wanted.
+func (f File) UpToDate() bool {
+	return (f.Want == nil) == (f.Have == nil) && bytes.Equal(f.Want, f.Have)
+}
+
+// Generate computes the generated file of every package matching the
+// options, and the orphaned generated files to remove. Files come sorted by
+// path. On any error in the sources the error is a scanner.ErrorList holding
+// all of them, and no files are returned.
+func Generate(ctx context.Context, opts Options) ([]File, error) {
+	patterns := opts.Patterns
+	if len(patterns) == 0 {
+		patterns = []string{"./..."}
+	}
+	pkgs, err := load.Load(ctx, opts.Dir, patterns...)
+	if err != nil {
+		return nil, err
+	}
+	table := markers.Kopf()
+	var (
+		errs  scanner.ErrorList
+		files []File
+	)
+	for _, pkg := range pkgs {
+		m, err := model.Build(ctx, pkg, table)
+		if err != nil {
+			var list scanner.ErrorList
+			if !errors.As(err, &list) {
+				return nil, err
+			}
+			errs = append(errs, list...)
+			continue
+		}
+		f, ok, err := plan(m, pkg.Generated)
+		if err != nil {
+			var list scanner.ErrorList
+			if !errors.As(err, &list) {
+				return nil, err
+			}
+			errs = append(errs, list...)
+			continue
+		}
+		if ok {
+			files = append(files, f)
+		}
+	}
+	if len(errs) > 0 {
+		errs.Sort()
+		return nil, errs
+	}
+	return files, nil
+}
+
+// plan computes the file of one package, if it needs one or has one to
+// remove.
+func plan(m *model.Package, existing string) (File, bool, error) {
+	path := filepath.Join(m.Dir, GeneratedFileName)
+	var have []byte
+	if existing != "" {
+		b, err := os.ReadFile(existing)
+		if err != nil {
+			return File{}, false, fmt.Errorf("reading %s: %w", existing, err)
+		}
+		have = b
+	}
+	ours := have != nil && IsGenerated(have)
+	if len(m.Handlers) == 0 {
+		if !ours {
+			return File{}, false, nil
+		}
+		return File{Path: path, Have: have}, true, nil
+	}
+	if have != nil && !ours {
+		var list scanner.ErrorList
+		list.Add(token.Position{Filename: path, Line: 1, Column: 1},
+			fmt.Sprintf("%s is not marked as generated (no \"// Code generated ... DO NOT EDIT.\" line before the package clause); refusing to overwrite it", GeneratedFileName))
+		return File{}, false, list
+	}
+	want, err := emit.File(m, Version)
+	if err != nil {
+		return File{}, false, err
+	}
+	return File{Path: path, Want: want, Have: have}, true, nil
+}
+
+// IsGenerated reports whether Go source is marked as generated, by Go's
+// convention: a line "// Code generated ... DO NOT EDIT." before the package
+// clause.
+func IsGenerated(src []byte) bool {
+	for _, line := range strings.Split(string(src), "\n") {
+		line = strings.TrimSuffix(line, "\r")
+		if strings.HasPrefix(line, "package ") || line == "package" {
+			return false
+		}
+		if strings.HasPrefix(line, "// Code generated ") && strings.HasSuffix(line, " DO NOT EDIT.") {
+			return true
+		}
+	}
+	return false
+}
+
+// Write brings the disk in line with the files: it writes the files whose
+// content differs and removes the orphaned ones. It returns the paths it
+// changed.
+func Write(files []File) ([]string, error) {
+	var changed []string
+	for _, f := range files {
+		if f.UpToDate() {
+			continue
+		}
+		if f.Want == nil {
+			if err := os.Remove(f.Path); err != nil && !os.IsNotExist(err) {
+				return changed, fmt.Errorf("removing orphaned %s: %w", f.Path, err)
+			}
+		} else if err := writeFile(f.Path, f.Want); err != nil {
+			return changed, err
+		}
+		changed = append(changed, f.Path)
+	}
+	return changed, nil
+}
+
+// writeFile replaces a file atomically, so that a concurrent build never
+// sees half of it.
+func writeFile(path string, content []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+GeneratedFileName+".*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name()) // a no-op after the rename
+	if _, err := tmp.Write(content); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// Diff returns a unified diff from the file on disk to the wanted one,
+// naming the file by name (e.g. a path relative to the working directory);
+// a missing side is /dev/null. It is empty when the file is up to date.
+func Diff(f File, name string) (string, error) {
+	if f.UpToDate() {
+		return "", nil
+	}
+	from, to := "a/"+name, "b/"+name
+	if f.Have == nil {
+		from = "/dev/null"
+	}
+	if f.Want == nil {
+		to = "/dev/null"
+	}
+	d, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A:        splitLines(f.Have),
+		B:        splitLines(f.Want),
+		FromFile: from,
+		ToFile:   to,
+		Context:  3,
+	})
+	if err != nil {
+		return "", fmt.Errorf("diffing %s: %w", name, err)
+	}
+	return d, nil
+}
+
+// splitLines splits content into lines that keep their line breaks, as
+// difflib expects; a missing final line break is marked as diff does.
+func splitLines(b []byte) []string {
+	if len(b) == 0 {
+		return nil
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	if last := lines[len(lines)-1]; last == "" {
+		lines = lines[:len(lines)-1]
+	} else {
+		lines[len(lines)-1] = last + "\n\\ No newline at end of file\n"
+	}
+	return lines
+}

@@ -1,0 +1,246 @@
+// Package load reads the Go packages that kopf-gen generates code for.
+//
+// It loads them once with golang.org/x/tools/go/packages, with syntax
+// (comments included) and type information for the packages matched by the
+// patterns, and export data for their dependencies.
+//
+// Files named [GeneratedFileName] are blanked before type-checking: they
+// are parsed for their package clause only, so that a stale or broken
+// generated file never blocks its own regeneration. As a consequence, the
+// names that generated code declares (kwargs types, Register) are undefined
+// while loading, and code referring to them has type errors. Type errors are
+// therefore not reported by Load: the generator checks what it relies on
+// itself (marked functions' signatures) and reports precisely. Errors that
+// leave a package without syntax (listing, parsing) are reported.
+//
+// Only the files that make up each package in the current build
+// configuration are read: test files and files excluded by build
+// constraints are not, so markers there have no effect.
+package load
+
+import (
+	"context"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/scanner"
+	"go/token"
+	"go/types"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"golang.org/x/tools/go/packages"
+)
+
+// GeneratedFileName is the name of the file kopf-gen writes into each
+// package with markers.
+const GeneratedFileName = "zz_generated.kopf.go"
+
+// Package is one loaded package.
+type Package struct {
+	// PkgPath is the import path, Name the package name.
+	PkgPath string
+	Name    string
+	// Dir is the package's directory: where its generated file belongs.
+	Dir string
+	// Fset holds the positions of every file of every package of one Load.
+	Fset *token.FileSet
+	// Files are the package's syntax trees other than the generated file,
+	// sorted by file name.
+	Files []*File
+	// Types and Info are the type-checker's results, computed without the
+	// generated file. They may be incomplete; see the package doc.
+	Types *types.Package
+	Info  *types.Info
+	// Generated is the path of the package's existing generated file, or
+	// "" if it has none.
+	Generated string
+}
+
+// File is one parsed source file.
+type File struct {
+	Path string
+	AST  *ast.File
+}
+
+// Mode is what Load asks go/packages for.
+const Mode = packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles |
+	packages.NeedImports | packages.NeedSyntax | packages.NeedTypes | packages.NeedTypesInfo
+
+// Load loads the packages matching patterns, resolved in dir ("" meaning
+// the current directory). Packages are returned sorted by import path. The
+// error, if any, is a go/scanner.ErrorList of every package's errors that
+// prevent generation, or a plain error if the loading itself failed.
+func Load(ctx context.Context, dir string, patterns ...string) ([]*Package, error) {
+	if len(patterns) == 0 {
+		patterns = []string{"."}
+	}
+	fset := token.NewFileSet()
+	cfg := &packages.Config{
+		Context:   ctx,
+		Mode:      Mode,
+		Dir:       dir,
+		Fset:      fset,
+		Tests:     false,
+		ParseFile: parseFile,
+	}
+	pkgs, err := packages.Load(cfg, patterns...)
+	if err != nil {
+		return nil, fmt.Errorf("loading %s: %w", strings.Join(patterns, " "), err)
+	}
+	if len(pkgs) == 0 {
+		// In export-data mode go/packages hides the go command's failures
+		// (such as a go.mod needing updates) behind an empty result; a
+		// listing-only load reports them.
+		if _, err := packages.Load(&packages.Config{Context: ctx, Mode: packages.NeedName, Dir: dir}, patterns...); err != nil {
+			return nil, fmt.Errorf("loading %s: %w", strings.Join(patterns, " "), err)
+		}
+		return nil, fmt.Errorf("loading %s: no packages matched", strings.Join(patterns, " "))
+	}
+	var errs scanner.ErrorList
+	out := make([]*Package, 0, len(pkgs))
+	for _, p := range pkgs {
+		if fatal := fatalErrors(p); len(fatal) > 0 {
+			errs = append(errs, fatal...)
+			continue
+		}
+		lp, err := convert(fset, p)
+		if err != nil {
+			errs.Add(token.Position{}, err.Error())
+			continue
+		}
+		if lp != nil {
+			out = append(out, lp)
+		}
+	}
+	if len(errs) > 0 {
+		errs.Sort()
+		return nil, dedupe(errs)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].PkgPath < out[j].PkgPath })
+	return out, nil
+}
+
+// dedupe removes repeated errors (go/packages may report one error for
+// several packages) from a sorted list. Unlike ErrorList.RemoveMultiples it
+// keeps distinct errors of one line, and errors without a position.
+func dedupe(errs scanner.ErrorList) scanner.ErrorList {
+	out := errs[:0]
+	for _, e := range errs {
+		if len(out) > 0 && *out[len(out)-1] == *e {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// parseFile parses like go/packages does, except that generated files keep
+// only their package clause.
+func parseFile(fset *token.FileSet, filename string, src []byte) (*ast.File, error) {
+	const mode = parser.AllErrors | parser.ParseComments | parser.SkipObjectResolution
+	if filepath.Base(filename) == GeneratedFileName {
+		return parser.ParseFile(fset, filename, src, parser.PackageClauseOnly)
+	}
+	return parser.ParseFile(fset, filename, src, mode)
+}
+
+// fatalErrors returns a package's errors that leave it unusable: listing
+// and parse errors. Type errors are left to the generator; see the package
+// doc.
+func fatalErrors(p *packages.Package) scanner.ErrorList {
+	var errs scanner.ErrorList
+	for _, e := range p.Errors {
+		if e.Kind == packages.TypeError || isCompileOutput(e) {
+			continue
+		}
+		pos := parsePos(e.Pos)
+		msg := e.Msg
+		if !pos.IsValid() && pos.Filename == "" {
+			msg = p.PkgPath + ": " + msg
+			if p.PkgPath == "" {
+				msg = p.ID + ": " + e.Msg
+			}
+		}
+		errs.Add(pos, msg)
+	}
+	return errs
+}
+
+// isCompileOutput reports whether an error is the compiler's output for a
+// package that go list compiled for its export data ("# pkg" followed by
+// type errors). The roots are type-checked from source anyway, so these
+// are type errors in another form; they are what a stale or missing
+// generated file causes.
+func isCompileOutput(e packages.Error) bool {
+	return e.Kind == packages.ListError && strings.HasPrefix(e.Msg, "# ")
+}
+
+// parsePos parses go/packages' "file:line:col" or "file:line" positions.
+func parsePos(s string) token.Position {
+	if s == "" || s == "-" {
+		return token.Position{}
+	}
+	var nums []int
+	rest := s
+	for len(nums) < 2 {
+		i := strings.LastIndexByte(rest, ':')
+		if i < 0 {
+			break
+		}
+		n, err := strconv.Atoi(rest[i+1:])
+		if err != nil {
+			break
+		}
+		nums = append(nums, n)
+		rest = rest[:i]
+	}
+	switch len(nums) {
+	case 2:
+		return token.Position{Filename: rest, Line: nums[1], Column: nums[0]}
+	case 1:
+		return token.Position{Filename: rest, Line: nums[0]}
+	default:
+		return token.Position{Filename: s}
+	}
+}
+
+func convert(fset *token.FileSet, p *packages.Package) (*Package, error) {
+	var dir string
+	for _, list := range [][]string{p.GoFiles, p.CompiledGoFiles, p.OtherFiles, p.IgnoredFiles} {
+		if len(list) > 0 {
+			dir = filepath.Dir(list[0])
+			break
+		}
+	}
+	if dir == "" {
+		return nil, nil // nothing on disk to generate next to
+	}
+	lp := &Package{
+		PkgPath: p.PkgPath,
+		Name:    p.Name,
+		Dir:     dir,
+		Fset:    fset,
+		Types:   p.Types,
+		Info:    p.TypesInfo,
+	}
+	for _, f := range p.Syntax {
+		path := fset.File(f.FileStart).Name()
+		if filepath.Base(path) == GeneratedFileName {
+			continue
+		}
+		lp.Files = append(lp.Files, &File{Path: path, AST: f})
+	}
+	sort.Slice(lp.Files, func(i, j int) bool { return lp.Files[i].Path < lp.Files[j].Path })
+	gen := filepath.Join(dir, GeneratedFileName)
+	switch _, err := os.Stat(gen); {
+	case err == nil:
+		lp.Generated = gen
+	case !os.IsNotExist(err):
+		return nil, fmt.Errorf("%s: %w", p.PkgPath, err)
+	}
+	return lp, nil
+}

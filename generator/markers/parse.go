@@ -1,0 +1,603 @@
+package markers
+
+import (
+	"fmt"
+	"go/scanner"
+	"go/token"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// NodeKind is the syntactic form of a value.
+type NodeKind int
+
+// The syntactic forms of values.
+const (
+	NodeBare   NodeKind = iota + 1 // an unquoted token
+	NodeQuoted                     // a Go interpreted or raw string literal
+	NodeMap                        // {key: value, ...}
+	NodeList                       // [item, ...]
+)
+
+func (k NodeKind) String() string {
+	switch k {
+	case NodeBare, NodeQuoted:
+		return "a scalar"
+	case NodeMap:
+		return "a map"
+	case NodeList:
+		return "a list"
+	default:
+		return "nothing"
+	}
+}
+
+// Node is a value as written, before conversion to its argument's type.
+// Keeping the syntax lets later stages tell a bare word (such as a future
+// PRESENT) from the same word quoted.
+type Node struct {
+	Kind NodeKind
+	Pos  token.Position
+	// Raw is the source text of the whole value.
+	Raw string
+	// Text is the scalar's value: the bare token, or the unquoted string.
+	Text string
+	// Items are a list's items.
+	Items []Node
+	// Keys and Values are a map's entries, in source order.
+	Keys   []Node
+	Values []Node
+}
+
+// Value is an argument's converted value.
+type Value struct {
+	Node
+	// Go is the typed value; see [Type] for the Go type of each type.
+	Go any
+}
+
+// NamedArg is a key=value argument.
+type NamedArg struct {
+	Name    string
+	NamePos token.Position
+	Value
+}
+
+// Marker is a parsed, validated marker.
+type Marker struct {
+	Name string
+	Def  *Definition
+	// Pos is the position of the comment's first slash.
+	Pos token.Position
+	// Positional are the positional arguments, as many as Def.Positional.
+	Positional []Value
+	// Args are the named arguments in source order.
+	Args []NamedArg
+}
+
+// Arg returns the named argument called name.
+func (m *Marker) Arg(name string) (NamedArg, bool) {
+	for _, a := range m.Args {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return NamedArg{}, false
+}
+
+// String renders the marker canonically: the prefix, name, positional
+// arguments and named arguments as written, separated by single spaces.
+func (m *Marker) String() string {
+	var b strings.Builder
+	b.WriteString(Prefix + m.Name)
+	for _, v := range m.Positional {
+		b.WriteString(" " + v.Raw)
+	}
+	for _, a := range m.Args {
+		b.WriteString(" " + a.Name + "=" + a.Raw)
+	}
+	return b.String()
+}
+
+// IsMarker reports whether a comment's text is a marker comment, that is,
+// starts with [Prefix].
+func IsMarker(comment string) bool { return strings.HasPrefix(comment, Prefix) }
+
+// Parse parses one marker comment. text is the comment's whole text
+// including "//" (ast.Comment.Text), and pos the position of its first
+// byte. On failure, the error is a [go/scanner.ErrorList] holding every
+// error found, each positioned within the comment, and the marker is nil.
+func (t *Table) Parse(text string, pos token.Position) (*Marker, error) {
+	p := &parser{text: text, base: pos}
+	m := p.parse(t)
+	if len(p.errs) > 0 {
+		p.errs.Sort()
+		return nil, p.errs
+	}
+	return m, nil
+}
+
+type parser struct {
+	text string
+	base token.Position
+	errs scanner.ErrorList
+}
+
+// pos returns the position of the byte at offset off of the comment.
+func (p *parser) pos(off int) token.Position {
+	pos := p.base
+	if pos.Line <= 0 {
+		pos.Line = 1
+	}
+	if pos.Column <= 0 {
+		pos.Column = 1
+	}
+	pos.Offset += off
+	pos.Column += off
+	return pos
+}
+
+func (p *parser) errorf(off int, format string, args ...any) {
+	p.errs.Add(p.pos(off), fmt.Sprintf(format, args...))
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' }
+
+func (p *parser) skipSpace(i int) int {
+	for i < len(p.text) && isSpace(p.text[i]) {
+		i++
+	}
+	return i
+}
+
+type rawArg struct {
+	key    string
+	keyOff int
+	node   Node
+	ok     bool // the value parsed
+}
+
+func (p *parser) parse(t *Table) *Marker {
+	if !IsMarker(p.text) {
+		p.errorf(0, "not a marker: a marker comment starts with %s", Prefix)
+		return nil
+	}
+	if i := strings.IndexAny(p.text, "\n\r"); i >= 0 {
+		p.errorf(i, "a marker must fit on one line")
+		return nil
+	}
+	start := len(Prefix)
+	end := start
+	for end < len(p.text) && !isSpace(p.text[end]) {
+		end++
+	}
+	name := p.text[start:end]
+	if name == "" {
+		p.errorf(start, "missing marker name after %s (no space is allowed after the colon)", Prefix)
+		return nil
+	}
+	def := t.Lookup(name)
+	if def == nil {
+		msg := fmt.Sprintf("unknown marker %s%s", Prefix, name)
+		if s := suggest(name, t.names()); s != "" {
+			msg += "; did you mean " + Prefix + s + "?"
+		} else {
+			msg += "; known markers: " + strings.Join(t.names(), ", ")
+		}
+		p.errorf(start, "%s", msg)
+		return nil
+	}
+
+	var args []rawArg
+	i := end
+	for {
+		i = p.skipSpace(i)
+		if i >= len(p.text) {
+			break
+		}
+		var a rawArg
+		if k := keyEnd(p.text, i); k > i && k < len(p.text) && p.text[k] == '=' {
+			a.key, a.keyOff = p.text[i:k], i
+			i = k + 1
+			if i >= len(p.text) || isSpace(p.text[i]) {
+				p.errorf(i, "missing value after %s=", a.key)
+				args = append(args, a)
+				continue
+			}
+		}
+		n := len(p.errs)
+		a.node, i = p.value(i, ctxTop)
+		a.ok = len(p.errs) == n
+		if a.ok && i < len(p.text) && !isSpace(p.text[i]) {
+			p.errorf(i, "unexpected %q after %s; separate arguments with spaces", p.text[i], a.node.Raw)
+			a.ok = false
+			for i < len(p.text) && !isSpace(p.text[i]) {
+				i++
+			}
+		}
+		args = append(args, a)
+	}
+
+	m := &Marker{Name: name, Def: def, Pos: p.pos(0)}
+	seen := map[string]int{}
+	for _, a := range args {
+		if a.key == "" {
+			if len(m.Positional) >= len(def.Positional) {
+				p.errorf(a.node.Pos.Offset-p.base.Offset, "unexpected positional argument %s: %s%s takes %s",
+					a.node.Raw, Prefix, name, positionalSummary(def))
+				continue
+			}
+			spec := def.Positional[len(m.Positional)]
+			v := Value{Node: a.node}
+			if a.ok {
+				v.Go = p.convert(spec, a.node)
+			}
+			m.Positional = append(m.Positional, v)
+			continue
+		}
+		spec := def.Arg(a.key)
+		if spec == nil {
+			p.errorf(a.keyOff, "%s", unknownArg(t, def, a.key))
+			continue
+		}
+		if prev, dup := seen[a.key]; dup {
+			p.errorf(a.keyOff, "duplicate argument %s (first at column %d)", a.key, p.pos(prev).Column)
+			continue
+		}
+		seen[a.key] = a.keyOff
+		if !a.ok {
+			continue
+		}
+		m.Args = append(m.Args, NamedArg{
+			Name:    a.key,
+			NamePos: p.pos(a.keyOff),
+			Value:   Value{Node: a.node, Go: p.convert(*spec, a.node)},
+		})
+	}
+	if missing := def.Positional[min(len(m.Positional), len(def.Positional)):]; len(missing) > 0 {
+		p.errorf(start, "missing %s: %s%s takes %s", missing[0].Syntax(true), Prefix, name, positionalSummary(def))
+	}
+	return m
+}
+
+func positionalSummary(def *Definition) string {
+	switch len(def.Positional) {
+	case 0:
+		return "no positional arguments"
+	case 1:
+		return "one positional argument, " + def.Positional[0].Syntax(true) + " (" + def.Positional[0].Doc + ")"
+	default:
+		parts := make([]string, len(def.Positional))
+		for i, a := range def.Positional {
+			parts[i] = a.Syntax(true)
+		}
+		return fmt.Sprintf("%d positional arguments, %s", len(def.Positional), strings.Join(parts, " "))
+	}
+}
+
+func unknownArg(t *Table, def *Definition, key string) string {
+	names := make([]string, len(def.Args))
+	for i, a := range def.Args {
+		names[i] = a.Name
+	}
+	msg := fmt.Sprintf("unknown argument %s of %s%s", key, Prefix, def.Name)
+	var owners []string
+	for _, other := range t.defs {
+		if other.Arg(key) != nil {
+			owners = append(owners, Prefix+other.Name)
+		}
+	}
+	switch s := suggest(key, names); {
+	case len(owners) > 0:
+		return msg + "; it is an argument of " + strings.Join(owners, ", ")
+	case s != "":
+		return msg + "; did you mean " + s + "?"
+	case len(names) == 0:
+		return msg + "; it takes no named arguments"
+	default:
+		return msg + "; known arguments: " + strings.Join(names, ", ")
+	}
+}
+
+// keyEnd returns the end of the key starting at i, or i if there is none.
+func keyEnd(s string, i int) int {
+	j := i
+	for j < len(s) && (s[j] == '_' || isLetter(s[j]) || (j > i && isDigit(s[j]))) {
+		j++
+	}
+	return j
+}
+
+func isKey(s string) bool { return s != "" && keyEnd(s, 0) == len(s) }
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+func isDigit(c byte) bool  { return '0' <= c && c <= '9' }
+
+// The contexts a value is lexed in; they differ in where a bare token ends.
+type lexCtx int
+
+const (
+	ctxTop lexCtx = iota
+	ctxItem
+	ctxKey
+)
+
+func (c lexCtx) stops(b byte) bool {
+	switch c {
+	case ctxTop:
+		return isSpace(b)
+	case ctxItem:
+		return isSpace(b) || b == ',' || b == '}' || b == ']'
+	default:
+		return isSpace(b) || b == ',' || b == '}' || b == ']' || b == ':'
+	}
+}
+
+// value lexes one value starting at i and returns it and the offset after
+// it. On a syntax error it records the error and returns len(text): the rest
+// of the marker is abandoned, so that one mistake yields one error.
+func (p *parser) value(i int, ctx lexCtx) (Node, int) {
+	n := Node{Pos: p.pos(i)}
+	if i >= len(p.text) {
+		n.Kind = NodeBare
+		return n, i
+	}
+	switch c := p.text[i]; c {
+	case '"', '`':
+		j := i + 1
+		for j < len(p.text) && p.text[j] != c {
+			if c == '"' && p.text[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		if j >= len(p.text) {
+			p.errorf(i, "unterminated quoted string")
+			return n, len(p.text)
+		}
+		n.Kind, n.Raw = NodeQuoted, p.text[i:j+1]
+		s, err := strconv.Unquote(n.Raw)
+		if err != nil {
+			p.errorf(i, "invalid quoted string %s: want a Go string literal", n.Raw)
+			return n, len(p.text)
+		}
+		n.Text = s
+		return n, j + 1
+	case '{':
+		return p.compound(i, NodeMap)
+	case '[':
+		return p.compound(i, NodeList)
+	}
+	j := i
+	for j < len(p.text) && !ctx.stops(p.text[j]) {
+		j++
+	}
+	n.Kind, n.Raw, n.Text = NodeBare, p.text[i:j], p.text[i:j]
+	return n, j
+}
+
+// compound lexes a map or a list starting at its opening brace or bracket.
+func (p *parser) compound(i int, kind NodeKind) (Node, int) {
+	n := Node{Kind: kind, Pos: p.pos(i)}
+	closing, what := byte(']'), "list"
+	if kind == NodeMap {
+		closing, what = '}', "map"
+	}
+	keys := map[string]bool{}
+	j := i + 1
+	for {
+		j = p.skipSpace(j)
+		if j >= len(p.text) {
+			p.errorf(i, "unterminated %s: missing %q", what, closing)
+			return n, len(p.text)
+		}
+		if p.text[j] == closing {
+			j++
+			break
+		}
+		if kind == NodeMap {
+			k, next := p.item(j, ctxKey, "map key")
+			if next < 0 {
+				return n, len(p.text)
+			}
+			if k.Kind != NodeBare && k.Kind != NodeQuoted {
+				p.errorf(j, "a map key must be a string, not %s", k.Kind)
+				return n, len(p.text)
+			}
+			if keys[k.Text] {
+				p.errorf(j, "duplicate map key %s", k.Raw)
+				return n, len(p.text)
+			}
+			keys[k.Text] = true
+			j = p.skipSpace(next)
+			if j >= len(p.text) || p.text[j] != ':' {
+				p.errorf(j, "missing ':' after map key %s", k.Raw)
+				return n, len(p.text)
+			}
+			v, next := p.item(p.skipSpace(j+1), ctxItem, "map value")
+			if next < 0 {
+				return n, len(p.text)
+			}
+			n.Keys, n.Values = append(n.Keys, k), append(n.Values, v)
+			j = next
+		} else {
+			v, next := p.item(j, ctxItem, "list item")
+			if next < 0 {
+				return n, len(p.text)
+			}
+			n.Items = append(n.Items, v)
+			j = next
+		}
+		j = p.skipSpace(j)
+		if j < len(p.text) && p.text[j] == ',' {
+			j++
+			continue
+		}
+		if j < len(p.text) && p.text[j] == closing {
+			j++
+			break
+		}
+		if j >= len(p.text) {
+			p.errorf(i, "unterminated %s: missing %q", what, closing)
+		} else {
+			p.errorf(j, "unexpected %q in %s: want ',' or %q", p.text[j], what, closing)
+		}
+		return n, len(p.text)
+	}
+	n.Raw = p.text[i:j]
+	return n, j
+}
+
+// item lexes a value inside a map or list; it returns -1 after an error.
+func (p *parser) item(j int, ctx lexCtx, what string) (Node, int) {
+	errs := len(p.errs)
+	v, next := p.value(j, ctx)
+	if len(p.errs) > errs {
+		return v, -1
+	}
+	if v.Kind == NodeBare && v.Text == "" {
+		if j < len(p.text) {
+			p.errorf(j, "missing %s before %q", what, p.text[j])
+		} else {
+			p.errorf(j, "missing %s", what)
+		}
+		return v, -1
+	}
+	return v, next
+}
+
+// convert converts a lexed value to its argument's type, recording an
+// error and returning nil when it does not fit.
+func (p *parser) convert(a Arg, n Node) any {
+	off := n.Pos.Offset - p.base.Offset
+	fail := func(format string, args ...any) any {
+		p.errorf(off, "%s: %s", a.Name, fmt.Sprintf(format, args...))
+		return nil
+	}
+	scalar := n.Kind == NodeBare || n.Kind == NodeQuoted
+	switch a.Type {
+	case TypeStringMap:
+		if n.Kind != NodeMap {
+			return fail("want a map {key: value, ...}, got %s", n.Raw)
+		}
+		out := make(map[string]string, len(n.Keys))
+		for i, k := range n.Keys {
+			v := n.Values[i]
+			if v.Kind != NodeBare && v.Kind != NodeQuoted {
+				p.errorf(v.Pos.Offset-p.base.Offset, "%s: the value of %s must be a string, not %s", a.Name, k.Raw, v.Kind)
+				return nil
+			}
+			out[k.Text] = v.Text
+		}
+		return out
+	case TypeStringList:
+		if n.Kind != NodeList {
+			return fail("want a list [item, ...], got %s", n.Raw)
+		}
+		out := make([]string, 0, len(n.Items))
+		for _, v := range n.Items {
+			if v.Kind != NodeBare && v.Kind != NodeQuoted {
+				p.errorf(v.Pos.Offset-p.base.Offset, "%s: list items must be strings, not %s", a.Name, v.Kind)
+				return nil
+			}
+			out = append(out, v.Text)
+		}
+		return out
+	}
+	if !scalar {
+		return fail("want %s, got %s", describe(a), n.Kind)
+	}
+	s := n.Text
+	switch a.Type {
+	case TypeString:
+		if a.Positive && s == "" {
+			return fail("must not be empty")
+		}
+		return s
+	case TypeInt:
+		v, err := strconv.ParseInt(s, 10, 0)
+		if err != nil {
+			return fail("want an integer, got %q", s)
+		}
+		if a.Positive && v <= 0 {
+			return fail("must be positive, got %d", v)
+		}
+		return int(v)
+	case TypeFloat:
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return fail("want a number, got %q", s)
+		}
+		if a.Positive && v <= 0 {
+			return fail("must be positive, got %s", s)
+		}
+		return v
+	case TypeBool:
+		switch s {
+		case "true":
+			return true
+		case "false":
+			return false
+		}
+		return fail("want true or false, got %q", s)
+	case TypeDuration:
+		d, ok := parseDuration(s)
+		if !ok {
+			return fail("want a duration such as 90s, 1.5m, 1h30m or 90 (seconds), got %q", s)
+		}
+		if a.Positive && d <= 0 {
+			return fail("must be positive, got %s", s)
+		}
+		return d
+	case TypeEnum:
+		for _, e := range a.Enum {
+			if s == e {
+				return s
+			}
+		}
+		return fail("want one of %s, got %q", strings.Join(a.Enum, ", "), s)
+	case TypeResource:
+		sel, err := ParseSelector(s)
+		if err != nil {
+			return fail("%v", err)
+		}
+		return sel
+	}
+	return fail("unsupported argument type %s", a.Type)
+}
+
+func describe(a Arg) string {
+	switch a.Type {
+	case TypeString:
+		return "a string"
+	case TypeInt:
+		return "an integer"
+	case TypeFloat:
+		return "a number"
+	case TypeBool:
+		return "true or false"
+	case TypeDuration:
+		return "a duration"
+	case TypeEnum:
+		return "one of " + strings.Join(a.Enum, ", ")
+	case TypeResource:
+		return "a resource selector"
+	default:
+		return a.Type.String()
+	}
+}
+
+// parseDuration accepts Go durations and plain numbers of seconds.
+func parseDuration(s string) (time.Duration, bool) {
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		ns := math.Round(f * float64(time.Second))
+		if math.IsNaN(ns) || ns >= math.MaxInt64 || ns < math.MinInt64 {
+			return 0, false
+		}
+		return time.Duration(ns), true
+	}
+	d, err := time.ParseDuration(s)
+	return d, err == nil
+}

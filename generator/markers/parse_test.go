@@ -1,0 +1,412 @@
+package markers
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"go/scanner"
+	"go/token"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kopf-go/kopf/runtime/resources"
+)
+
+// testTable is Kopf's table plus a marker with one argument of every type
+// that Kopf's markers do not use yet.
+func testTable(t testing.TB) *Table {
+	t.Helper()
+	defs := append(kopfDefinitions(), Definition{
+		Name:    "test.values",
+		Targets: TargetFunc | TargetType,
+		Summary: "a marker for tests",
+		Args: []Arg{
+			{Name: "ratio", Type: TypeFloat, Positive: true, Doc: "a float"},
+			{Name: "labels", Type: TypeStringMap, Doc: "a map"},
+			{Name: "ops", Type: TypeStringList, Doc: "a list"},
+			{Name: "word", Type: TypeString, Doc: "a string"},
+		},
+	})
+	tbl, err := NewTable(defs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl
+}
+
+// testPos is where test markers pretend to be: line 10, starting at
+// column 1 of a file.
+var testPos = token.Position{Filename: "h.go", Offset: 200, Line: 10, Column: 1}
+
+func TestParseValid(t *testing.T) {
+	tbl := testTable(t)
+	sel := func(g, v, n string) resources.Selector { return resources.Selector{Group: g, Version: v, Name: n} }
+	type args = map[string]any
+	tests := []struct {
+		text string
+		name string
+		pos  []any
+		args args
+	}{
+		// Resource selectors, every form.
+		{"//kopf:on.create kopfexamples", OnCreate, []any{sel("", "", "kopfexamples")}, nil},
+		{"//kopf:on.create KopfExample", OnCreate, []any{sel("", "", "KopfExample")}, nil},
+		{"//kopf:on.create kopfexamples.kopf.dev", OnCreate, []any{sel("kopf.dev", "", "kopfexamples")}, nil},
+		{"//kopf:on.create kopfexamples.v1.kopf.dev", OnCreate, []any{sel("kopf.dev", "v1", "kopfexamples")}, nil},
+		{"//kopf:on.create kopfexamples.v1beta2.kopf.dev", OnCreate, []any{sel("kopf.dev", "v1beta2", "kopfexamples")}, nil},
+		{"//kopf:on.create kopf.dev/v1/kopfexamples", OnCreate, []any{sel("kopf.dev", "v1", "kopfexamples")}, nil},
+		{"//kopf:on.create kopf.dev/kopfexamples", OnCreate, []any{sel("kopf.dev", "", "kopfexamples")}, nil},
+		{"//kopf:on.create v1/pods", OnCreate, []any{sel("", "v1", "pods")}, nil},
+		{"//kopf:on.create pods.v1", OnCreate, []any{sel("", "v1", "pods")}, nil},
+		{"//kopf:on.create apps/v1/deployments", OnCreate, []any{sel("apps", "v1", "deployments")}, nil},
+		{"//kopf:on.create vault.example.com/v2alpha1/secret-stores", OnCreate, []any{sel("vault.example.com", "v2alpha1", "secret-stores")}, nil},
+		{`//kopf:on.create "kopf.dev/v1/kopfexamples"`, OnCreate, []any{sel("kopf.dev", "v1", "kopfexamples")}, nil},
+
+		// Every marker and every argument.
+		{"//kopf:on.update kopfexamples", OnUpdate, []any{sel("", "", "kopfexamples")}, nil},
+		{"//kopf:on.resume kopfexamples deleted=true", OnResume, []any{sel("", "", "kopfexamples")}, args{"deleted": true}},
+		{"//kopf:on.resume kopfexamples deleted=false", OnResume, []any{sel("", "", "kopfexamples")}, args{"deleted": false}},
+		{"//kopf:on.delete kopfexamples optional=true", OnDelete, []any{sel("", "", "kopfexamples")}, args{"optional": true}},
+		{"//kopf:on.create ex id=create-fn", OnCreate, []any{sel("", "", "ex")}, args{"id": "create-fn"}},
+		{`//kopf:on.create ex id="two words"`, OnCreate, []any{sel("", "", "ex")}, args{"id": "two words"}},
+		{"//kopf:on.create ex id=`C:\\raw`", OnCreate, []any{sel("", "", "ex")}, args{"id": `C:\raw`}},
+		{`//kopf:on.create ex id="tab\there"`, OnCreate, []any{sel("", "", "ex")}, args{"id": "tab\there"}},
+		{"//kopf:on.create ex param=first", OnCreate, []any{sel("", "", "ex")}, args{"param": "first"}},
+		{`//kopf:on.create ex param=""`, OnCreate, []any{sel("", "", "ex")}, args{"param": ""}},
+		{"//kopf:on.create ex errors=ignored", OnCreate, []any{sel("", "", "ex")}, args{"errors": "ignored"}},
+		{"//kopf:on.create ex errors=temporary", OnCreate, []any{sel("", "", "ex")}, args{"errors": "temporary"}},
+		{"//kopf:on.create ex errors=permanent", OnCreate, []any{sel("", "", "ex")}, args{"errors": "permanent"}},
+		{"//kopf:on.create ex timeout=1.5s", OnCreate, []any{sel("", "", "ex")}, args{"timeout": 1500 * time.Millisecond}},
+		{"//kopf:on.create ex timeout=90", OnCreate, []any{sel("", "", "ex")}, args{"timeout": 90 * time.Second}},
+		{"//kopf:on.create ex timeout=0.25", OnCreate, []any{sel("", "", "ex")}, args{"timeout": 250 * time.Millisecond}},
+		{"//kopf:on.create ex timeout=1h30m", OnCreate, []any{sel("", "", "ex")}, args{"timeout": 90 * time.Minute}},
+		{"//kopf:on.create ex retries=3", OnCreate, []any{sel("", "", "ex")}, args{"retries": 3}},
+		{`//kopf:on.create ex retries="3"`, OnCreate, []any{sel("", "", "ex")}, args{"retries": 3}},
+		{"//kopf:on.create ex backoff=2", OnCreate, []any{sel("", "", "ex")}, args{"backoff": 2 * time.Second}},
+		{"//kopf:on.create ex backoff=300ms", OnCreate, []any{sel("", "", "ex")}, args{"backoff": 300 * time.Millisecond}},
+		{
+			"//kopf:on.create ex id=a param=b errors=permanent timeout=1m retries=5 backoff=10s",
+			OnCreate, []any{sel("", "", "ex")},
+			args{"id": "a", "param": "b", "errors": "permanent", "timeout": time.Minute, "retries": 5, "backoff": 10 * time.Second},
+		},
+
+		// Layout: order, tabs, trailing space.
+		{"//kopf:on.create id=x ex", OnCreate, []any{sel("", "", "ex")}, args{"id": "x"}},
+		{"//kopf:on.create\tex\t\tid=x  ", OnCreate, []any{sel("", "", "ex")}, args{"id": "x"}},
+
+		// The types that Kopf's markers do not use yet.
+		{"//kopf:test.values ratio=0.5", "test.values", nil, args{"ratio": 0.5}},
+		{"//kopf:test.values ratio=1e3", "test.values", nil, args{"ratio": 1000.0}},
+		{`//kopf:test.values labels={app: web, "example.com/tier": "front end", url: http://x:80}`, "test.values", nil,
+			args{"labels": map[string]string{"app": "web", "example.com/tier": "front end", "url": "http://x:80"}}},
+		{"//kopf:test.values labels={}", "test.values", nil, args{"labels": map[string]string{}}},
+		{"//kopf:test.values labels={ a : b , }", "test.values", nil, args{"labels": map[string]string{"a": "b"}}},
+		{"//kopf:test.values ops=[CREATE, UPDATE]", "test.values", nil, args{"ops": []string{"CREATE", "UPDATE"}}},
+		{`//kopf:test.values ops=[a,"b c",]`, "test.values", nil, args{"ops": []string{"a", "b c"}}},
+		{"//kopf:test.values ops=[]", "test.values", nil, args{"ops": []string{}}},
+		{"//kopf:test.values word=a=b", "test.values", nil, args{"word": "a=b"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.text, func(t *testing.T) {
+			m, err := tbl.Parse(tt.text, testPos)
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if m.Name != tt.name || m.Def == nil || m.Def.Name != tt.name {
+				t.Errorf("name = %q, def %v; want %q", m.Name, m.Def, tt.name)
+			}
+			if m.Pos != testPos {
+				t.Errorf("Pos = %v, want %v", m.Pos, testPos)
+			}
+			var pos []any
+			for _, v := range m.Positional {
+				pos = append(pos, v.Go)
+			}
+			if !reflect.DeepEqual(pos, tt.pos) {
+				t.Errorf("positional = %#v, want %#v", pos, tt.pos)
+			}
+			got := map[string]any{}
+			for _, a := range m.Args {
+				got[a.Name] = a.Go
+				if want := strings.Index(tt.text, " "+a.Name+"=") + 2; a.NamePos.Column != want && !strings.Contains(tt.text, "\t"+a.Name) {
+					t.Errorf("%s at column %d, want %d", a.Name, a.NamePos.Column, want)
+				}
+			}
+			if tt.args == nil {
+				tt.args = args{}
+			}
+			if !reflect.DeepEqual(got, tt.args) {
+				t.Errorf("args = %#v, want %#v", got, tt.args)
+			}
+			// The canonical rendering parses to the same values.
+			again, err := tbl.Parse(m.String(), testPos)
+			if err != nil {
+				t.Fatalf("Parse(%q): %v", m.String(), err)
+			}
+			if !reflect.DeepEqual(values(again), values(m)) {
+				t.Errorf("String() %q parses to %v, want %v", m.String(), values(again), values(m))
+			}
+		})
+	}
+}
+
+func values(m *Marker) []any {
+	var out []any
+	for _, v := range m.Positional {
+		out = append(out, v.Go)
+	}
+	for _, a := range m.Args {
+		out = append(out, a.Name, a.Go)
+	}
+	return out
+}
+
+// An error expectation: the message, and where it points in the text (the
+// first occurrence of at, or column col when at is empty).
+type wantErr struct {
+	at  string
+	col int
+	msg string
+}
+
+func TestParseErrors(t *testing.T) {
+	tbl := testTable(t)
+	const resourceHelp = "one positional argument, <resource> (the resource: plural, kind, plural.group, plural.version.group, group/version/plural, group/plural or v1/plural (core))"
+	tests := []struct {
+		text string
+		errs []wantErr
+	}{
+		// Marker names.
+		{"// kopf:on.create ex", []wantErr{{col: 1, msg: "not a marker: a marker comment starts with //kopf:"}}},
+		{"//kopf:", []wantErr{{col: 8, msg: "missing marker name after //kopf: (no space is allowed after the colon)"}}},
+		{"//kopf: on.create ex", []wantErr{{col: 8, msg: "missing marker name after //kopf: (no space is allowed after the colon)"}}},
+		{"//kopf:on.create ex\nid=x", []wantErr{{col: 20, msg: "a marker must fit on one line"}}},
+		{"//kopf:on.craete ex", []wantErr{{col: 8, msg: "unknown marker //kopf:on.craete; did you mean //kopf:on.create?"}}},
+		{"//kopf:frobnicate", []wantErr{{at: "frobnicate", msg: "unknown marker //kopf:frobnicate; known markers: on.resume, on.create, on.update, on.delete, test.values"}}},
+
+		// Positional arguments.
+		{"//kopf:on.create", []wantErr{{col: 8, msg: "missing <resource>: //kopf:on.create takes " + resourceHelp}}},
+		{"//kopf:on.create id=x", []wantErr{{col: 8, msg: "missing <resource>: //kopf:on.create takes " + resourceHelp}}},
+		{"//kopf:on.create ex extra", []wantErr{{at: "extra", msg: "unexpected positional argument extra: //kopf:on.create takes " + resourceHelp}}},
+		{"//kopf:test.values x", []wantErr{{at: "x", msg: "unexpected positional argument x: //kopf:test.values takes no positional arguments"}}},
+
+		// Argument names.
+		{"//kopf:on.create ex tiemout=1s", []wantErr{{at: "tiemout", msg: "unknown argument tiemout of //kopf:on.create; did you mean timeout?"}}},
+		{"//kopf:on.create ex zzzzzz=1", []wantErr{{at: "zzzzzz", msg: "unknown argument zzzzzz of //kopf:on.create; known arguments: id, param, errors, timeout, retries, backoff"}}},
+		{"//kopf:on.create ex optional=true", []wantErr{{at: "optional", msg: "unknown argument optional of //kopf:on.create; it is an argument of //kopf:on.delete"}}},
+		{"//kopf:on.delete ex deleted=true", []wantErr{{at: "deleted", msg: "unknown argument deleted of //kopf:on.delete; it is an argument of //kopf:on.resume"}}},
+		{"//kopf:on.create ex id=a id=b", []wantErr{{at: "id=b", msg: "duplicate argument id (first at column 21)"}}},
+
+		// Value syntax.
+		{"//kopf:on.create ex id=", []wantErr{{col: 24, msg: "missing value after id="}}},
+		{"//kopf:on.create ex id= retries=1", []wantErr{{col: 24, msg: "missing value after id="}}},
+		{`//kopf:on.create ex id="abc`, []wantErr{{at: `"`, msg: "unterminated quoted string"}}},
+		{"//kopf:on.create ex id=`abc", []wantErr{{at: "`", msg: "unterminated quoted string"}}},
+		{`//kopf:on.create ex id="\q"`, []wantErr{{at: `"`, msg: `invalid quoted string "\q": want a Go string literal`}}},
+		{`//kopf:on.create ex id="a"b`, []wantErr{{at: `b`, msg: `unexpected 'b' after "a"; separate arguments with spaces`}}},
+		{`//kopf:test.values labels={a: b`, []wantErr{{at: "{", msg: `unterminated map: missing '}'`}}},
+		{`//kopf:test.values labels={a: b,`, []wantErr{{at: "{", msg: `unterminated map: missing '}'`}}},
+		{`//kopf:test.values labels={a b}`, []wantErr{{at: "b}", msg: `missing ':' after map key a`}}},
+		{`//kopf:test.values labels={: b}`, []wantErr{{at: ": b}", msg: `missing map key before ':'`}}},
+		{`//kopf:test.values labels={a: }`, []wantErr{{at: "}", msg: `missing map value before '}'`}}},
+		{`//kopf:test.values labels={a: b, a: c}`, []wantErr{{at: "a: c", msg: `duplicate map key a`}}},
+		{`//kopf:test.values labels={[a]: b}`, []wantErr{{at: "[", msg: `a map key must be a string, not a list`}}},
+		{`//kopf:test.values labels={a: b c}`, []wantErr{{at: "c}", msg: `unexpected 'c' in map: want ',' or '}'`}}},
+		{`//kopf:test.values labels={a: "b}`, []wantErr{{at: `"`, msg: `unterminated quoted string`}}},
+		{`//kopf:test.values ops=[a b]`, []wantErr{{at: "b]", msg: `unexpected 'b' in list: want ',' or ']'`}}},
+		{`//kopf:test.values ops=[a,,b]`, []wantErr{{at: ",b", msg: `missing list item before ','`}}},
+		{`//kopf:test.values ops=[a`, []wantErr{{at: "[", msg: `unterminated list: missing ']'`}}},
+		{`//kopf:test.values ops=[a]x`, []wantErr{{at: "x", msg: `unexpected 'x' after [a]; separate arguments with spaces`}}},
+
+		// Value types.
+		{"//kopf:on.create ex id={a: b}", []wantErr{{at: "{", msg: "id: want a string, got a map"}}},
+		{"//kopf:on.create ex id=[a]", []wantErr{{at: "[", msg: "id: want a string, got a list"}}},
+		{`//kopf:on.create ex id=""`, []wantErr{{at: `""`, msg: "id: must not be empty"}}},
+		{"//kopf:on.create ex errors=fatal", []wantErr{{at: "fatal", msg: `errors: want one of ignored, temporary, permanent, got "fatal"`}}},
+		{"//kopf:on.create ex errors=IGNORED", []wantErr{{at: "IGNORED", msg: `errors: want one of ignored, temporary, permanent, got "IGNORED"`}}},
+		{"//kopf:on.create ex timeout=soon", []wantErr{{at: "soon", msg: `timeout: want a duration such as 90s, 1.5m, 1h30m or 90 (seconds), got "soon"`}}},
+		{"//kopf:on.create ex timeout=-1", []wantErr{{at: "-1", msg: "timeout: must be positive, got -1"}}},
+		{"//kopf:on.create ex timeout=0s", []wantErr{{at: "0s", msg: "timeout: must be positive, got 0s"}}},
+		{"//kopf:on.create ex timeout=1e400", []wantErr{{at: "1e400", msg: `timeout: want a duration such as 90s, 1.5m, 1h30m or 90 (seconds), got "1e400"`}}},
+		{"//kopf:on.create ex timeout=NaN", []wantErr{{at: "NaN", msg: `timeout: want a duration such as 90s, 1.5m, 1h30m or 90 (seconds), got "NaN"`}}},
+		{"//kopf:on.create ex backoff=0", []wantErr{{at: "0", msg: "backoff: must be positive, got 0"}}},
+		{"//kopf:on.create ex backoff={}", []wantErr{{at: "{", msg: "backoff: want a duration, got a map"}}},
+		{"//kopf:on.create ex retries=many", []wantErr{{at: "many", msg: `retries: want an integer, got "many"`}}},
+		{"//kopf:on.create ex retries=1.5", []wantErr{{at: "1.5", msg: `retries: want an integer, got "1.5"`}}},
+		{"//kopf:on.create ex retries=0", []wantErr{{at: "0", msg: "retries: must be positive, got 0"}}},
+		{"//kopf:on.create ex retries=99999999999999999999", []wantErr{{at: "999", msg: `retries: want an integer, got "99999999999999999999"`}}},
+		{"//kopf:on.delete ex optional=yes", []wantErr{{at: "yes", msg: `optional: want true or false, got "yes"`}}},
+		{"//kopf:on.resume ex deleted=1", []wantErr{{at: "1", msg: `deleted: want true or false, got "1"`}}},
+		{"//kopf:test.values ratio=x", []wantErr{{at: "x", msg: `ratio: want a number, got "x"`}}},
+		{"//kopf:test.values ratio=Inf", []wantErr{{at: "Inf", msg: `ratio: want a number, got "Inf"`}}},
+		{"//kopf:test.values ratio=-0.5", []wantErr{{at: "-0.5", msg: `ratio: must be positive, got -0.5`}}},
+		{"//kopf:test.values ratio=[1]", []wantErr{{at: "[", msg: `ratio: want a number, got a list`}}},
+		{"//kopf:test.values labels=x", []wantErr{{at: "x", msg: `labels: want a map {key: value, ...}, got x`}}},
+		{"//kopf:test.values labels={a: [b]}", []wantErr{{at: "[", msg: `labels: the value of a must be a string, not a list`}}},
+		{"//kopf:test.values ops=x", []wantErr{{at: "x", msg: `ops: want a list [item, ...], got x`}}},
+		{"//kopf:test.values ops=[{a: b}]", []wantErr{{at: "{", msg: `ops: list items must be strings, not a map`}}},
+
+		// Resource selectors.
+		{"//kopf:on.create a/b/c/d", []wantErr{{at: "a/", msg: `resource: invalid resource selector "a/b/c/d": want group/version/plural, group/plural or version/plural`}}},
+		{"//kopf:on.create /pods", []wantErr{{at: " /pods", col: 1, msg: `resource: invalid resource selector "/pods": empty part between slashes`}}},
+		{"//kopf:on.create pods.", []wantErr{{at: "pods", msg: `resource: invalid resource selector "pods.": empty group after the dot`}}},
+		{"//kopf:on.create pods.v1.", []wantErr{{at: "pods", msg: `resource: invalid resource selector "pods.v1.": empty group after the version`}}},
+		{"//kopf:on.create Kopf_Example", []wantErr{{at: "Kopf", msg: `resource: invalid resource selector "Kopf_Example": "Kopf_Example" is not a resource name (plural, singular, kind or short name)`}}},
+		{"//kopf:on.create kopf.dev/V1/ex", []wantErr{{at: "kopf.dev/V1", msg: `resource: invalid resource selector "kopf.dev/V1/ex": "V1" is not an API version`}}},
+		{"//kopf:on.create KOPF.dev/ex", []wantErr{{at: "KOPF", msg: `resource: invalid resource selector "KOPF.dev/ex": "KOPF.dev" is not an API group`}}},
+		{`//kopf:on.create ""`, []wantErr{{at: `""`, msg: `resource: empty resource selector`}}},
+		{"//kopf:on.create {a: b}", []wantErr{{at: "{", msg: `resource: want a resource selector, got a map`}}},
+
+		// Several errors at once, in order.
+		{"//kopf:on.create ex timeout=abc retries=0 bogus=1", []wantErr{
+			{at: "abc", msg: `timeout: want a duration such as 90s, 1.5m, 1h30m or 90 (seconds), got "abc"`},
+			{at: "0", msg: "retries: must be positive, got 0"},
+			{at: "bogus", msg: "unknown argument bogus of //kopf:on.create; known arguments: id, param, errors, timeout, retries, backoff"},
+		}},
+		{"//kopf:on.create x.y/v1/ex extra errors=x", []wantErr{
+			{at: "extra", msg: "unexpected positional argument extra: //kopf:on.create takes " + resourceHelp},
+			{at: "=x", col: 1, msg: `errors: want one of ignored, temporary, permanent, got "x"`},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.text, func(t *testing.T) {
+			m, err := tbl.Parse(tt.text, testPos)
+			if err == nil {
+				t.Fatalf("Parse succeeded with %v, want errors", m)
+			}
+			if m != nil {
+				t.Errorf("Parse returned a marker with errors")
+			}
+			var list scanner.ErrorList
+			if !errors.As(err, &list) {
+				t.Fatalf("error %T is not a scanner.ErrorList", err)
+			}
+			var want []string
+			for _, w := range tt.errs {
+				col := w.col
+				if w.at != "" {
+					// col shifts the anchor, e.g. past the '=' of "=x".
+					col = strings.Index(tt.text, w.at) + 1 + w.col
+				}
+				want = append(want, fmt.Sprintf("h.go:10:%d: %s", col, w.msg))
+			}
+			var got []string
+			for _, e := range list {
+				got = append(got, e.Error())
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("errors:\n got %q\nwant %q", got, want)
+			}
+		})
+	}
+}
+
+// TestParsePositions pins the arithmetic: columns and offsets count bytes
+// from the comment's position.
+func TestParsePositions(t *testing.T) {
+	tbl := Kopf()
+	pos := token.Position{Filename: "x.go", Offset: 1000, Line: 42, Column: 9}
+	_, err := tbl.Parse("//kopf:on.create ex retries=0", pos)
+	var list scanner.ErrorList
+	if !errors.As(err, &list) || len(list) != 1 {
+		t.Fatalf("err = %v", err)
+	}
+	e := list[0]
+	if e.Pos.Line != 42 || e.Pos.Column != 9+28 || e.Pos.Offset != 1000+28 || e.Pos.Filename != "x.go" {
+		t.Errorf("pos = %#v", e.Pos)
+	}
+	if got, want := e.Error(), "x.go:42:37: retries: must be positive, got 0"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+}
+
+func TestKopfTableIsValid(t *testing.T) {
+	tbl := Kopf()
+	for _, name := range []string{OnCreate, OnUpdate, OnDelete, OnResume} {
+		d := tbl.Lookup(name)
+		if d == nil {
+			t.Fatalf("%s is not defined", name)
+		}
+		if d.Targets != TargetFunc || len(d.Positional) != 1 || d.Positional[0].Type != TypeResource {
+			t.Errorf("%s: unexpected shape %+v", name, d)
+		}
+		for _, a := range append(d.Positional, d.Args...) {
+			if a.Doc == "" || strings.Contains(a.Doc, "\n") {
+				t.Errorf("%s: argument %s needs a one-line description", name, a.Name)
+			}
+		}
+		for _, a := range d.Args {
+			if a.Default == "" {
+				t.Errorf("%s: argument %s needs a default", name, a.Name)
+			}
+		}
+	}
+	if Kopf() == tbl || Kopf().Lookup(OnCreate) == tbl.Lookup(OnCreate) {
+		t.Error("Kopf() must build a new table on every call")
+	}
+	defs := tbl.Definitions()
+	defs[0].Args[0].Name = "changed"
+	if tbl.Lookup(defs[0].Name).Args[0].Name == "changed" {
+		t.Error("Definitions() must return copies")
+	}
+}
+
+func TestNewTableRejects(t *testing.T) {
+	fn := TargetFunc
+	tests := []struct {
+		defs []Definition
+		want string
+	}{
+		{[]Definition{{Name: "", Targets: fn}}, `marker definition 0: invalid name ""`},
+		{[]Definition{{Name: "a b", Targets: fn}}, `marker definition 0: invalid name "a b"`},
+		{[]Definition{{Name: "a", Targets: fn}, {Name: "a", Targets: fn}}, "marker a is defined twice"},
+		{[]Definition{{Name: "a"}}, "marker a applies to nothing"},
+		{[]Definition{{Name: "a", Targets: fn, Args: []Arg{{Name: "x-y", Type: TypeInt}}}}, `marker a: invalid argument name "x-y"`},
+		{[]Definition{{Name: "a", Targets: fn, Args: []Arg{{Name: "x", Type: TypeInt}, {Name: "x", Type: TypeInt}}}}, "marker a: argument x is defined twice"},
+		{[]Definition{{Name: "a", Targets: fn, Args: []Arg{{Name: "x"}}}}, "marker a: argument x has no valid type"},
+		{[]Definition{{Name: "a", Targets: fn, Args: []Arg{{Name: "x", Type: TypeEnum}}}}, "marker a: argument x: enum values go with TypeEnum only"},
+		{[]Definition{{Name: "a", Targets: fn, Args: []Arg{{Name: "x", Type: TypeInt, Enum: []string{"a"}}}}}, "marker a: argument x: enum values go with TypeEnum only"},
+	}
+	for _, tt := range tests {
+		_, err := NewTable(tt.defs...)
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("NewTable(%+v) = %v, want %q", tt.defs, err, tt.want)
+		}
+	}
+}
+
+func TestHelpCoversTheTable(t *testing.T) {
+	tbl := Kopf()
+	var buf bytes.Buffer
+	if err := WriteHelp(&buf, tbl); err != nil {
+		t.Fatal(err)
+	}
+	help := buf.String()
+	for _, d := range tbl.Definitions() {
+		if !strings.Contains(help, d.Usage()+"\n") {
+			t.Errorf("help lacks the usage of %s: %s", d.Name, d.Usage())
+		}
+		for _, a := range append(d.Positional, d.Args...) {
+			if !strings.Contains(help, a.Doc) || !strings.Contains(help, a.Default) {
+				t.Errorf("help lacks argument %s of %s", a.Name, d.Name)
+			}
+		}
+	}
+	if want := "//kopf:on.delete <resource> [id=string] [param=string] [errors=ignored|temporary|permanent] [timeout=duration] [retries=int] [backoff=duration] [optional=bool]"; !strings.Contains(help, want) {
+		t.Errorf("help lacks %q:\n%s", want, help)
+	}
+}
+
+func TestIsVersion(t *testing.T) {
+	for s, want := range map[string]bool{
+		"v1": true, "v2": true, "v10": true, "v1beta1": true, "v2alpha3": true,
+		"v": false, "v0": false, "v01": false, "v1beta": false, "v1beta0": false, "v1gamma1": false,
+		"kopf": false, "1": false, "vv1": false, "v1beta1x": false,
+	} {
+		if got := isVersion(s); got != want {
+			t.Errorf("isVersion(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
