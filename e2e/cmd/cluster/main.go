@@ -1,0 +1,44 @@
+// Command cluster runs a local control plane (etcd and kube-apiserver) until
+// it receives SIGINT or SIGTERM, for manual use with kubectl and operators:
+// `make cluster` starts it in the background and `make cluster-down` stops
+// it. It writes an admin kubeconfig to the path given by -kubeconfig and
+// removes it on exit.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/kopf-go/kopf/e2e/cluster"
+)
+
+func main() {
+	kubeconfig := flag.String("kubeconfig", ".cache/cluster/kubeconfig", "where to write the admin kubeconfig")
+	flag.Parse()
+	if err := run(*kubeconfig); err != nil {
+		fmt.Fprintf(os.Stderr, "cluster: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(kubeconfig string) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	c, err := cluster.StartDetached()
+	if err != nil {
+		return err
+	}
+	defer c.Stop()
+	defer os.Remove(kubeconfig)
+	if err := c.WriteKubeconfig(kubeconfig); err != nil {
+		return err
+	}
+	fmt.Printf("The control plane is up at %s; kubeconfig: %s\n", c.Config.Host, kubeconfig)
+	<-ctx.Done()
+	fmt.Println("Stopping the control plane.")
+	return nil
+}

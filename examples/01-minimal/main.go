@@ -1,0 +1,30 @@
+// Command minimal is the Go port of Kopf's 01-minimal example: one creation
+// handler for KopfExample objects, whose result lands in
+// status.CreateFn.message.
+//
+// Run it against a cluster with the KopfExample CRD (../crd.yaml):
+//
+//	go run . run -A --standalone --verbose
+package main
+
+//go:generate go run github.com/kopf-go/kopf/cmd/kopf-gen
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/kopf-go/kopf"
+)
+
+// CreateFn greets every new KopfExample.
+//
+//kopf:on.create kopfexamples
+func CreateFn(ctx context.Context, kw CreateFnKwargs) (any, error) {
+	kw.Logger.Info(fmt.Sprintf("And here we are! Creating: %v", map[string]any(kw.Spec)))
+	return map[string]any{"message": "hello world"}, nil // will be the new status
+}
+
+func main() {
+	os.Exit(kopf.Main(Register))
+}

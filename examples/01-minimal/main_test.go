@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/kopf-go/kopf/e2e/cluster"
+	"github.com/kopf-go/kopf/e2e/kopftest"
+	"github.com/kopf-go/kopf/examples"
+)
+
+var kopfexamples = schema.GroupVersionResource{Group: "kopf.dev", Version: "v1", Resource: "kopfexamples"}
+
+// The diff-base that Kopf 1.44 writes for ../obj.yaml (kopf-wire-format.md).
+const kopfDiffBase = `{"spec":{"duration":"1m","field":"value","items":["item1","item2"]},"metadata":{"labels":{"somelabel":"somevalue"},"annotations":{"someannotation":"somevalue"}}}` + "\n"
+
+func TestMinimal(t *testing.T) {
+	ctx := context.Background()
+	c := cluster.Start(t)
+	if _, err := cluster.Apply(ctx, c.Config, examples.CRD); err != nil {
+		t.Fatal(err)
+	}
+	dyn := dynamic.NewForConfigOrDie(c.Config)
+	objects := dyn.Resource(kopfexamples).Namespace("default")
+
+	op := kopftest.Start(t, c.Config, Register, kopftest.Options{})
+	if _, err := cluster.Apply(ctx, c.Config, examples.Object); err != nil {
+		t.Fatal(err)
+	}
+
+	var obj *unstructured.Unstructured
+	err := cluster.WaitFor(ctx, 30*time.Second, func(ctx context.Context) (bool, error) {
+		var err error
+		obj, err = objects.Get(ctx, "kopf-example-1", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		// With the status subresource, the result and the diff-base are two
+		// writes (status first): wait for both.
+		msg, _, _ := unstructured.NestedString(obj.Object, "status", "CreateFn", "message")
+		_, stored := obj.GetAnnotations()["kopf.zalando.org/last-handled-configuration"]
+		return msg == "hello world" && stored, nil
+	})
+	if err != nil {
+		t.Fatalf("status.CreateFn.message never became %q with the diff-base stored: %v", "hello world", err)
+	}
+
+	// The diff-base is Kopf's, byte for byte up to key order: compact JSON
+	// with a trailing newline, equal in value to what Kopf writes.
+	got := obj.GetAnnotations()["kopf.zalando.org/last-handled-configuration"]
+	if !strings.HasSuffix(got, "\n") || strings.Count(got, "\n") != 1 {
+		t.Errorf("the diff-base is not newline-terminated compact JSON: %q", got)
+	}
+	if strings.ContainsAny(strings.TrimSuffix(got, "\n"), " \t") {
+		t.Errorf("the diff-base is not compact: %q", got)
+	}
+	var gotValue, wantValue any
+	if err := json.Unmarshal([]byte(got), &gotValue); err != nil {
+		t.Fatalf("the diff-base is not JSON: %v: %q", err, got)
+	}
+	_ = json.Unmarshal([]byte(kopfDiffBase), &wantValue)
+	if !reflect.DeepEqual(gotValue, wantValue) {
+		t.Errorf("the diff-base differs from Kopf's:\n got: %s\nwant: %s", got, kopfDiffBase)
+	}
+	// A single successful cycle leaves no progress and no finalizer.
+	for key := range obj.GetAnnotations() {
+		if strings.HasPrefix(key, "kopf.zalando.org/") && key != "kopf.zalando.org/last-handled-configuration" {
+			t.Errorf("unexpected annotation left behind: %s", key)
+		}
+	}
+	if len(obj.GetFinalizers()) != 0 {
+		t.Errorf("unexpected finalizers: %v", obj.GetFinalizers())
+	}
+	op.WaitLog("[default/kopf-example-1] Handler 'CreateFn' succeeded.", 5*time.Second)
+	op.WaitLog("[default/kopf-example-1] Creation is processed: 1 succeeded; 0 failed.", 5*time.Second)
+	if n := op.Count("Handler 'CreateFn' succeeded."); n != 1 {
+		t.Errorf("the handler succeeded %d times, want once", n)
+	}
+	op.Stop()
+
+	// After a restart, the object is seen in the initial listing, found
+	// handled, and left alone: no handler, no write.
+	rv := obj.GetResourceVersion()
+	op2 := kopftest.Start(t, c.Config, Register, kopftest.Options{})
+	op2.WaitLog("[default/kopf-example-1] Something has changed, but we are not interested (the essence is the same).", 10*time.Second)
+	op2.Stop()
+	if strings.Contains(op2.Logs(), "CreateFn") {
+		t.Errorf("the handler ran again after the restart:\n%s", op2.Logs())
+	}
+	after, err := objects.Get(ctx, "kopf-example-1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.GetResourceVersion() != rv {
+		t.Errorf("the restarted operator wrote to the object: resourceVersion %s -> %s", rv, after.GetResourceVersion())
+	}
+}
