@@ -1,6 +1,7 @@
 package kopf
 
 import (
+	"context"
 	"time"
 
 	"github.com/kopf-go/kopf/runtime/body"
@@ -8,6 +9,7 @@ import (
 	"github.com/kopf-go/kopf/runtime/cli"
 	"github.com/kopf-go/kopf/runtime/diffs"
 	"github.com/kopf-go/kopf/runtime/execution"
+	"github.com/kopf-go/kopf/runtime/filters"
 	"github.com/kopf-go/kopf/runtime/kwargs"
 	"github.com/kopf-go/kopf/runtime/patches"
 	"github.com/kopf-go/kopf/runtime/registry"
@@ -108,3 +110,40 @@ func NewTemporaryError(delay time.Duration, format string, args ...any) error {
 func NewPermanentError(format string, args ...any) error {
 	return execution.NewPermanentError(format, args...)
 }
+
+// Event-watching handlers, filters and sub-handlers.
+type (
+	// ChangingFn is the function behind a changing handler.
+	ChangingFn = registry.ChangingFn
+	// EventHandler is an on.event handler's registration.
+	EventHandler = registry.EventHandler
+	// EventFn is the function behind an event-watching handler.
+	EventFn = registry.EventFn
+	// EventKwargs are the arguments the reactor gives an event-watching handler.
+	EventKwargs = kwargs.Event
+	// Filter holds a handler's labels/annotations/value/old/new filters.
+	Filter = filters.Filter
+	// Matcher checks one value of a Filter.
+	Matcher = filters.Matcher
+)
+
+// Present matches any present value (Kopf's kopf.PRESENT).
+func Present() Matcher { return filters.IsPresent() }
+
+// Absent matches an absent value (Kopf's kopf.ABSENT).
+func Absent() Matcher { return filters.IsAbsent() }
+
+// Equal matches an exact value (JSON-equal: numbers by value).
+func Equal(v any) Matcher { return filters.IsEqual(v) }
+
+// Callback matches what fn accepts; fn gets the value (nil if absent),
+// whether it is present, and the handler's object arguments.
+func Callback(fn func(value any, present bool, kw *ResourceKwargs) bool) Matcher {
+	return filters.Func(fn)
+}
+
+// Subhandler registers a sub-handler of the changing handler running with
+// ctx (Kopf's @kopf.subhandler / kopf.register): it runs after the parent
+// returns, with its own progress under the id "<parent>/<id>", and the
+// parent is finished only when all its sub-handlers are.
+func Subhandler(ctx context.Context, h ChangingHandler) error { return registry.Subhandler(ctx, h) }

@@ -18,6 +18,9 @@ type Selector struct {
 	Group   string
 	Version string
 	Name    string
+	// Core restricts an empty Group to the core group (as in "v1/pods"),
+	// instead of any group.
+	Core bool
 }
 
 // String renders the selector as group/version/name, omitting empty parts.
@@ -72,7 +75,7 @@ func (r Resource) String() string {
 
 // Matches reports whether the selector names this resource.
 func (s Selector) Matches(r Resource) bool {
-	if s.Group != "" && s.Group != r.Group {
+	if (s.Group != "" || s.Core) && s.Group != r.Group {
 		return false
 	}
 	if s.Version != "" && s.Version != r.Version {
