@@ -34,6 +34,11 @@ type Attempt struct {
 	Retry int
 	// Started is when the first attempt began.
 	Started time.Time
+	// Finish, if set, is called after the handler returned without error
+	// and before its success is logged; its outcome replaces the success.
+	// The reactor uses it to run sub-handlers inside their parent, so that
+	// the parent succeeds only after its sub-handlers, as in Kopf.
+	Finish func(result any) Outcome
 }
 
 // Execute runs one attempt of a changing handler, unless its retries or
@@ -62,8 +67,14 @@ func Execute(ctx context.Context, h *registry.ChangingHandler, kw *kwargs.Changi
 	logger.Debug(name + " is invoked.")
 	result, err := invoke(ctx, h.Fn, kw)
 	if err == nil {
-		logger.Info(name + " succeeded.")
-		return Outcome{Success: true, Result: result}
+		out := Outcome{Success: true, Result: result}
+		if att.Finish != nil {
+			out = att.Finish(result)
+		}
+		if out.Success {
+			logger.Info(name + " succeeded.")
+		}
+		return out
 	}
 
 	msg := err.Error()

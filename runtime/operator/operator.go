@@ -20,6 +20,7 @@ import (
 
 	"github.com/kopf-go/kopf/runtime/body"
 	"github.com/kopf-go/kopf/runtime/execution"
+	"github.com/kopf-go/kopf/runtime/posting"
 	"github.com/kopf-go/kopf/runtime/queueing"
 	"github.com/kopf-go/kopf/runtime/reactor"
 	"github.com/kopf-go/kopf/runtime/registry"
@@ -80,6 +81,22 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	if err != nil {
 		return fmt.Errorf("creating the discovery client: %w", err)
 	}
+
+	poster, err := posting.NewForConfig(cfg, opts.Settings.Posting, posting.Options{Level: opts.Settings.Posting.Level, Logger: logger})
+	if err != nil {
+		return err
+	}
+	defer func() { // last: after every worker has exited
+		stopCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer stop()
+		if err := poster.Stop(stopCtx); err != nil {
+			logger.Warn(fmt.Sprintf("Not all events were posted before exiting: %v", err))
+		}
+	}()
+	if opts.Settings.Posting.Loggers {
+		opts.Logger = slog.New(posting.NewLogHandler(opts.Logger.Handler(), poster))
+	}
+	ctx = posting.WithPoster(ctx, poster)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

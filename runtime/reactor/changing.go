@@ -209,24 +209,28 @@ func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch,
 		hctx, subs := registry.WithSubhandlers(ctx)
 		named := *h
 		named.ID = id
-		res := execution.Execute(hctx, &named, kw, att, r.Settings.Execution.DefaultBackoff, logger)
-
 		started := att.Started
 		next := &progress.Record{Started: &started, Purpose: &purpose, Retries: att.Retry + 1}
-		if children := subs.List(); res.Success && len(children) > 0 {
+		att.Finish = func(result any) execution.Outcome {
+			children := subs.List()
+			if len(children) == 0 {
+				return execution.Outcome{Success: true, Result: result}
+			}
 			sub := r.runHandlers(ctx, b, p, base, id+"/", selectHandlers(children, base), logger)
 			out.ids = append(out.ids, sub.ids...)
 			next.Subrefs = sub.ids
 			switch {
 			case !sub.done:
 				logger.Debug(fmt.Sprintf("Handler '%s' has unfinished sub-handlers. Will retry soon.", id))
-				res = execution.Outcome{Delay: max(sub.delay, time.Second), Message: "Sub-handlers are not finished yet."}
+				return execution.Outcome{Delay: max(sub.delay, time.Second)}
 			case sub.failed > 0:
 				msg := fmt.Sprintf("Some sub-handlers failed: %s", strings.Join(sub.failedIDs, ", "))
 				logger.Error(fmt.Sprintf("Handler '%s' failed permanently: %s", id, msg))
-				res = execution.Outcome{Failure: true, Message: msg}
+				return execution.Outcome{Failure: true, Message: msg}
 			}
+			return execution.Outcome{Success: true, Result: result}
 		}
+		res := execution.Execute(hctx, &named, kw, att, r.Settings.Execution.DefaultBackoff, logger)
 		if res.Success {
 			if err := mergeResult(p, id, res.Result); err != nil {
 				logger.Error(fmt.Sprintf("Handler '%s' returned a result that cannot be stored: %v", id, err))

@@ -19,6 +19,7 @@ import (
 	"github.com/kopf-go/kopf/runtime/kwargs"
 	"github.com/kopf-go/kopf/runtime/logging"
 	"github.com/kopf-go/kopf/runtime/patches"
+	"github.com/kopf-go/kopf/runtime/posting"
 	"github.com/kopf-go/kopf/runtime/queueing"
 	"github.com/kopf-go/kopf/runtime/registry"
 	"github.com/kopf-go/kopf/runtime/resources"
@@ -72,7 +73,10 @@ func (r *Reactor) forget(key string) {
 // panics and never returns an error: failures are logged and retried with
 // the queueing error delays, or left to the next event.
 func (r *Reactor) Process(ctx context.Context, ev watching.Event, s *queueing.Stream) {
-	logger := logging.ForObject(r.Logger, ev.Key)
+	logger := logging.ForObject(r.Logger, ev.Key)  // local: never posted
+	if b := body.Body(ev.Object); b.Kind() != "" { // not a stub of a vanished object
+		logger = posting.ForObject(r.Logger, b) // prints the same; posted with settings.Posting.Loggers
+	}
 	mem := r.memory(ev.Key, body.Body(ev.Object).Meta().UID())
 	if ev.Initial {
 		mem.noticedByListing = true

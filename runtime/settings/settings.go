@@ -7,6 +7,7 @@
 package settings
 
 import (
+	"log/slog"
 	"time"
 
 	"github.com/kopf-go/kopf/runtime/progress"
@@ -66,7 +67,13 @@ type Watching struct {
 
 // Posting governs the Kubernetes Events the operator posts.
 type Posting struct {
-	Enabled            bool
+	Enabled bool
+	// Loggers: also post the log records about objects as events (reason
+	// "Logging", type by level). Kopf's default since 1.44: false.
+	Loggers bool
+	// Level: the lowest level posted by Info, Warn, Exception and, with
+	// Loggers, by log records. Default: INFO.
+	Level              slog.Level
 	ReportingComponent string
 	ReportingInstance  string
 	EventNamePrefix    string
