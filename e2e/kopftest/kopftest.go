@@ -31,7 +31,7 @@ type Operator struct {
 }
 
 // Options tune a test operator. The zero value runs with -A --standalone
-// --verbose and Kopf's default settings.
+// --verbose and the settings of Kopf's own end-to-end runs (FastSettings).
 type Options struct {
 	Namespaces []string
 	Settings   *settings.Settings
@@ -44,6 +44,9 @@ func Start(t testing.TB, cfg *rest.Config, register func(*registry.Registry) err
 	reg := registry.New()
 	if err := register(reg); err != nil {
 		t.Fatalf("registering the handlers: %v", err)
+	}
+	if opts.Settings == nil {
+		opts.Settings = FastSettings()
 	}
 	buf := &Buffer{}
 	logger := logging.New(buf, logging.Full, slog.LevelDebug)
@@ -66,6 +69,14 @@ func Start(t testing.TB, cfg *rest.Config, register func(*registry.Registry) err
 		}
 	})
 	return o
+}
+
+// FastSettings are Kopf's defaults with the default handler backoff
+// lowered to 1 s, as Kopf's own end-to-end runs of its examples do.
+func FastSettings() *settings.Settings {
+	s := settings.Default()
+	s.Execution.DefaultBackoff = time.Second
+	return s
 }
 
 // Stop stops the operator and waits for it to exit (at most 30 s). It may

@@ -1,0 +1,39 @@
+// Command subhandlers is the Go port of Kopf's 07-subhandlers example: a
+// creation handler registers one sub-handler per item of spec.items, each
+// with its own progress under the id CreateFn/<item>.
+package main
+
+//go:generate go run github.com/kopf-go/kopf/cmd/kopf-gen
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/kopf-go/kopf"
+)
+
+// CreateFn handles each item of the spec in a sub-handler of its own.
+//
+//kopf:on.create kopfexamples
+func CreateFn(ctx context.Context, kw CreateFnKwargs) error {
+	items, _ := kw.Spec["items"].([]any)
+	for _, it := range items {
+		item := fmt.Sprint(it)
+		err := kopf.Subhandler(ctx, kopf.ChangingHandler{
+			ID: item,
+			Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
+				kw.Logger.Info(fmt.Sprintf("=== Handling creation for %s. ===", item))
+				return nil, nil
+			},
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func main() {
+	os.Exit(kopf.Main(Register))
+}
