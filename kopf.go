@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"k8s.io/client-go/rest"
+
 	"github.com/kopf-go/kopf/runtime/body"
 	"github.com/kopf-go/kopf/runtime/causes"
 	"github.com/kopf-go/kopf/runtime/cli"
@@ -11,6 +13,7 @@ import (
 	"github.com/kopf-go/kopf/runtime/execution"
 	"github.com/kopf-go/kopf/runtime/filters"
 	"github.com/kopf-go/kopf/runtime/kwargs"
+	"github.com/kopf-go/kopf/runtime/operator"
 	"github.com/kopf-go/kopf/runtime/patches"
 	"github.com/kopf-go/kopf/runtime/registry"
 	"github.com/kopf-go/kopf/runtime/resources"
@@ -147,3 +150,8 @@ func Callback(fn func(value any, present bool, kw *ResourceKwargs) bool) Matcher
 // returns, with its own progress under the id "<parent>/<id>", and the
 // parent is finished only when all its sub-handlers are.
 func Subhandler(ctx context.Context, h ChangingHandler) error { return registry.Subhandler(ctx, h) }
+
+// RESTConfig returns the operator's client configuration from a handler's
+// context, for handlers that need clients of their own (nil outside an
+// operator). Do not modify it: copy it with rest.CopyConfig.
+func RESTConfig(ctx context.Context) *rest.Config { return operator.RESTConfig(ctx) }

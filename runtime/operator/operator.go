@@ -97,6 +97,7 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 		opts.Logger = slog.New(posting.NewLogHandler(opts.Logger.Handler(), poster))
 	}
 	ctx = posting.WithPoster(ctx, poster)
+	ctx = withRESTConfig(ctx, rest.CopyConfig(cfg))
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -151,7 +152,11 @@ func serve(ctx context.Context, wg *sync.WaitGroup, dc discovery.DiscoveryInterf
 func serveResource(ctx context.Context, wg *sync.WaitGroup, dyn dynamic.Interface, reg *registry.Registry, opts Options, sc scope.Scope, res resources.Resource) {
 	client := dyn.Resource(schema.GroupVersionResource{Group: res.Group, Version: res.Version, Resource: res.Plural})
 	r := &reactor.Reactor{Resource: res, Client: client, Registry: reg, Settings: opts.Settings, Logger: opts.Logger}
-	mux := queueing.NewMultiplexer(ctx, opts.Settings.Queueing.IdleTimeout, r.Process)
+	// Workers outlive the watchers: on stop, each finishes the cycle it is
+	// in (so that its results are written) for up to the exit timeout, and
+	// only then is its context cancelled.
+	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	mux := queueing.NewMultiplexer(workCtx, opts.Settings.Queueing.IdleTimeout, r.Process)
 	// Namespaced resources are watched per namespace when the patterns are
 	// plain names, else cluster-wide and filtered here.
 	namespaces, exact := sc.ExactNamespaces()
@@ -191,7 +196,16 @@ func serveResource(ctx context.Context, wg *sync.WaitGroup, dyn dynamic.Interfac
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		defer cancelWork()
 		<-ctx.Done()
-		mux.Wait()
+		mux.Close()
+		done := make(chan struct{})
+		go func() { mux.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(opts.Settings.Queueing.ExitTimeout):
+			cancelWork()
+			<-done
+		}
 	}()
 }

@@ -327,3 +327,34 @@ func TestMultiplexerWaitsForThePatchedVersion(t *testing.T) {
 		})
 	}
 }
+
+// Close lets the event in progress finish with its context intact, drops
+// the pending ones, ignores new ones, and lets every worker exit.
+func TestMultiplexerCloseFinishesTheCurrentEvent(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	finished := make(chan error, 1)
+	r := newRecorder(t, map[string]func(context.Context, *Stream){
+		"a/1": func(ctx context.Context, _ *Stream) {
+			close(started)
+			<-release
+			finished <- ctx.Err()
+		},
+	})
+	m, _ := startMultiplexer(t, time.Minute, r.process)
+	m.Put(event("a", "1"))
+	receive(t, started, "a/1 to start")
+	m.Put(event("a", "2")) // pending at Close: dropped
+	m.Close()
+	m.Put(event("b", "1")) // after Close: ignored
+	close(release)
+	if err := receive(t, finished, "a/1 to finish"); err != nil {
+		t.Errorf("the current event's context is done at Close: %v", err)
+	}
+	waitDone(t, m)
+	close(r.seen)
+	for p := range r.seen {
+		if p.rv == "2" || p.key == "b" {
+			t.Errorf("%s/%s was processed after Close", p.key, p.rv)
+		}
+	}
+}

@@ -31,17 +31,36 @@ type Multiplexer struct {
 	streams map[string]*Stream
 	wg      sync.WaitGroup
 	ctx     context.Context
+	closing chan struct{}
+	closed  bool
 }
 
 // NewMultiplexer returns a multiplexer whose workers run until ctx is done.
 func NewMultiplexer(ctx context.Context, idleTimeout time.Duration, process Processor) *Multiplexer {
-	return &Multiplexer{ctx: ctx, process: process, idleTimeout: idleTimeout, streams: map[string]*Stream{}}
+	return &Multiplexer{ctx: ctx, process: process, idleTimeout: idleTimeout, streams: map[string]*Stream{}, closing: make(chan struct{})}
+}
+
+// Close stops accepting events and lets every worker exit as soon as it has
+// finished the event it is processing now; pending events are dropped (the
+// next operator run will see the objects in its listing). Wait then waits
+// for the workers; cancelling the multiplexer's context makes them hurry.
+func (m *Multiplexer) Close() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.closed {
+		m.closed = true
+		close(m.closing)
+	}
 }
 
 // Put hands an event to its object's worker, starting one if needed. It
 // never blocks on processing.
 func (m *Multiplexer) Put(ev watching.Event) {
 	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return
+	}
 	s, ok := m.streams[ev.Key]
 	if !ok {
 		s = newStream()
@@ -72,6 +91,9 @@ func (m *Multiplexer) worker(key string, s *Stream) {
 			case <-m.ctx.Done():
 				m.remove(key, s)
 				return
+			case <-m.closing:
+				m.remove(key, s)
+				return
 			case <-s.signal:
 				continue
 			case <-time.After(m.idleTimeout):
@@ -87,11 +109,20 @@ func (m *Multiplexer) worker(key string, s *Stream) {
 				return
 			}
 		}
-		if m.ctx.Err() != nil {
+		if m.ctx.Err() != nil || m.isClosed() {
 			m.remove(key, s)
 			return
 		}
 		m.process(m.ctx, ev, s)
+	}
+}
+
+func (m *Multiplexer) isClosed() bool {
+	select {
+	case <-m.closing:
+		return true
+	default:
+		return false
 	}
 }
 
