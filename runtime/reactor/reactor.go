@@ -12,6 +12,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
@@ -146,7 +147,7 @@ func (r *Reactor) apply(ctx context.Context, b body.Body, p patches.Patch) (stri
 		if err != nil {
 			return "", fmt.Errorf("encoding the patch: %w", err)
 		}
-		resp, err := ri.Patch(ctx, meta.Name(), types.MergePatchType, data, metav1.PatchOptions{}, part.sub...)
+		resp, err := r.patch(ctx, ri, meta.Name(), types.MergePatchType, data, part.sub...)
 		if apierrors.IsNotFound(err) {
 			return "", nil
 		}
@@ -171,7 +172,7 @@ func (r *Reactor) jsonPatch(ctx context.Context, b body.Body, ops []map[string]a
 	if err != nil {
 		return "", fmt.Errorf("encoding the patch: %w", err)
 	}
-	resp, err := r.resourceClient(meta.Namespace()).Patch(ctx, meta.Name(), types.JSONPatchType, data, metav1.PatchOptions{})
+	resp, err := r.patch(ctx, r.resourceClient(meta.Namespace()), meta.Name(), types.JSONPatchType, data)
 	switch {
 	case apierrors.IsNotFound(err), apierrors.IsInvalid(err), apierrors.IsConflict(err):
 		return "", nil
@@ -179,6 +180,16 @@ func (r *Reactor) jsonPatch(ctx context.Context, b body.Body, ops []map[string]a
 		return "", fmt.Errorf("patching %s: %w", b.Ref(), err)
 	}
 	return resp.GetResourceVersion(), nil
+}
+
+// patch sends one patch, bounded by settings.Networking.RequestTimeout.
+func (r *Reactor) patch(ctx context.Context, ri dynamic.ResourceInterface, name string, pt types.PatchType, data []byte, sub ...string) (*unstructured.Unstructured, error) {
+	if t := r.Settings.Networking.RequestTimeout; t > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t)
+		defer cancel()
+	}
+	return ri.Patch(ctx, name, pt, data, metav1.PatchOptions{}, sub...)
 }
 
 func (r *Reactor) resourceClient(namespace string) dynamic.ResourceInterface {

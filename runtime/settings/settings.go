@@ -19,6 +19,7 @@ type Settings struct {
 	Execution   Execution
 	Queueing    Queueing
 	Watching    Watching
+	Networking  Networking
 	Posting     Posting
 }
 
@@ -55,14 +56,19 @@ type Queueing struct {
 	ErrorDelays []time.Duration
 }
 
-// Watching governs the watch streams.
+// Watching governs the watch streams. Reconnection backoff and server
+// timeouts are client-go's reflector's (randomised 5-10 min watches,
+// exponential backoff on errors).
 type Watching struct {
-	// ServerTimeout is the timeout the API server is asked to close a
-	// watch after (0: the client's default).
-	ServerTimeout time.Duration
 	// InactivityTimeout is how long a watch may stay silent before it is
 	// re-established (0: never).
 	InactivityTimeout time.Duration
+}
+
+// Networking governs the operator's own API requests.
+type Networking struct {
+	// RequestTimeout bounds every patch the reactor sends (not watches).
+	RequestTimeout time.Duration
 }
 
 // Posting governs the Kubernetes Events the operator posts.
@@ -94,7 +100,8 @@ func Default() *Settings {
 			ExitTimeout: 2 * time.Second,
 			ErrorDelays: seconds(1, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 377, 610),
 		},
-		Watching: Watching{InactivityTimeout: 70 * time.Second},
+		Watching:   Watching{InactivityTimeout: 70 * time.Second},
+		Networking: Networking{RequestTimeout: 300 * time.Second},
 		Posting: Posting{
 			Enabled:            true,
 			ReportingComponent: "kopf",
