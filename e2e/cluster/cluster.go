@@ -32,6 +32,9 @@ type Cluster struct {
 	// Config is an admin's (system:masters) client configuration.
 	Config *rest.Config
 	env    *envtest.Environment
+	// certs and certDirs serve StopAPIServer and StartAPIServer (restart.go).
+	certs    map[string][]byte
+	certDirs []string
 }
 
 // Start starts a fresh control plane on free loopback ports in temporary
@@ -73,7 +76,13 @@ func StartDetached() (*Cluster, error) {
 }
 
 // Stop stops the control plane and removes its temporary directories.
-func (c *Cluster) Stop() error { return c.env.Stop() }
+func (c *Cluster) Stop() error {
+	err := c.env.Stop()
+	for _, dir := range c.certDirs {
+		_ = os.RemoveAll(dir)
+	}
+	return err
+}
 
 // Kubeconfig returns a kubeconfig for an admin user, for kubectl and for
 // operators run as separate processes.

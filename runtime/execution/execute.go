@@ -77,6 +77,12 @@ func Execute(ctx context.Context, h *registry.ChangingHandler, kw *kwargs.Changi
 		return out
 	}
 
+	if ctx.Err() != nil {
+		// The operator is exiting and has cancelled the handler: this is
+		// not the handler's failure, and nothing is to be stored of it.
+		logger.Debug(fmt.Sprintf("%s is interrupted by the operator's exit: %s", name, err))
+		return Outcome{}
+	}
 	msg := err.Error()
 	if _, ok := asPermanent(err); ok {
 		logger.Error(fmt.Sprintf("%s failed permanently: %s", name, msg))

@@ -471,3 +471,23 @@ func TestSeconds(t *testing.T) {
 		})
 	}
 }
+
+// A handler cancelled by the operator's exit has not failed: no retry is
+// scheduled, nothing final is reported, and no error is logged.
+func TestExecuteInterruptedByExit(t *testing.T) {
+	logger, lines := captureLogger(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	h := registry.ChangingHandler{ID: "fn", Fn: func(ctx context.Context, _ *kwargs.Changing) (any, error) {
+		cancel()
+		return nil, ctx.Err()
+	}}
+	out := Execute(ctx, &h, &kwargs.Changing{}, Attempt{Started: time.Now()}, time.Minute, logger)
+	if out.Final() || out.Delay != 0 {
+		t.Errorf("Execute() = %+v, want neither final nor delayed", out)
+	}
+	for _, l := range lines() {
+		if l.Level == "ERROR" {
+			t.Errorf("an interruption is logged as an error: %s", l)
+		}
+	}
+}

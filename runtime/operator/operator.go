@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/connrotation"
 
 	"github.com/kopf-go/kopf/runtime/body"
 	"github.com/kopf-go/kopf/runtime/execution"
@@ -47,6 +49,8 @@ type Options struct {
 	Logger     *slog.Logger
 	// RescanInterval is how often unresolved resources are looked up again.
 	RescanInterval time.Duration
+
+	dropConnections func() // closes every connection to the API server
 }
 
 // Run serves the registry's handlers until ctx is done. It returns nil on a
@@ -73,6 +77,19 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	if err != nil {
 		return err
 	}
+	// A silent watch stream is most often a dead connection, which every
+	// other request shares (HTTP/2 multiplexes them all over one): a new
+	// watch would wait on it until client-go's HTTP/2 health check gives up
+	// (~45 s). So re-establishing a silent watch drops the connections.
+	handlersCfg := cfg
+	cfg = rest.CopyConfig(cfg)
+	dial := cfg.Dial
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	}
+	conns := connrotation.NewDialer(dial)
+	cfg.Dial = conns.DialContext
+	opts.dropConnections = conns.CloseAll
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("creating the dynamic client: %w", err)
@@ -97,7 +114,7 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 		opts.Logger = slog.New(posting.NewLogHandler(opts.Logger.Handler(), poster))
 	}
 	ctx = posting.WithPoster(ctx, poster)
-	ctx = withRESTConfig(ctx, rest.CopyConfig(cfg))
+	ctx = withRESTConfig(ctx, rest.CopyConfig(handlersCfg))
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -185,6 +202,7 @@ func serveResource(ctx context.Context, wg *sync.WaitGroup, dyn dynamic.Interfac
 			InactivityTimeout: timeout,
 			OnStall: func() {
 				opts.Logger.Warn(fmt.Sprintf("The watch stream of %s has been silent for %s seconds; re-establishing it.", where, execution.Seconds(timeout)))
+				opts.dropConnections()
 			},
 		}
 		wg.Add(1)

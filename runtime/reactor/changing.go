@@ -3,6 +3,7 @@ package reactor
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -46,6 +47,13 @@ func (r *Reactor) cycle(ctx context.Context, b body.Body, mem *memory, s *queuei
 		logger.Error(fmt.Sprintf("The diff-base is malformed and is treated as absent: %v", err))
 	})
 	reason, diff := detected.Reason, detected.Diff
+	if mem.rejected != "" && !deleting {
+		if encoded, _ := progress.EncodeEssence(detected.Essence); encoded == mem.rejected {
+			logger.Debug("The object could not be patched for this essence before; waiting for it to change.")
+			return nil
+		}
+		mem.rejected = ""
+	}
 
 	base := kwargs.Changing{
 		Resource: kwargs.FromBody(r.Resource, b, nil, logger, mem.memo),
@@ -103,10 +111,9 @@ func (r *Reactor) cycle(ctx context.Context, b body.Body, mem *memory, s *queuei
 		if reason != causes.Delete && (detected.Old == nil || len(detected.Diff) > 0) {
 			ps.DiffBaseStorage.Store(b, p, detected.Essence)
 		}
-		if len(handlers) > 0 {
-			logger.Info(fmt.Sprintf("%s is processed: %d succeeded; %d failed.", reason.Title(), outcome.succeeded, outcome.failed))
-		}
-		mem.resumed = true // fully handled once: nothing left to resume
+	}
+	if outcome.cancelled {
+		return nil // the operator is exiting: nothing of this cycle is stored
 	}
 	if !p.IsEmpty() {
 		ps.ProgressStorage.Touch(b, p, nil) // a real change makes the touch obsolete
@@ -114,9 +121,19 @@ func (r *Reactor) cycle(ctx context.Context, b body.Body, mem *memory, s *queuei
 
 	rv, err := r.apply(ctx, b, p)
 	if err != nil {
+		var invalid *invalidPatchError
+		if errors.As(err, &invalid) {
+			mem.rejected, _ = progress.EncodeEssence(detected.Essence)
+		}
 		return err
 	}
 	s.Expect(rv)
+	if outcome.done {
+		if len(handlers) > 0 {
+			logger.Info(fmt.Sprintf("%s is processed: %d succeeded; %d failed.", reason.Title(), outcome.succeeded, outcome.failed))
+		}
+		mem.resumed = true // fully handled once: nothing left to resume
+	}
 
 	if outcome.done && reason == causes.Delete && hasFinalizer {
 		logger.Debug("Removing the finalizer, thus allowing the actual deletion.")
@@ -159,16 +176,21 @@ type handlersOutcome struct {
 	delay             time.Duration // the shortest wait for a delayed handler
 	ids               []string      // every progress id involved, to purge when done
 	failedIDs         []string
+	cancelled         bool // the operator is exiting: the outcome is not to be stored
 }
 
-// runHandlers runs every handler that is due, all in one cycle (Kopf's
-// default "all at once" lifecycle), and records their progress in p. The
-// ids of the handlers are prefixed (for sub-handlers: "parent/").
+// runHandlers runs one handler that is due (Kopf's default "asap"
+// lifecycle: the one with the fewest retries), records its progress in p,
+// and reports whether all are finished. One handler per cycle means each
+// outcome is stored before the next handler starts, so a crash never makes
+// a succeeded handler run again. The ids of the handlers are prefixed (for
+// sub-handlers: "parent/").
 func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch, base *kwargs.Changing, prefix string, handlers []*registry.ChangingHandler, logger *slog.Logger) handlersOutcome {
 	ps := r.Settings.Persistence.ProgressStorage
 	out := handlersOutcome{done: true}
 	now := time.Now()
 	purpose := string(base.Reason)
+	chosen := pick(ps, b, prefix, purpose, handlers, now)
 	for _, h := range handlers {
 		id := prefix + h.ID
 		out.ids = append(out.ids, id)
@@ -198,6 +220,10 @@ func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch,
 			out.delay = minDelay(out.delay, rec.Delayed.Sub(now))
 			continue
 		}
+		if h != chosen {
+			out.done = false // due, but runs in a later cycle, after this one's patch
+			continue
+		}
 		att := execution.Attempt{Started: now}
 		if rec != nil {
 			att.Retry = rec.Retries
@@ -222,7 +248,7 @@ func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch,
 			switch {
 			case !sub.done:
 				logger.Debug(fmt.Sprintf("Handler '%s' has unfinished sub-handlers. Will retry soon.", id))
-				return execution.Outcome{Delay: max(sub.delay, time.Second)}
+				return execution.Outcome{Delay: sub.delay} // 0: the next cycle, at once
 			case sub.failed > 0:
 				msg := fmt.Sprintf("Some sub-handlers failed: %s", strings.Join(sub.failedIDs, ", "))
 				logger.Error(fmt.Sprintf("Handler '%s' failed permanently: %s", id, msg))
@@ -231,6 +257,12 @@ func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch,
 			return execution.Outcome{Success: true, Result: result}
 		}
 		res := execution.Execute(hctx, &named, kw, att, r.Settings.Execution.DefaultBackoff, logger)
+		if ctx.Err() != nil && !res.Final() {
+			// Interrupted by the operator's exit, not failed: the next
+			// operator run retries it without counting this attempt.
+			out.done, out.cancelled = false, true
+			return out
+		}
 		if res.Success {
 			if err := mergeResult(p, id, res.Result); err != nil {
 				logger.Error(fmt.Sprintf("Handler '%s' returned a result that cannot be stored: %v", id, err))
@@ -360,4 +392,32 @@ func withResourceVersion(b body.Body, rv string) body.Body {
 	meta["resourceVersion"] = rv
 	c["metadata"] = meta
 	return c
+}
+
+// pick chooses the one handler to run in this cycle, as Kopf's default
+// lifecycle (asap) does: of the handlers that are due, the one with the
+// fewest retries so far, the first registered on a tie. Running one per
+// cycle persists every outcome before the next handler starts, so a crash
+// never repeats a handler that has succeeded; the fewest retries first
+// keeps a failing handler from holding the others up.
+func pick(ps progress.ProgressStorage, b body.Body, prefix, purpose string, handlers []*registry.ChangingHandler, now time.Time) *registry.ChangingHandler {
+	var best *registry.ChangingHandler
+	fewest := 0
+	for _, h := range handlers {
+		rec, err := ps.Fetch(b, prefix+h.ID)
+		if err != nil || (rec != nil && rec.Purpose != nil && *rec.Purpose != purpose) {
+			rec = nil
+		}
+		retries := 0
+		if rec != nil {
+			if rec.Success || rec.Failure || (rec.Delayed != nil && rec.Delayed.After(now)) {
+				continue
+			}
+			retries = rec.Retries
+		}
+		if best == nil || retries < fewest {
+			best, fewest = h, retries
+		}
+	}
+	return best
 }

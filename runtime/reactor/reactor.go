@@ -48,6 +48,10 @@ type memory struct {
 	// so resume handlers apply to it; resumed: they are done.
 	noticedByListing bool
 	resumed          bool
+	// rejected is the essence (encoded) whose handling the API server
+	// refused to store (an invalid patch): it is not handled again until
+	// the essence changes, whatever else (e.g. status) changes meanwhile.
+	rejected string
 }
 
 func (r *Reactor) memory(key, uid string) *memory {
