@@ -4,7 +4,8 @@
 //
 // The stages are separate packages: markers (the grammar, the marker table
 // and the parser), load (go/packages), model (markers and signatures to
-// handlers and registrations, with all checks) and emit (jennifer).
+// handlers and registrations, with all checks), emit (jennifer), and
+// builtins (the table of built-in resources with typed kwargs).
 //
 // # Contract
 //
@@ -17,8 +18,10 @@
 //     (it is orphaned). A file of that name that is not marked as generated
 //     (see IsGenerated) is never overwritten nor removed: overwriting it is
 //     an error, removing it is skipped.
-//   - The output depends only on the sources and Version: the same input
-//     yields the same bytes, gofmt-clean.
+//   - The output of a package depends only on its sources, those of the
+//     packages it imports directly (for their typed resources), and
+//     Version: the same input yields the same bytes, gofmt-clean. It does
+//     not depend on which other packages the patterns match.
 package generator
 
 import (
@@ -113,9 +116,23 @@ func Generate(ctx context.Context, opts Options) ([]File, error) {
 	}
 	if len(errs) > 0 {
 		errs.Sort()
-		return nil, errs
+		return nil, dedupe(errs)
 	}
 	return files, nil
+}
+
+// dedupe removes repeated errors from a sorted list: the markers of a
+// package's typed resources are checked by every package of the run that
+// imports it, as well as by its own.
+func dedupe(errs scanner.ErrorList) scanner.ErrorList {
+	out := errs[:0]
+	for _, e := range errs {
+		if len(out) > 0 && *out[len(out)-1] == *e {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // plan computes the file of one package, if it needs one or has one to

@@ -46,7 +46,7 @@ func TestGolden(t *testing.T) {
 		rel, _ := filepath.Rel(dir, f.Path)
 		got = append(got, filepath.ToSlash(rel))
 	}
-	if want := []string{"handlers/zz_generated.kopf.go", "minimal/zz_generated.kopf.go"}; !reflect.DeepEqual(got, want) {
+	if want := []string{"filters/zz_generated.kopf.go", "handlers/zz_generated.kopf.go", "minimal/zz_generated.kopf.go", "typed/zz_generated.kopf.go", "widgets/zz_generated.kopf.go"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("generated files %v, want %v", got, want)
 	}
 	if *update {
@@ -126,6 +126,12 @@ func module(t *testing.T, files map[string]string) string {
 }
 
 const header = "package p\n\nimport \"context\"\n\n"
+
+// kopfHeader and typedHeader are 7 lines each.
+const (
+	kopfHeader  = "package p\n\nimport (\n\t\"context\"\n\n\t\"github.com/kopf-go/kopf\"\n)\n"
+	typedHeader = "package p\n\nimport (\n\t\"context\"\n\n\tmetav1 \"k8s.io/apimachinery/pkg/apis/meta/v1\"\n)\n"
+)
 
 // TestErrors checks every error that kopf-gen reports about sources, with
 // its position, all in one run over one module.
@@ -226,9 +232,151 @@ func S(ctx context.Context, kw SKwargs) error { return nil }
 		"foreign/foreign.go": header + `//kopf:on.create ex
 func Fine(ctx context.Context, kw FineKwargs) error { return nil }
 `,
+		"filters/filters.go": kopfHeader + `//kopf:on.create ex value=1
+//kopf:on.update ex old=ABSENT new=PRESENT
+//kopf:on.update ex id=both field=spec.a value=x old=y
+//kopf:on.create * id=all
+//kopf:on.create kopf.dev/v1/* id=group
+func Values(ctx context.Context, kw ValuesKwargs) error { return nil }
+
+//kopf:on.create ex when=missing labels={a: fn:notFunc, b: fn:wrongLabel} annotations={c: fn:generic}
+//kopf:on.create ex field=spec.x value=fn:wrongValue old=x id=x2
+//kopf:on.update ex field=spec.x new=fn:wrongValue when=otherKwargs id=x3
+//kopf:on.delete ex when=runtimeEvent id=x4
+func Callbacks(ctx context.Context, kw CallbacksKwargs) error { return nil }
+
+//kopf:on.event ex when=value
+//kopf:on.event ex when=changing id=e2
+func Watch(ctx context.Context, kw WatchKwargs) error { return nil }
+
+var notFunc = 1
+
+func wrongLabel(value any) bool { return true }
+
+func generic[T any](value string) bool { return true }
+
+func wrongValue(value string, kw *kopf.ResourceKwargs) bool { return true }
+
+func otherKwargs(kw WatchKwargs) bool { return true }
+
+func runtimeEvent(kw *kopf.EventKwargs) bool { return true }
+
+func value(kw WatchKwargs) bool { return true }
+
+func changing(kw *kopf.ChangingKwargs) bool { return true }
+
+//kopf:on.resume ex field=spec.a labels={a: b}
+//kopf:on.create ex field=spec.a labels={a: c}
+func Stacked(ctx context.Context, kw StackedKwargs) error { return nil }
+`,
+		"events/events.go": header + `//kopf:on.event ex
+//kopf:on.create ex
+func Mixed(ctx context.Context, kw MixedKwargs) error { return nil }
+
+//kopf:on.event ex
+func Result(ctx context.Context, kw ResultKwargs) (any, error) { return nil, nil }
+
+//kopf:on.event ex
+//kopf:on.event ex
+func Twice(ctx context.Context, kw TwiceKwargs) error { return nil }
+
+//kopf:on.field ex
+//kopf:on.field ex field=spec.a value=kopf.PRESENT old=null
+func Field(ctx context.Context, kw FieldKwargs) error { return nil }
+
+//kopf:resource kopf.dev/v1/things
+func NotAType(ctx context.Context, kw NotATypeKwargs) error { return nil }
+
+func newOwnKwargs() {}
+
+//kopf:on.event ex
+func Own(ctx context.Context, kw OwnKwargs) error { return nil }
+`,
+		"typed/typed.go": typedHeader + `//kopf:resource kopf.dev/kopfexamples
+type NoVersion struct{}
+
+//kopf:resource kopf.dev/v1/aliases
+type Alias = KopfExample
+
+//kopf:resource kopf.dev/v1/generics
+type Generic[T any] struct{ Spec T }
+
+//kopf:resource kopf.dev/v1/names
+type Name string
+
+//kopf:resource kopf.dev/v1/groups
+type (
+	A struct{}
+	B struct{}
+)
+
+//kopf:resource kopf.dev/v1/kopfexamples
+//kopf:resource kopf.dev/v2/kopfexamples
+type KopfExample struct {
+	metav1.ObjectMeta ` + "`json:\"metadata\"`" + `
+	Spec Spec ` + "`json:\"spec\"`" + `
+}
+
+//kopf:resource kopf.dev/v1/kopfexamples
+type Again struct{}
+
+//kopf:resource other.dev/v1/kopfexamples
+type Other struct{}
+
+type Spec struct {
+	Field string ` + "`json:\"field\"`" + `
+	Items []string ` + "`json:\"items\"`" + `
+	Data []byte ` + "`json:\"data\"`" + `
+}
+
+//kopf:on.update kopf.dev/v1/kopfexamples field=spec.feild id=a
+//kopf:on.update kopf.dev/v1/kopfexamples field=[spec, items, x] id=b
+//kopf:on.update kopf.dev/v1/kopfexamples field="spec.field.x" id=c
+//kopf:on.update kopf.dev/v1/kopfexamples field=spce id=d
+//kopf:on.update kopf.dev/v1/kopfexamples field=spec.data.x id=e
+//kopf:on.update kopf.dev/v1/kopfexamples field=metadata.labels.app.x id=f
+//kopf:on.update v1/pods field=spec.nodeNmae id=g
+func Fields(ctx context.Context, kw FieldsKwargs) error { return nil }
+
+//kopf:on.create kopfexamples
+func Ambiguous(ctx context.Context, kw AmbiguousKwargs) error { return nil }
+
+//kopf:on.create other.dev/v1/kopfexamples
+//kopf:on.create pods id=pods
+func Good(ctx context.Context, kw GoodKwargs) error { return nil }
+
+//kopf:on.create pods
+func Pods(ctx context.Context, kw PodsKwargs) error { return nil }
+
+var fmt, corev1 = 1, 2
+`,
+		"typed/api/api.go": "package api\n\n" + `//kopf:resource kopf.dev/v1/secrets
+type secret struct{}
+
+//kopf:resource kopf.dev/v1/gadgets
+type Gadget struct {
+	Spec spec ` + "`json:\"spec\"`" + `
+	Status struct{ OK bool } ` + "`json:\"status\"`" + `
+}
+
+type spec struct{}
+
+var _ = secret{}
+`,
+		"gadgets/gadgets.go": header + `import _ "example.com/m/typed/api"
+
+//kopf:on.create gadgets
+func Gadgets(ctx context.Context, kw GadgetsKwargs) error { return nil }
+`,
+		"syntax/filters.go": header + `//kopf:on.create ex labels={a: fn:1x, "": b} value={a: b} field=a..b
+//kopf:on.field ex field=[a, {b: c}] when="not an identifier"
+func T(ctx context.Context, kw TKwargs) error { return nil }
+`,
 		"foreign/zz_generated.kopf.go": "package p\n\n// Written by hand.\n",
 		"clean/clean.go":               "package clean\n",
 	})
+	// typed/ imports apimachinery, which the module does not require yet.
+	t.Setenv("GOFLAGS", "-mod=mod "+os.Getenv("GOFLAGS"))
 	_, err := Generate(context.Background(), Options{Dir: dir})
 	var list scanner.ErrorList
 	if !errors.As(err, &list) {
@@ -240,10 +388,37 @@ func Fine(ctx context.Context, kw FineKwargs) error { return nil }
 	want := []string{
 		"dup/dup.go:6:1: duplicate //kopf:on.create: handler id \"Twice\" is already registered for create of ex at line 5; set a distinct id=",
 		"dup/dup.go:12:1: handler id \"shared\" is already used for ex by One at line 9; set a distinct id=",
-		"dup/dup.go:16:1: //kopf:on.update repeats handler id \"x\" for ex with different options than line 15; stacked markers share a registration only if param, errors, timeout, retries and backoff are equal, so set a distinct id=",
+		"dup/dup.go:16:1: //kopf:on.update repeats handler id \"x\" for ex with different options than line 15; stacked markers share a registration only if param, errors, timeout, retries, backoff, field and filters are equal, so set a distinct id=",
 		"dup/dup.go:22:6: OwnKwargs is declared here, but kopf-gen generates it as the kwargs type of handler Own; rename one of them",
 		"dup/dup.go:24:6: Register is declared here, but kopf-gen generates the package's Register function; rename one of them",
+		"events/events.go:5:1: //kopf:on.event cannot share a function with changing-handler markers: event handlers take other kwargs and return no result; use a separate function",
+		"events/events.go:10:51: handler Result has the wrong signature: it returns (any, error); want func Result(ctx context.Context, kw ResultKwargs) error (event handlers return no result)",
+		"events/events.go:13:1: duplicate //kopf:on.event: handler id \"Twice\" is already registered for ex at line 12; set a distinct id=",
+		"events/events.go:16:8: missing field=a.b.c|[a, b, c]: //kopf:on.field requires it (the field to watch, dotted (spec.a.b) or a list ([spec, \"a.b\"]): the handler runs when it changes, with old, new and diff reduced to it)",
+		"events/events.go:17:39: value: write PRESENT without kopf., or quote it for a literal string",
+		"events/events.go:17:56: old: null is not a filter value: omit old= to check nothing, write ABSENT for a missing field, or quote \"null\" for the string",
+		"events/events.go:20:1: //kopf:resource applies to type declarations, not functions",
+		"events/events.go:23:6: newOwnKwargs is declared here, but kopf-gen generates it as the function building the kwargs of handler Own; rename one of them",
+		"filters/filters.go:8:21: value= needs field=: it checks the value at that field",
+		"filters/filters.go:9:21: old= needs field=: it checks the value at that field",
+		"filters/filters.go:9:32: new= needs field=: it checks the value at that field",
+		"filters/filters.go:10:42: value= cannot be combined with old= or new=: value= checks either side of a change; use old= and new= alone",
+		"filters/filters.go:11:18: resource: the everything selector * is not supported yet: the runtime's resources.Selector cannot match every resource",
+		"filters/filters.go:12:18: resource: the everything selector kopf.dev/v1/* is not supported yet: the runtime's resources.Selector cannot match every resource",
+		"filters/filters.go:15:26: when: no function missing in package p; want a function func(kw CallbacksKwargs) bool or func(kw *kopf.ChangingKwargs) bool",
+		"filters/filters.go:15:45: labels[\"a\"]: notFunc is a variable, not a function; want a function func(value string) bool or func(value string, kw *kopf.ResourceKwargs) bool",
+		"filters/filters.go:15:60: labels[\"b\"]: wrongLabel has the wrong signature func(value any) bool; want func(value string) bool or func(value string, kw *kopf.ResourceKwargs) bool",
+		"filters/filters.go:15:91: annotations[\"c\"]: generic has type parameters; a callback must not be generic",
+		"filters/filters.go:16:54: unknown argument old of //kopf:on.create; it is an argument of //kopf:on.update, //kopf:on.field",
+		"filters/filters.go:17:38: new: wrongValue has the wrong signature func(value string, kw *kopf.ResourceKwargs) bool; want func(value any) bool or func(value any, kw *kopf.ResourceKwargs) bool",
+		"filters/filters.go:17:57: when: otherKwargs has the wrong signature func(kw WatchKwargs) bool; want func(kw CallbacksKwargs) bool or func(kw *kopf.ChangingKwargs) bool",
+		"filters/filters.go:18:26: when: runtimeEvent has the wrong signature func(kw *kopf.EventKwargs) bool; want func(kw CallbacksKwargs) bool or func(kw *kopf.ChangingKwargs) bool",
+		"filters/filters.go:22:25: when: changing has the wrong signature func(kw *kopf.ChangingKwargs) bool; want func(kw WatchKwargs) bool or func(kw *kopf.EventKwargs) bool",
+		"filters/filters.go:37:6: callback value has the name of a variable of the generated code; rename it",
+		"filters/filters.go:42:1: //kopf:on.create repeats handler id \"Stacked/spec.a\" for ex with different options than line 41; stacked markers share a registration only if param, errors, timeout, retries, backoff, field and filters are equal, so set a distinct id=",
 		"foreign/zz_generated.kopf.go:1:1: zz_generated.kopf.go is not marked as generated (no \"// Code generated ... DO NOT EDIT.\" line before the package clause); refusing to overwrite it",
+		"gadgets/gadgets.go:8:6: handler Gadgets: kw.Spec would have type api.spec, which generated code cannot refer to: spec is not exported",
+		"gadgets/gadgets.go:8:6: handler Gadgets: kw.Status would have type struct{OK bool}, which generated code cannot refer to: kopf-gen does not render unnamed struct types; use a named type",
 		"names/names.go:6:6: handler kw has the name of a variable of the generated code; rename it",
 		"names/names.go:8:5: time is declared here, but kopf-gen generates a file importing a package under that name; rename one of them",
 		"place/place.go:5:1: //kopf:on.create cannot be attached to a var declaration; it applies to: func",
@@ -263,10 +438,34 @@ func Fine(ctx context.Context, kw FineKwargs) error { return nil }
 		"sig/sig.go:29:7: //kopf:on.create applies to non-generic functions: G has type parameters",
 		"sig/sig.go:32:41: " + sig("H", "it returns (any, any)"),
 		"sig/sig.go:37:41: " + sig("I", "it returns (Result, error)"),
+		"syntax/filters.go:5:32: labels: fn:1x is not a callback reference: want fn: followed by the name of a function of the package; quote the value for a literal string",
+		"syntax/filters.go:5:39: labels: empty key",
+		"syntax/filters.go:5:52: value: want a filter value (a literal, PRESENT, ABSENT or fn:NAME), got a map",
+		"syntax/filters.go:5:65: field: empty part in field \"a..b\": want a.b.c, or a list [a, \"b.c\"] for keys with dots",
+		"syntax/filters.go:6:30: field: the parts of a field must be strings, not a map",
+		"syntax/filters.go:6:43: when: want the name of a function of the package (NAME or fn:NAME), got \"not an identifier\"",
 		"syntax/syntax.go:5:8: unknown marker //kopf:on.craete; did you mean //kopf:on.create?",
 		"syntax/syntax.go:6:21: unknown argument tiemout of //kopf:on.create; did you mean timeout?",
 		"syntax/syntax.go:6:40: retries: must be positive, got 0",
-		"syntax/syntax.go:7:8: missing <resource>: //kopf:on.create takes one positional argument, <resource> (the resource: plural, kind, plural.group, plural.version.group, group/version/plural, group/plural or v1/plural (core))",
+		"syntax/syntax.go:7:8: missing <resource>: //kopf:on.create takes one positional argument, <resource> (the resource: plural, kind, plural.group, plural.version.group, group/version/plural, group/plural, v1/plural (core) or * (everything, not supported yet))",
+		"typed/api/api.go:3:1: //kopf:resource on unexported type secret cannot serve the packages importing example.com/m/typed/api; export it",
+		"typed/typed.go:8:17: resource: //kopf:resource needs one resource with its version: group/version/plural, group/version/Kind, plural.version.group or v1/plural (core)",
+		"typed/typed.go:11:1: //kopf:resource applies to struct type declarations: Alias is an alias",
+		"typed/typed.go:14:1: //kopf:resource applies to non-generic types: Generic has type parameters",
+		"typed/typed.go:17:1: //kopf:resource applies to struct types: Name is string",
+		"typed/typed.go:20:1: //kopf:resource is in the doc comment of a group of 2 types; put it in the doc comment of one of them",
+		"typed/typed.go:27:1: KopfExample already has a //kopf:resource marker at line 26",
+		"typed/typed.go:33:1: resource kopf.dev/v1/kopfexamples is already the type of KopfExample at line 26",
+		"typed/typed.go:45:54: field: no \"feild\" in spec of KopfExample (Spec); it has data, field, items",
+		"typed/typed.go:46:63: field: spec.items of KopfExample is a list ([]string): field paths cannot go into lists",
+		"typed/typed.go:47:61: field: spec.field of KopfExample is a string: it has no \"x\"",
+		"typed/typed.go:48:49: field: no \"spce\" in KopfExample; it has metadata, spec",
+		"typed/typed.go:49:59: field: spec.data of KopfExample is a string ([]byte): it has no \"x\"",
+		"typed/typed.go:50:69: field: metadata.labels.app of KopfExample is a string: it has no \"x\"",
+		"typed/typed.go:51:37: field: no \"nodeNmae\" in spec of corev1.Pod (corev1.PodSpec); did you mean nodeName?",
+		"typed/typed.go:54:18: resource: kopfexamples names several typed resources: kopf.dev/v1/kopfexamples (KopfExample), other.dev/v1/kopfexamples (Other); add the group and version",
+		"typed/typed.go:64:5: fmt is declared here, but kopf-gen generates a file importing a package under that name; rename one of them",
+		"typed/typed.go:64:10: corev1 is declared here, but kopf-gen generates a file importing a package under that name; rename one of them",
 	}
 	var got []string
 	for _, e := range list {

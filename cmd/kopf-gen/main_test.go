@@ -83,6 +83,15 @@ func TestMarkersHelp(t *testing.T) {
 		"//kopf:on.resume <resource>",
 		"deleted",
 		"//kopf:on.update <resource>",
+		"//kopf:on.field <resource> [id=string]",
+		"field=a.b.c|[a, b, c] [value=",
+		"//kopf:on.event <resource> [id=string] [param=string] [labels=",
+		"//kopf:resource <resource>",
+		"labels={k: v|\"v\"|PRESENT|ABSENT|fn:F, ...}",
+		"when=F",
+		"old=value|\"string\"|PRESENT|ABSENT|fn:F",
+		"a quoted value is always\na literal string",
+		"\tbatch/v1: jobs cronjobs",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("help lacks %q", want)

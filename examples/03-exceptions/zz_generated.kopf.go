@@ -50,12 +50,39 @@ type InstantFailureWithOnlyAMessageKwargs struct {
 	Runtime time.Duration
 	// Reason is the cause of this invocation: create, update, delete or resume.
 	Reason kopf.Reason
-	// Old is the object's essence before the change, nil if there was none.
+	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
 	Old any
-	// New is the object's essence after the change, nil if there is none.
+	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
 	New any
 	// Diff lists the changes from Old to New.
 	Diff kopf.Diff
+}
+
+// newInstantFailureWithOnlyAMessageKwargs copies the runtime's kwargs into InstantFailureWithOnlyAMessageKwargs.
+func newInstantFailureWithOnlyAMessageKwargs(kw *kopf.ChangingKwargs) InstantFailureWithOnlyAMessageKwargs {
+	return InstantFailureWithOnlyAMessageKwargs{
+		Resource:    kw.Resource.Resource,
+		Body:        kw.Body,
+		Spec:        kw.Spec,
+		Meta:        kw.Meta,
+		Status:      kw.Status,
+		UID:         kw.UID,
+		Name:        kw.Name,
+		Namespace:   kw.Namespace,
+		Labels:      kw.Labels,
+		Annotations: kw.Annotations,
+		Patch:       kw.Patch,
+		Logger:      kw.Logger,
+		Memo:        kw.Memo,
+		Param:       kw.Param,
+		Retry:       kw.Retry,
+		Started:     kw.Started,
+		Runtime:     kw.Runtime,
+		Reason:      kw.Reason,
+		Old:         kw.Old,
+		New:         kw.New,
+		Diff:        kw.Diff,
+	}
 }
 
 // EventualSuccessWithAFewMessagesKwargs are the arguments of the handler EventualSuccessWithAFewMessages, registered by:
@@ -98,12 +125,39 @@ type EventualSuccessWithAFewMessagesKwargs struct {
 	Runtime time.Duration
 	// Reason is the cause of this invocation: create, update, delete or resume.
 	Reason kopf.Reason
-	// Old is the object's essence before the change, nil if there was none.
+	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
 	Old any
-	// New is the object's essence after the change, nil if there is none.
+	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
 	New any
 	// Diff lists the changes from Old to New.
 	Diff kopf.Diff
+}
+
+// newEventualSuccessWithAFewMessagesKwargs copies the runtime's kwargs into EventualSuccessWithAFewMessagesKwargs.
+func newEventualSuccessWithAFewMessagesKwargs(kw *kopf.ChangingKwargs) EventualSuccessWithAFewMessagesKwargs {
+	return EventualSuccessWithAFewMessagesKwargs{
+		Resource:    kw.Resource.Resource,
+		Body:        kw.Body,
+		Spec:        kw.Spec,
+		Meta:        kw.Meta,
+		Status:      kw.Status,
+		UID:         kw.UID,
+		Name:        kw.Name,
+		Namespace:   kw.Namespace,
+		Labels:      kw.Labels,
+		Annotations: kw.Annotations,
+		Patch:       kw.Patch,
+		Logger:      kw.Logger,
+		Memo:        kw.Memo,
+		Param:       kw.Param,
+		Retry:       kw.Retry,
+		Started:     kw.Started,
+		Runtime:     kw.Runtime,
+		Reason:      kw.Reason,
+		Old:         kw.Old,
+		New:         kw.New,
+		Diff:        kw.Diff,
+	}
 }
 
 // EventualFailureWithTracebacksKwargs are the arguments of the handler EventualFailureWithTracebacks, registered by:
@@ -146,12 +200,39 @@ type EventualFailureWithTracebacksKwargs struct {
 	Runtime time.Duration
 	// Reason is the cause of this invocation: create, update, delete or resume.
 	Reason kopf.Reason
-	// Old is the object's essence before the change, nil if there was none.
+	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
 	Old any
-	// New is the object's essence after the change, nil if there is none.
+	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
 	New any
 	// Diff lists the changes from Old to New.
 	Diff kopf.Diff
+}
+
+// newEventualFailureWithTracebacksKwargs copies the runtime's kwargs into EventualFailureWithTracebacksKwargs.
+func newEventualFailureWithTracebacksKwargs(kw *kopf.ChangingKwargs) EventualFailureWithTracebacksKwargs {
+	return EventualFailureWithTracebacksKwargs{
+		Resource:    kw.Resource.Resource,
+		Body:        kw.Body,
+		Spec:        kw.Spec,
+		Meta:        kw.Meta,
+		Status:      kw.Status,
+		UID:         kw.UID,
+		Name:        kw.Name,
+		Namespace:   kw.Namespace,
+		Labels:      kw.Labels,
+		Annotations: kw.Annotations,
+		Patch:       kw.Patch,
+		Logger:      kw.Logger,
+		Memo:        kw.Memo,
+		Param:       kw.Param,
+		Retry:       kw.Retry,
+		Started:     kw.Started,
+		Runtime:     kw.Runtime,
+		Reason:      kw.Reason,
+		Old:         kw.Old,
+		New:         kw.New,
+		Diff:        kw.Diff,
+	}
 }
 
 // InstantFailureWithTracebackKwargs are the arguments of the handler InstantFailureWithTraceback, registered by:
@@ -194,12 +275,39 @@ type InstantFailureWithTracebackKwargs struct {
 	Runtime time.Duration
 	// Reason is the cause of this invocation: create, update, delete or resume.
 	Reason kopf.Reason
-	// Old is the object's essence before the change, nil if there was none.
+	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
 	Old any
-	// New is the object's essence after the change, nil if there is none.
+	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
 	New any
 	// Diff lists the changes from Old to New.
 	Diff kopf.Diff
+}
+
+// newInstantFailureWithTracebackKwargs copies the runtime's kwargs into InstantFailureWithTracebackKwargs.
+func newInstantFailureWithTracebackKwargs(kw *kopf.ChangingKwargs) InstantFailureWithTracebackKwargs {
+	return InstantFailureWithTracebackKwargs{
+		Resource:    kw.Resource.Resource,
+		Body:        kw.Body,
+		Spec:        kw.Spec,
+		Meta:        kw.Meta,
+		Status:      kw.Status,
+		UID:         kw.UID,
+		Name:        kw.Name,
+		Namespace:   kw.Namespace,
+		Labels:      kw.Labels,
+		Annotations: kw.Annotations,
+		Patch:       kw.Patch,
+		Logger:      kw.Logger,
+		Memo:        kw.Memo,
+		Param:       kw.Param,
+		Retry:       kw.Retry,
+		Started:     kw.Started,
+		Runtime:     kw.Runtime,
+		Reason:      kw.Reason,
+		Old:         kw.Old,
+		New:         kw.New,
+		Diff:        kw.Diff,
+	}
 }
 
 // Register adds the package's handlers to r, in source order, and returns the
@@ -210,29 +318,7 @@ func Register(r *kopf.Registry) error {
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, InstantFailureWithOnlyAMessage(ctx, InstantFailureWithOnlyAMessageKwargs{
-				Resource:    kw.Resource.Resource,
-				Body:        kw.Body,
-				Spec:        kw.Spec,
-				Meta:        kw.Meta,
-				Status:      kw.Status,
-				UID:         kw.UID,
-				Name:        kw.Name,
-				Namespace:   kw.Namespace,
-				Labels:      kw.Labels,
-				Annotations: kw.Annotations,
-				Patch:       kw.Patch,
-				Logger:      kw.Logger,
-				Memo:        kw.Memo,
-				Param:       kw.Param,
-				Retry:       kw.Retry,
-				Started:     kw.Started,
-				Runtime:     kw.Runtime,
-				Reason:      kw.Reason,
-				Old:         kw.Old,
-				New:         kw.New,
-				Diff:        kw.Diff,
-			})
+			return nil, InstantFailureWithOnlyAMessage(ctx, newInstantFailureWithOnlyAMessageKwargs(kw))
 		},
 	}); err != nil {
 		return err
@@ -242,29 +328,7 @@ func Register(r *kopf.Registry) error {
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, EventualSuccessWithAFewMessages(ctx, EventualSuccessWithAFewMessagesKwargs{
-				Resource:    kw.Resource.Resource,
-				Body:        kw.Body,
-				Spec:        kw.Spec,
-				Meta:        kw.Meta,
-				Status:      kw.Status,
-				UID:         kw.UID,
-				Name:        kw.Name,
-				Namespace:   kw.Namespace,
-				Labels:      kw.Labels,
-				Annotations: kw.Annotations,
-				Patch:       kw.Patch,
-				Logger:      kw.Logger,
-				Memo:        kw.Memo,
-				Param:       kw.Param,
-				Retry:       kw.Retry,
-				Started:     kw.Started,
-				Runtime:     kw.Runtime,
-				Reason:      kw.Reason,
-				Old:         kw.Old,
-				New:         kw.New,
-				Diff:        kw.Diff,
-			})
+			return nil, EventualSuccessWithAFewMessages(ctx, newEventualSuccessWithAFewMessagesKwargs(kw))
 		},
 	}); err != nil {
 		return err
@@ -274,29 +338,7 @@ func Register(r *kopf.Registry) error {
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, EventualFailureWithTracebacks(ctx, EventualFailureWithTracebacksKwargs{
-				Resource:    kw.Resource.Resource,
-				Body:        kw.Body,
-				Spec:        kw.Spec,
-				Meta:        kw.Meta,
-				Status:      kw.Status,
-				UID:         kw.UID,
-				Name:        kw.Name,
-				Namespace:   kw.Namespace,
-				Labels:      kw.Labels,
-				Annotations: kw.Annotations,
-				Patch:       kw.Patch,
-				Logger:      kw.Logger,
-				Memo:        kw.Memo,
-				Param:       kw.Param,
-				Retry:       kw.Retry,
-				Started:     kw.Started,
-				Runtime:     kw.Runtime,
-				Reason:      kw.Reason,
-				Old:         kw.Old,
-				New:         kw.New,
-				Diff:        kw.Diff,
-			})
+			return nil, EventualFailureWithTracebacks(ctx, newEventualFailureWithTracebacksKwargs(kw))
 		},
 		Retries: 3,
 		Backoff: time.Second,
@@ -308,29 +350,7 @@ func Register(r *kopf.Registry) error {
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, InstantFailureWithTraceback(ctx, InstantFailureWithTracebackKwargs{
-				Resource:    kw.Resource.Resource,
-				Body:        kw.Body,
-				Spec:        kw.Spec,
-				Meta:        kw.Meta,
-				Status:      kw.Status,
-				UID:         kw.UID,
-				Name:        kw.Name,
-				Namespace:   kw.Namespace,
-				Labels:      kw.Labels,
-				Annotations: kw.Annotations,
-				Patch:       kw.Patch,
-				Logger:      kw.Logger,
-				Memo:        kw.Memo,
-				Param:       kw.Param,
-				Retry:       kw.Retry,
-				Started:     kw.Started,
-				Runtime:     kw.Runtime,
-				Reason:      kw.Reason,
-				Old:         kw.Old,
-				New:         kw.New,
-				Diff:        kw.Diff,
-			})
+			return nil, InstantFailureWithTraceback(ctx, newInstantFailureWithTracebackKwargs(kw))
 		},
 		Errors:  kopf.ErrorsPermanent,
 		Backoff: time.Second,

@@ -50,12 +50,39 @@ type CreateFnKwargs struct {
 	Runtime time.Duration
 	// Reason is the cause of this invocation: create, update, delete or resume.
 	Reason kopf.Reason
-	// Old is the object's essence before the change, nil if there was none.
+	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
 	Old any
-	// New is the object's essence after the change, nil if there is none.
+	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
 	New any
 	// Diff lists the changes from Old to New.
 	Diff kopf.Diff
+}
+
+// newCreateFnKwargs copies the runtime's kwargs into CreateFnKwargs.
+func newCreateFnKwargs(kw *kopf.ChangingKwargs) CreateFnKwargs {
+	return CreateFnKwargs{
+		Resource:    kw.Resource.Resource,
+		Body:        kw.Body,
+		Spec:        kw.Spec,
+		Meta:        kw.Meta,
+		Status:      kw.Status,
+		UID:         kw.UID,
+		Name:        kw.Name,
+		Namespace:   kw.Namespace,
+		Labels:      kw.Labels,
+		Annotations: kw.Annotations,
+		Patch:       kw.Patch,
+		Logger:      kw.Logger,
+		Memo:        kw.Memo,
+		Param:       kw.Param,
+		Retry:       kw.Retry,
+		Started:     kw.Started,
+		Runtime:     kw.Runtime,
+		Reason:      kw.Reason,
+		Old:         kw.Old,
+		New:         kw.New,
+		Diff:        kw.Diff,
+	}
 }
 
 // Register adds the package's handlers to r, in source order, and returns the
@@ -66,29 +93,7 @@ func Register(r *kopf.Registry) error {
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, CreateFn(ctx, CreateFnKwargs{
-				Resource:    kw.Resource.Resource,
-				Body:        kw.Body,
-				Spec:        kw.Spec,
-				Meta:        kw.Meta,
-				Status:      kw.Status,
-				UID:         kw.UID,
-				Name:        kw.Name,
-				Namespace:   kw.Namespace,
-				Labels:      kw.Labels,
-				Annotations: kw.Annotations,
-				Patch:       kw.Patch,
-				Logger:      kw.Logger,
-				Memo:        kw.Memo,
-				Param:       kw.Param,
-				Retry:       kw.Retry,
-				Started:     kw.Started,
-				Runtime:     kw.Runtime,
-				Reason:      kw.Reason,
-				Old:         kw.Old,
-				New:         kw.New,
-				Diff:        kw.Diff,
-			})
+			return nil, CreateFn(ctx, newCreateFnKwargs(kw))
 		},
 	}); err != nil {
 		return err

@@ -4,10 +4,13 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/kopf-go/kopf"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // PodInSightKwargs are the arguments of the handler PodInSight, registered by:
@@ -17,14 +20,16 @@ import (
 type PodInSightKwargs struct {
 	// Resource is the served resource, as resolved through the cluster's discovery.
 	Resource kopf.Resource
-	// Body is the whole object.
+	// Body is the whole object, as received.
 	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
+	// Object is the body decoded as a corev1.Pod.
+	Object *corev1.Pod
+	// Spec is Object.Spec.
+	Spec corev1.PodSpec
 	// Meta is the object's metadata.
 	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
+	// Status is Object.Status.
+	Status corev1.PodStatus
 	// UID is the object's metadata.uid.
 	UID string
 	// Name is the object's metadata.name.
@@ -51,12 +56,45 @@ type PodInSightKwargs struct {
 	Runtime time.Duration
 	// Reason is the cause of this invocation: create, update, delete or resume.
 	Reason kopf.Reason
-	// Old is the object's essence before the change, nil if there was none.
+	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
 	Old any
-	// New is the object's essence after the change, nil if there is none.
+	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
 	New any
 	// Diff lists the changes from Old to New.
 	Diff kopf.Diff
+}
+
+// newPodInSightKwargs decodes the body into a corev1.Pod and copies the runtime's kwargs
+// into PodInSightKwargs.
+func newPodInSightKwargs(kw *kopf.ChangingKwargs) (PodInSightKwargs, error) {
+	obj := new(corev1.Pod)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(kw.Body, obj); err != nil {
+		return PodInSightKwargs{}, fmt.Errorf("decoding the object as corev1.Pod: %w", err)
+	}
+	return PodInSightKwargs{
+		Resource:    kw.Resource.Resource,
+		Body:        kw.Body,
+		Object:      obj,
+		Spec:        obj.Spec,
+		Meta:        kw.Meta,
+		Status:      obj.Status,
+		UID:         kw.UID,
+		Name:        kw.Name,
+		Namespace:   kw.Namespace,
+		Labels:      kw.Labels,
+		Annotations: kw.Annotations,
+		Patch:       kw.Patch,
+		Logger:      kw.Logger,
+		Memo:        kw.Memo,
+		Param:       kw.Param,
+		Retry:       kw.Retry,
+		Started:     kw.Started,
+		Runtime:     kw.Runtime,
+		Reason:      kw.Reason,
+		Old:         kw.Old,
+		New:         kw.New,
+		Diff:        kw.Diff,
+	}, nil
 }
 
 // PodDeletedKwargs are the arguments of the handler PodDeleted, registered by:
@@ -65,14 +103,16 @@ type PodInSightKwargs struct {
 type PodDeletedKwargs struct {
 	// Resource is the served resource, as resolved through the cluster's discovery.
 	Resource kopf.Resource
-	// Body is the whole object.
+	// Body is the whole object, as received.
 	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
+	// Object is the body decoded as a corev1.Pod.
+	Object *corev1.Pod
+	// Spec is Object.Spec.
+	Spec corev1.PodSpec
 	// Meta is the object's metadata.
 	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
+	// Status is Object.Status.
+	Status corev1.PodStatus
 	// UID is the object's metadata.uid.
 	UID string
 	// Name is the object's metadata.name.
@@ -99,12 +139,45 @@ type PodDeletedKwargs struct {
 	Runtime time.Duration
 	// Reason is the cause of this invocation: create, update, delete or resume.
 	Reason kopf.Reason
-	// Old is the object's essence before the change, nil if there was none.
+	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
 	Old any
-	// New is the object's essence after the change, nil if there is none.
+	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
 	New any
 	// Diff lists the changes from Old to New.
 	Diff kopf.Diff
+}
+
+// newPodDeletedKwargs decodes the body into a corev1.Pod and copies the runtime's kwargs
+// into PodDeletedKwargs.
+func newPodDeletedKwargs(kw *kopf.ChangingKwargs) (PodDeletedKwargs, error) {
+	obj := new(corev1.Pod)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(kw.Body, obj); err != nil {
+		return PodDeletedKwargs{}, fmt.Errorf("decoding the object as corev1.Pod: %w", err)
+	}
+	return PodDeletedKwargs{
+		Resource:    kw.Resource.Resource,
+		Body:        kw.Body,
+		Object:      obj,
+		Spec:        obj.Spec,
+		Meta:        kw.Meta,
+		Status:      obj.Status,
+		UID:         kw.UID,
+		Name:        kw.Name,
+		Namespace:   kw.Namespace,
+		Labels:      kw.Labels,
+		Annotations: kw.Annotations,
+		Patch:       kw.Patch,
+		Logger:      kw.Logger,
+		Memo:        kw.Memo,
+		Param:       kw.Param,
+		Retry:       kw.Retry,
+		Started:     kw.Started,
+		Runtime:     kw.Runtime,
+		Reason:      kw.Reason,
+		Old:         kw.Old,
+		New:         kw.New,
+		Diff:        kw.Diff,
+	}, nil
 }
 
 // Register adds the package's handlers to r, in source order, and returns the
@@ -112,64 +185,28 @@ type PodDeletedKwargs struct {
 func Register(r *kopf.Registry) error {
 	if err := r.AddChanging(kopf.ChangingHandler{
 		ID:       "PodInSight",
-		Selector: kopf.Selector{Version: "v1", Name: "pods"},
+		Selector: kopf.Selector{Version: "v1", Name: "pods", Core: true},
 		Reasons:  []kopf.Reason{kopf.ReasonResume, kopf.ReasonCreate},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, PodInSight(ctx, PodInSightKwargs{
-				Resource:    kw.Resource.Resource,
-				Body:        kw.Body,
-				Spec:        kw.Spec,
-				Meta:        kw.Meta,
-				Status:      kw.Status,
-				UID:         kw.UID,
-				Name:        kw.Name,
-				Namespace:   kw.Namespace,
-				Labels:      kw.Labels,
-				Annotations: kw.Annotations,
-				Patch:       kw.Patch,
-				Logger:      kw.Logger,
-				Memo:        kw.Memo,
-				Param:       kw.Param,
-				Retry:       kw.Retry,
-				Started:     kw.Started,
-				Runtime:     kw.Runtime,
-				Reason:      kw.Reason,
-				Old:         kw.Old,
-				New:         kw.New,
-				Diff:        kw.Diff,
-			})
+			args, err := newPodInSightKwargs(kw)
+			if err != nil {
+				return nil, err
+			}
+			return nil, PodInSight(ctx, args)
 		},
 	}); err != nil {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
 		ID:       "PodDeleted",
-		Selector: kopf.Selector{Version: "v1", Name: "pods"},
+		Selector: kopf.Selector{Version: "v1", Name: "pods", Core: true},
 		Reasons:  []kopf.Reason{kopf.ReasonDelete},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, PodDeleted(ctx, PodDeletedKwargs{
-				Resource:    kw.Resource.Resource,
-				Body:        kw.Body,
-				Spec:        kw.Spec,
-				Meta:        kw.Meta,
-				Status:      kw.Status,
-				UID:         kw.UID,
-				Name:        kw.Name,
-				Namespace:   kw.Namespace,
-				Labels:      kw.Labels,
-				Annotations: kw.Annotations,
-				Patch:       kw.Patch,
-				Logger:      kw.Logger,
-				Memo:        kw.Memo,
-				Param:       kw.Param,
-				Retry:       kw.Retry,
-				Started:     kw.Started,
-				Runtime:     kw.Runtime,
-				Reason:      kw.Reason,
-				Old:         kw.Old,
-				New:         kw.New,
-				Diff:        kw.Diff,
-			})
+			args, err := newPodDeletedKwargs(kw)
+			if err != nil {
+				return nil, err
+			}
+			return nil, PodDeleted(ctx, args)
 		},
 	}); err != nil {
 		return err

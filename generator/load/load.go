@@ -16,9 +16,17 @@
 // Only the files that make up each package in the current build
 // configuration are read: test files and files excluded by build
 // constraints are not, so markers there have no effect.
+//
+// The packages that a loaded package imports directly (other than the
+// standard library's) are listed as its Deps, with their type information
+// and those of their files that contain //kopf:resource markers, found by
+// one more go/packages query per Load: typed resources may be declared
+// there. Package.Import loads the types of any other package on demand
+// (from export data), for checks against built-in Kubernetes types.
 package load
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"go/ast"
@@ -58,6 +66,104 @@ type Package struct {
 	// Generated is the path of the package's existing generated file, or
 	// "" if it has none.
 	Generated string
+	// Deps are the packages this package imports directly, other than the
+	// standard library's, sorted by import path.
+	Deps []*Dep
+
+	shared *shared
+}
+
+// Dep is a package imported by a loaded package. Its types come from
+// export data (or from source, if it was loaded itself); its files are
+// parsed only if they may hold markers of types (see [ResourceMarker]).
+type Dep struct {
+	PkgPath string
+	Name    string
+	// Files are the dependency's files that contain ResourceMarker, sorted
+	// by name; all its files if the dependency was loaded itself.
+	Files []*File
+	// Types is the dependency as the importing package sees it; nil if
+	// the type-checker could not import it.
+	Types *types.Package
+}
+
+// ResourceMarker starts the markers that kopf-gen reads in the packages a
+// loaded package imports.
+const ResourceMarker = "//kopf:resource"
+
+// shared is what the packages of one Load share: the loader's settings
+// and the packages imported lazily by Import.
+type shared struct {
+	dir      string
+	fset     *token.FileSet
+	imported map[string]importResult
+}
+
+type importResult struct {
+	pkg *types.Package
+	err error
+}
+
+// Import returns the type information of the package at path, as seen from
+// this package's module: from this package's (transitive) imports if it
+// has it, otherwise from a separate load of its export data, cached for
+// the packages of one Load.
+func (p *Package) Import(ctx context.Context, path string) (*types.Package, error) {
+	if p.Types != nil {
+		seen := map[*types.Package]bool{}
+		var find func(*types.Package) *types.Package
+		find = func(tp *types.Package) *types.Package {
+			if seen[tp] {
+				return nil
+			}
+			seen[tp] = true
+			if tp.Path() == path && tp.Complete() {
+				return tp
+			}
+			for _, imp := range tp.Imports() {
+				if found := find(imp); found != nil {
+					return found
+				}
+			}
+			return nil
+		}
+		if found := find(p.Types); found != nil {
+			return found, nil
+		}
+	}
+	if p.shared == nil {
+		return nil, fmt.Errorf("importing %s: the package was not loaded by Load", path)
+	}
+	if r, ok := p.shared.imported[path]; ok {
+		return r.pkg, r.err
+	}
+	r := p.shared.load(ctx, p.Dir, path)
+	p.shared.imported[path] = r
+	return r.pkg, r.err
+}
+
+func (s *shared) load(ctx context.Context, dir, path string) importResult {
+	cfg := &packages.Config{
+		Context: ctx,
+		Mode:    packages.NeedName | packages.NeedTypes,
+		Dir:     dir,
+		Fset:    s.fset,
+	}
+	pkgs, err := packages.Load(cfg, path)
+	if err != nil {
+		return importResult{err: fmt.Errorf("importing %s: %w", path, err)}
+	}
+	if len(pkgs) != 1 {
+		return importResult{err: fmt.Errorf("importing %s: got %d packages", path, len(pkgs))}
+	}
+	p := pkgs[0]
+	if len(p.Errors) > 0 {
+		return importResult{err: fmt.Errorf("importing %s: %s", path, p.Errors[0].Msg)}
+	}
+	if p.Types == nil || !p.Types.Complete() {
+		return importResult{err: fmt.Errorf("importing %s: no type information", path)}
+	}
+	return importResult{pkg: p.Types}
 }
 
 // File is one parsed source file.
@@ -101,6 +207,7 @@ func Load(ctx context.Context, dir string, patterns ...string) ([]*Package, erro
 		return nil, fmt.Errorf("loading %s: no packages matched", strings.Join(patterns, " "))
 	}
 	var errs scanner.ErrorList
+	sh := &shared{dir: dir, fset: fset, imported: map[string]importResult{}}
 	out := make([]*Package, 0, len(pkgs))
 	for _, p := range pkgs {
 		if fatal := fatalErrors(p); len(fatal) > 0 {
@@ -113,6 +220,7 @@ func Load(ctx context.Context, dir string, patterns ...string) ([]*Package, erro
 			continue
 		}
 		if lp != nil {
+			lp.shared = sh
 			out = append(out, lp)
 		}
 	}
@@ -121,7 +229,91 @@ func Load(ctx context.Context, dir string, patterns ...string) ([]*Package, erro
 		return nil, dedupe(errs)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].PkgPath < out[j].PkgPath })
+	if err := loadDeps(ctx, dir, fset, pkgs, out); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// loadDeps fills the Deps of the loaded packages. The files of dependencies
+// that were not loaded themselves are listed by one more go/packages query,
+// and parsed only if they contain ResourceMarker.
+func loadDeps(ctx context.Context, dir string, fset *token.FileSet, pkgs []*packages.Package, out []*Package) error {
+	roots := map[string]*Package{}
+	for _, lp := range out {
+		roots[lp.PkgPath] = lp
+	}
+	var missing []string
+	seen := map[string]bool{}
+	for _, p := range pkgs {
+		for path := range p.Imports {
+			if isStd(path) || roots[path] != nil || seen[path] {
+				continue
+			}
+			seen[path] = true
+			missing = append(missing, path)
+		}
+	}
+	sort.Strings(missing)
+	deps := map[string]*Dep{}
+	for path, lp := range roots {
+		deps[path] = &Dep{PkgPath: path, Name: lp.Name, Files: lp.Files}
+	}
+	if len(missing) > 0 {
+		cfg := &packages.Config{Context: ctx, Mode: packages.NeedName | packages.NeedFiles, Dir: dir, Fset: fset}
+		listed, err := packages.Load(cfg, missing...)
+		if err != nil {
+			return fmt.Errorf("listing the imports of %s: %w", strings.Join(missing, " "), err)
+		}
+		for _, p := range listed {
+			d := &Dep{PkgPath: p.PkgPath, Name: p.Name}
+			files := append([]string(nil), p.GoFiles...)
+			sort.Strings(files)
+			for _, path := range files {
+				src, err := os.ReadFile(path)
+				if err != nil || !bytes.Contains(src, []byte(ResourceMarker)) {
+					continue // unreadable files are the compiler's business
+				}
+				f, err := parser.ParseFile(fset, path, src, parser.ParseComments|parser.SkipObjectResolution)
+				if err != nil {
+					continue // as are files that do not parse
+				}
+				d.Files = append(d.Files, &File{Path: path, AST: f})
+			}
+			deps[p.PkgPath] = d
+		}
+	}
+	for _, p := range pkgs {
+		lp := roots[p.PkgPath]
+		if lp == nil {
+			continue
+		}
+		var imported map[string]*types.Package
+		if lp.Types != nil {
+			imported = map[string]*types.Package{}
+			for _, tp := range lp.Types.Imports() {
+				imported[tp.Path()] = tp
+			}
+		}
+		for path := range p.Imports {
+			d, ok := deps[path]
+			if !ok || isStd(path) {
+				continue
+			}
+			dep := *d
+			dep.Types = imported[path]
+			lp.Deps = append(lp.Deps, &dep)
+		}
+		sort.Slice(lp.Deps, func(i, j int) bool { return lp.Deps[i].PkgPath < lp.Deps[j].PkgPath })
+	}
+	return nil
+}
+
+// isStd reports whether an import path is the standard library's: its
+// first element has no dot.
+func isStd(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".")
 }
 
 // dedupe removes repeated errors (go/packages may report one error for

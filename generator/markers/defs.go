@@ -36,9 +36,10 @@ func (t Target) String() string {
 
 // Type is the type of an argument's value; see the package doc for the
 // syntax each type accepts. In [Value.Go] the Go value of each type is:
-// string (TypeString, TypeEnum), int, float64, bool, time.Duration,
-// resources.Selector (TypeResource), map[string]string (TypeStringMap) and
-// []string (TypeStringList).
+// string (TypeString, TypeEnum, TypeFunc), int, float64, bool,
+// time.Duration, resources.Selector (TypeResource), map[string]string
+// (TypeStringMap), []string (TypeStringList, TypeFieldPath), [Match]
+// (TypeMatch) and [][KeyMatch] (TypeMatchMap).
 type Type int
 
 // The argument types.
@@ -52,7 +53,20 @@ const (
 	TypeResource
 	TypeStringMap
 	TypeStringList
+	// TypeMatch is a filter value: a JSON scalar, PRESENT, ABSENT or a
+	// callback fn:NAME.
+	TypeMatch
+	// TypeMatchMap is a map of filter values whose literals are strings,
+	// as labels and annotations are.
+	TypeMatchMap
+	// TypeFunc names a function of the package: NAME or fn:NAME.
+	TypeFunc
+	// TypeFieldPath is a field of an object: a.b.c or [a, b, "c.d"].
+	TypeFieldPath
 )
+
+// lastType is the last valid Type.
+const lastType = TypeFieldPath
 
 // String returns the type's name as help shows it.
 func (t Type) String() string {
@@ -75,6 +89,14 @@ func (t Type) String() string {
 		return "map"
 	case TypeStringList:
 		return "list"
+	case TypeMatch:
+		return "filter"
+	case TypeMatchMap:
+		return "filter map"
+	case TypeFunc:
+		return "function"
+	case TypeFieldPath:
+		return "field"
 	default:
 		return fmt.Sprintf("Type(%d)", int(t))
 	}
@@ -91,8 +113,11 @@ type Arg struct {
 	// Positive requires numbers and durations to be > 0 and strings to be
 	// non-empty.
 	Positive bool
+	// Required makes a named argument mandatory. Positional arguments are
+	// always required.
+	Required bool
 	// Default describes, for help, what applies when the argument is
-	// omitted. Positional arguments are always required.
+	// omitted.
 	Default string
 	// Doc is a one-line description.
 	Doc string
@@ -115,6 +140,14 @@ func (a Arg) valueSyntax() string {
 		return "{k: v, ...}"
 	case TypeStringList:
 		return "[a, ...]"
+	case TypeMatch:
+		return `value|"string"|PRESENT|ABSENT|fn:F`
+	case TypeMatchMap:
+		return `{k: v|"v"|PRESENT|ABSENT|fn:F, ...}`
+	case TypeFunc:
+		return "F"
+	case TypeFieldPath:
+		return "a.b.c|[a, b, c]"
 	default:
 		return a.Type.String()
 	}
@@ -153,7 +186,11 @@ func (d *Definition) Usage() string {
 		b.WriteString(" " + a.Syntax(true))
 	}
 	for _, a := range d.Args {
-		b.WriteString(" [" + a.Syntax(false) + "]")
+		if a.Required {
+			b.WriteString(" " + a.Syntax(false))
+		} else {
+			b.WriteString(" [" + a.Syntax(false) + "]")
+		}
 	}
 	return b.String()
 }
@@ -188,11 +225,16 @@ func NewTable(defs ...Definition) (*Table, error) {
 				return nil, fmt.Errorf("marker %s: argument %s is defined twice", d.Name, a.Name)
 			}
 			seen[a.Name] = true
-			if a.Type < TypeString || a.Type > TypeStringList {
+			if a.Type < TypeString || a.Type > lastType {
 				return nil, fmt.Errorf("marker %s: argument %s has no valid type", d.Name, a.Name)
 			}
 			if (a.Type == TypeEnum) != (len(a.Enum) > 0) {
 				return nil, fmt.Errorf("marker %s: argument %s: enum values go with TypeEnum only", d.Name, a.Name)
+			}
+		}
+		for _, a := range d.Positional {
+			if a.Required {
+				return nil, fmt.Errorf("marker %s: positional argument %s is always required; Required is for named arguments", d.Name, a.Name)
 			}
 		}
 		d.Positional = append([]Arg(nil), d.Positional...)
@@ -237,7 +279,16 @@ const (
 	OnUpdate = "on.update"
 	OnDelete = "on.delete"
 	OnResume = "on.resume"
+	// OnField handles the changes of one field (Kopf's @kopf.on.field).
+	OnField = "on.field"
 )
+
+// OnEvent is the marker of event-watching handlers.
+const OnEvent = "on.event"
+
+// Resource is the marker of typed resources: Go struct types that objects
+// of a resource decode into.
+const Resource = "resource"
 
 // The words of the errors= argument, as in Kopf's ErrorsMode.
 var errorsModes = []string{"ignored", "temporary", "permanent"}
@@ -257,17 +308,23 @@ func resourceArg() Arg {
 	return Arg{
 		Name: "resource",
 		Type: TypeResource,
-		Doc:  "the resource: plural, kind, plural.group, plural.version.group, group/version/plural, group/plural or v1/plural (core)",
+		Doc:  "the resource: plural, kind, plural.group, plural.version.group, group/version/plural, group/plural, v1/plural (core) or * (everything, not supported yet)",
 	}
 }
 
-// handlerArgs are the behaviour options common to Kopf's handlers.
-func handlerArgs() []Arg {
+// idArgs are the identity options of every resource handler.
+func idArgs(idDefault string) []Arg {
 	return []Arg{
-		{Name: "id", Type: TypeString, Positive: true, Default: "the function's name",
-			Doc: "the handler's id: the key of its progress record and of its result in status"},
+		{Name: "id", Type: TypeString, Positive: true, Default: idDefault,
+			Doc: "the handler's id: the key of its progress record and of its result in status; with field=, \"/\" and the dotted field are appended"},
 		{Name: "param", Type: TypeString, Default: "none (nil)",
 			Doc: "a value passed to the handler as kw.Param, to tell apart markers sharing a function"},
+	}
+}
+
+// behaviourArgs are the retry options of changing handlers.
+func behaviourArgs() []Arg {
+	return []Arg{
 		{Name: "errors", Type: TypeEnum, Enum: errorsModes, Default: "temporary",
 			Doc: "how errors other than TemporaryError and PermanentError are treated"},
 		{Name: "timeout", Type: TypeDuration, Positive: true, Default: "none (unlimited)",
@@ -279,6 +336,63 @@ func handlerArgs() []Arg {
 	}
 }
 
+// handlerArgs are the behaviour options common to Kopf's changing handlers.
+func handlerArgs() []Arg {
+	return append(idArgs("the function's name"), behaviourArgs()...)
+}
+
+// The kinds of handlers, as filterArgs documents them.
+const (
+	changingHandler = iota
+	fieldHandler
+	eventHandler
+)
+
+// filterArgs are the filters of every resource handler of a kind.
+func filterArgs(kind int) []Arg {
+	kwargs := "*kopf.ChangingKwargs"
+	field := Arg{Name: "field", Type: TypeFieldPath, Default: "none (the whole object)",
+		Doc: "the field to watch, dotted (spec.a.b) or a list ([spec, \"a.b\"]): old, new and diff are reduced to it and value= checks it"}
+	switch kind {
+	case eventHandler:
+		kwargs = "*kopf.EventKwargs"
+		field.Doc = "the field that value= checks, dotted (spec.a.b) or a list ([spec, \"a.b\"])"
+	case fieldHandler:
+		field.Required = true
+		field.Default = "required"
+		field.Doc = "the field to watch, dotted (spec.a.b) or a list ([spec, \"a.b\"]): the handler runs when it changes, with old, new and diff reduced to it"
+	}
+	return []Arg{
+		{Name: "labels", Type: TypeMatchMap, Default: "none (any labels)",
+			Doc: "labels the object must have: {key: exact string, PRESENT, ABSENT or fn:F (func(value string[, kw *kopf.ResourceKwargs]) bool)}"},
+		{Name: "annotations", Type: TypeMatchMap, Default: "none (any annotations)",
+			Doc: "annotations the object must have, as labels="},
+		{Name: "when", Type: TypeFunc, Default: "none (always)",
+			Doc: "a function of the package that must return true: func(kw FKwargs) bool or func(kw " + kwargs + ") bool"},
+		field,
+		{Name: "value", Type: TypeMatch, Default: "PRESENT when field= is set",
+			Doc: "the field's value: a JSON scalar, PRESENT, ABSENT or fn:F (func(value any[, kw *kopf.ResourceKwargs]) bool); needs field="},
+	}
+}
+
+// changeArgs are the old=/new= filters of update-like handlers.
+func changeArgs() []Arg {
+	return []Arg{
+		{Name: "old", Type: TypeMatch, Default: "none (any)",
+			Doc: "the field's value before the change, as value=; needs field=, excludes value="},
+		{Name: "new", Type: TypeMatch, Default: "none (any)",
+			Doc: "the field's value after the change, as value=; needs field=, excludes value="},
+	}
+}
+
+func concat(lists ...[]Arg) []Arg {
+	var out []Arg
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out
+}
+
 func kopfDefinitions() []Definition {
 	return []Definition{
 		{
@@ -286,30 +400,54 @@ func kopfDefinitions() []Definition {
 			Targets:    TargetFunc,
 			Summary:    "handle objects seen for the first time since the operator started (Kopf's @kopf.on.resume)",
 			Positional: []Arg{resourceArg()},
-			Args: append(handlerArgs(), Arg{Name: "deleted", Type: TypeBool, Default: "false",
-				Doc: "also resume objects that are already being deleted"}),
+			Args: concat(handlerArgs(), []Arg{{Name: "deleted", Type: TypeBool, Default: "false",
+				Doc: "also resume objects that are already being deleted"}}, filterArgs(changingHandler)),
 		},
 		{
 			Name:       OnCreate,
 			Targets:    TargetFunc,
 			Summary:    "handle the creation of objects (Kopf's @kopf.on.create)",
 			Positional: []Arg{resourceArg()},
-			Args:       handlerArgs(),
+			Args:       concat(handlerArgs(), filterArgs(changingHandler)),
 		},
 		{
 			Name:       OnUpdate,
 			Targets:    TargetFunc,
 			Summary:    "handle changes of objects' essence: spec, labels, annotations (Kopf's @kopf.on.update)",
 			Positional: []Arg{resourceArg()},
-			Args:       handlerArgs(),
+			Args:       concat(handlerArgs(), filterArgs(changingHandler), changeArgs()),
 		},
 		{
 			Name:       OnDelete,
 			Targets:    TargetFunc,
 			Summary:    "handle the deletion of objects, holding it with a finalizer (Kopf's @kopf.on.delete)",
 			Positional: []Arg{resourceArg()},
-			Args: append(handlerArgs(), Arg{Name: "optional", Type: TypeBool, Default: "false",
-				Doc: "do not add a finalizer: run only if the object is deleted while one exists anyway"}),
+			Args: concat(handlerArgs(), []Arg{{Name: "optional", Type: TypeBool, Default: "false",
+				Doc: "do not add a finalizer: run only if the object is deleted while one exists anyway"}}, filterArgs(changingHandler)),
+		},
+		{
+			Name:       OnField,
+			Targets:    TargetFunc,
+			Summary:    "handle the changes of one field on creation and update (Kopf's @kopf.on.field)",
+			Positional: []Arg{resourceArg()},
+			Args:       concat(handlerArgs(), filterArgs(fieldHandler), changeArgs()),
+		},
+		{
+			Name:       OnEvent,
+			Targets:    TargetFunc,
+			Summary:    "handle every raw watch event, keeping no state; errors are logged and ignored (Kopf's @kopf.on.event)",
+			Positional: []Arg{resourceArg()},
+			Args:       concat(idArgs("the function's name"), filterArgs(eventHandler)),
+		},
+		{
+			Name:    Resource,
+			Targets: TargetType,
+			Summary: "decode the objects of a resource into this struct type: handlers of the resource get kw.Object and typed kw.Spec, kw.Status",
+			Positional: []Arg{{
+				Name: "resource",
+				Type: TypeResource,
+				Doc:  "the resource, with its version: group/version/plural, group/version/Kind, plural.version.group or v1/plural (core)",
+			}},
 		},
 	}
 }

@@ -13,6 +13,11 @@
 //	//kopf:on.create kopf.dev/v1/kopfexamples timeout=1m retries=3
 //	func CreateFn(ctx context.Context, kw CreateFnKwargs) (any, error) { ... }
 //
+// The markers are on.resume, on.create, on.update, on.delete and on.field
+// (changing handlers), on.event (event handlers) on functions, and resource
+// (typed resources) on struct types; `kopf-gen markers` lists them with
+// their arguments.
+//
 // Markers are Go directives: gofmt moves them to the end of the doc comment
 // and [go/ast.CommentGroup.Text] drops them, so readers of this package must
 // look at the raw comments (FuncDecl.Doc.List). A comment "// kopf:..." (with
@@ -54,8 +59,9 @@
 // # Values
 //
 // Every argument has a type, and a value is converted to that type when the
-// marker is parsed. Quoting never changes the meaning of a scalar value:
-// retries=3 and retries="3" are the same.
+// marker is parsed. Quoting never changes the meaning of a scalar value
+// (retries=3 and retries="3" are the same), except in filter values, where a
+// quoted value is always a literal string (see Filters).
 //
 //   - string: any value; quote it to include spaces or to start it with a
 //     quote, brace or bracket.
@@ -67,28 +73,99 @@
 //   - enum: one of a fixed set of words, e.g. errors=permanent.
 //   - resource: a resource selector (see below).
 //   - map: {key: value, ...} with string keys and string values, e.g.
-//     labels={app: web, "example.com/tier": "front end"}.
+//     {app: web, "example.com/tier": "front end"}.
 //   - list: [item, ...] of strings, e.g. [CREATE, UPDATE].
+//   - filter: a filter value (see Filters), e.g. value=PRESENT.
+//   - filter map: {key: filter value, ...}, e.g. labels={app: web, tier: PRESENT}.
+//   - function: the name of a function of the package, NAME or fn:NAME,
+//     e.g. when=isReady.
+//   - field: a field of the object, dotted (spec.a.b) or as a list of
+//     strings ([metadata, annotations, "example.com/key"]) for keys that
+//     contain dots; no part may be empty.
 //
 // Arguments marked positive must be greater than zero (numbers and
-// durations) or non-empty (strings).
+// durations) or non-empty (strings). Arguments marked required must be
+// given (field= of on.field); help writes them without brackets.
 //
-// # Resource selectors
+// # Filters
 //
-// A resource selector names the resource a handler serves, as Kopf's
-// decorators accept it in one argument:
+// Every handler marker takes Kopf's filters: labels= and annotations= (the
+// object's metadata), field= with value= (the value at that field), old=
+// and new= (on.update and on.field only: the field's value before and after
+// the change), and when= (a function deciding on the whole object). All
+// filters must match for the handler to run.
 //
-//	kopfexamples                   plural (or kind, singular, short name), any group
-//	KopfExample                    kind
-//	kopfexamples.kopf.dev          plural.group
-//	kopfexamples.v1.kopf.dev       plural.version.group
-//	kopf.dev/v1/kopfexamples       group/version/plural
-//	kopf.dev/kopfexamples          group/plural
-//	v1/pods                        version/plural: the core group
+// A filter value is written in one of these forms; the form, not the
+// spelling of the word, decides its meaning, so there is no ambiguity:
 //
-// A first part that looks like a Kubernetes version (v1, v2beta1, v1alpha3)
-// is a version, otherwise it is a group. The selector becomes a
-// resources.Selector with Group, Version and Name.
+//	"text" or `text`   a literal string, always, whatever the text
+//	                   ("PRESENT" is the string PRESENT; "fn:x" the string fn:x)
+//	PRESENT            the key or field must be present, with any value (kopf.PRESENT)
+//	ABSENT             the key or field must be absent (kopf.ABSENT)
+//	fn:NAME            a callback: the function NAME of the package decides
+//	anything else      a bare literal
+//
+// Bare literals are strings in labels= and annotations= (label and
+// annotation values are strings: app: 3 is the string "3"). In value=,
+// old= and new= they are JSON scalars: true and false are booleans, JSON
+// numbers (3, -0.5, 1e3) are numbers compared by value (integers as int64,
+// others as float64), and any other word is a string. The bare words null,
+// kopf.PRESENT and kopf.ABSENT are errors, to catch the Python spellings;
+// quote them to mean the strings. After fn: must come a Go identifier.
+//
+//	//kopf:on.create kopfexamples labels={app: web, "example.com/tier": "front end", canary: ABSENT, env: PRESENT, owner: fn:isOwner}
+//	//kopf:on.update kopfexamples field=spec.replicas old=1 new=fn:isLarge when=isReady
+//	//kopf:on.field kopfexamples field=[metadata, annotations, "example.com/mode"] value="on"
+//	//kopf:on.event kopfexamples field=spec.node value=fn:isNode when=fn:isListed
+//
+// value=, old= and new= need field=; value= cannot be combined with old= or
+// new= (as in Kopf). With field= and none of them, the field must be
+// present (Kopf's default, value=PRESENT). With field=, the handler's id is
+// its id (by default the function's name) followed by "/" and the dotted
+// field, as in Kopf: fn/spec.replicas.
+//
+// Callbacks are package-level, non-generic functions of the package being
+// generated, checked at generate time against these signatures (FKwargs is
+// the handler's generated kwargs type):
+//
+//	when=F                      func(kw FKwargs) bool
+//	                            func(kw *kopf.ChangingKwargs) bool   (changing handlers)
+//	                            func(kw *kopf.EventKwargs) bool      (on.event)
+//	labels=, annotations= fn:F  func(value string) bool
+//	                            func(value string, kw *kopf.ResourceKwargs) bool
+//	value=, old=, new= fn:F     func(value any) bool
+//	                            func(value any, kw *kopf.ResourceKwargs) bool
+//
+// As in Kopf, a callback is called whether or not the value is present:
+// string callbacks get "" for an absent label or annotation, value
+// callbacks get nil for an absent field. A when= callback taking FKwargs
+// sees what the handler would see; for a typed resource, if the object does
+// not decode, the callback is skipped and the handler runs to report the
+// decoding error.
+//
+// # Typed resources
+//
+// The marker //kopf:resource, in the doc comment of a struct type T, says
+// that the objects of a resource decode into T:
+//
+//	//kopf:resource kopf.dev/v1/kopfexamples
+//	type KopfExample struct {
+//		metav1.TypeMeta   `json:",inline"`
+//		metav1.ObjectMeta `json:"metadata,omitempty"`
+//		Spec   KopfExampleSpec   `json:"spec,omitempty"`
+//		Status KopfExampleStatus `json:"status,omitempty"`
+//	}
+//
+// Its selector must include the version (group/version/plural,
+// group/version/Kind, plural.version.group, or v1/plural for the core
+// group). Handlers whose selectors all name it (by that name, by T's name
+// or by T's name in lower case; with the same group and version if they
+// give them) get kw.Object *T, and kw.Spec and kw.Status typed as T's
+// fields of JSON names spec and status; kw.Body stays the raw object.
+// field= on such handlers is checked against T's JSON field names. A type
+// serves the handlers of its own package and of the packages importing it
+// directly. A fixed set of built-in resources (pods, deployments, jobs, ...;
+// see `kopf-gen markers`) is typed with k8s.io/api the same way.
 //
 // # Errors
 //

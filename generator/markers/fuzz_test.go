@@ -17,6 +17,8 @@ func FuzzParse(f *testing.F) {
 		"//kopf:on.create kopf.dev/v1/kopfexamples",
 		"//kopf:on.delete v1/pods optional=true id=\"x y\" errors=permanent",
 		"//kopf:test.values labels={a: b, \"c\": [d]} ops=[a,b,]",
+		"//kopf:on.field ex field=[spec, \"a.b\"] old=1.5 new=fn:isOk labels={a: PRESENT, b: \"ABSENT\", c: fn:c} when=w",
+		"//kopf:on.event * value=-0 field=a",
 	} {
 		f.Add(seed)
 	}

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/kopf-go/kopf/generator/builtins"
 )
 
 // grammarHelp summarises the syntax for `kopf-gen markers`; the package doc
@@ -19,7 +21,30 @@ seconds), maps {k: v, ...} and lists [a, b]. Unknown markers and arguments are
 errors, reported as file:line:col.
 
 Resource selectors: plural, kind, plural.group, plural.version.group,
-group/version/plural, group/plural, v1/plural (the core group).
+group/version/plural, group/plural, v1/plural (the core group); *, group/*
+or group/version/* (everything; not supported by the runtime yet).
+
+Filters (labels=, annotations=, value=, old=, new=): a quoted value is always
+a literal string; the bare words PRESENT and ABSENT check presence; fn:NAME
+calls the function NAME of the package; any other bare value is a literal (a
+string in labels= and annotations=; in value=, old=, new= a JSON scalar:
+true, false, a number, or else a string). Examples:
+
+	//kopf:on.create kopfexamples labels={app: web, tier: PRESENT, canary: ABSENT, owner: fn:isOwner}
+	//kopf:on.update kopfexamples field=spec.replicas old=1 new=fn:isLarge when=isReady
+	//kopf:on.field kopfexamples field=[metadata, annotations, "example.com/x"] value="on"
+
+Callbacks: when=F takes func(kw FKwargs) bool or func(kw *kopf.ChangingKwargs)
+bool (*kopf.EventKwargs for on.event); label and annotation callbacks take
+func(value string) bool or func(value string, kw *kopf.ResourceKwargs) bool
+(an absent key gives ""); value=, old=, new= callbacks take func(value any)
+bool or func(value any, kw *kopf.ResourceKwargs) bool (an absent field gives
+nil).
+
+Typed resources: //kopf:resource group/version/plural on a struct type T gives
+the handlers of that resource kw.Object *T and kw.Spec, kw.Status typed as
+T's spec and status fields. These built-in resources are typed with
+k8s.io/api:
 `
 
 // WriteHelp writes the help for every marker of the table: the grammar,
@@ -27,6 +52,7 @@ group/version/plural, group/plural, v1/plural (the core group).
 func WriteHelp(w io.Writer, t *Table) error {
 	var b strings.Builder
 	b.WriteString(grammarHelp)
+	b.WriteString(builtinsHelp())
 	for _, d := range t.defs {
 		b.WriteString("\n")
 		fmt.Fprintf(&b, "%s\n", d.Usage())
@@ -44,7 +70,11 @@ func WriteHelp(w io.Writer, t *Table) error {
 					typ = "string, non-empty"
 				}
 			}
-			fmt.Fprintf(tw, "    %s\t%s\tdefault: %s\t%s\n", a.Name, typ, a.Default, a.Doc)
+			def := "default: " + a.Default
+			if a.Required {
+				def = "required"
+			}
+			fmt.Fprintf(tw, "    %s\t%s\t%s\t%s\n", a.Name, typ, def, a.Doc)
 		}
 		if err := tw.Flush(); err != nil {
 			return fmt.Errorf("formatting the help of %s: %w", d.Name, err)
@@ -54,6 +84,28 @@ func WriteHelp(w io.Writer, t *Table) error {
 		return fmt.Errorf("writing the markers' help: %w", err)
 	}
 	return nil
+}
+
+// builtinsHelp lists the built-in typed resources by group and version.
+func builtinsHelp() string {
+	var b strings.Builder
+	var gv string
+	for _, r := range builtins.Table() {
+		here := r.Group + "/" + r.Version
+		if r.Group == "" {
+			here = r.Version + " (core)"
+		}
+		if here != gv {
+			if gv != "" {
+				b.WriteString("\n")
+			}
+			fmt.Fprintf(&b, "\t%s:", here)
+			gv = here
+		}
+		fmt.Fprintf(&b, " %s", r.Plural)
+	}
+	b.WriteString("\n")
+	return b.String()
 }
 
 func capitalize(s string) string {

@@ -35,8 +35,8 @@ func (k NodeKind) String() string {
 }
 
 // Node is a value as written, before conversion to its argument's type.
-// Keeping the syntax lets later stages tell a bare word (such as a future
-// PRESENT) from the same word quoted.
+// Keeping the syntax lets later stages tell a bare word (such as PRESENT)
+// from the same word quoted, and point at the parts of a value.
 type Node struct {
 	Kind NodeKind
 	Pos  token.Position
@@ -259,6 +259,11 @@ func (p *parser) parse(t *Table) *Marker {
 	if missing := def.Positional[min(len(m.Positional), len(def.Positional)):]; len(missing) > 0 {
 		p.errorf(start, "missing %s: %s%s takes %s", missing[0].Syntax(true), Prefix, name, positionalSummary(def))
 	}
+	for _, a := range def.Args {
+		if _, given := seen[a.Name]; a.Required && !given {
+			p.errorf(start, "missing %s: %s%s requires it (%s)", a.Syntax(false), Prefix, name, a.Doc)
+		}
+	}
 	return m
 }
 
@@ -478,6 +483,8 @@ func (p *parser) convert(a Arg, n Node) any {
 	}
 	scalar := n.Kind == NodeBare || n.Kind == NodeQuoted
 	switch a.Type {
+	case TypeMatch, TypeMatchMap, TypeFunc, TypeFieldPath:
+		return p.convertFilter(a, n)
 	case TypeStringMap:
 		if n.Kind != NodeMap {
 			return fail("want a map {key: value, ...}, got %s", n.Raw)
@@ -584,6 +591,8 @@ func describe(a Arg) string {
 		return "one of " + strings.Join(a.Enum, ", ")
 	case TypeResource:
 		return "a resource selector"
+	case TypeFunc:
+		return "a function name"
 	default:
 		return a.Type.String()
 	}

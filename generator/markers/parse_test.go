@@ -43,6 +43,10 @@ var testPos = token.Position{Filename: "h.go", Offset: 200, Line: 10, Column: 1}
 func TestParseValid(t *testing.T) {
 	tbl := testTable(t)
 	sel := func(g, v, n string) resources.Selector { return resources.Selector{Group: g, Version: v, Name: n} }
+	core := func(v, n string) resources.Selector { return resources.Selector{Version: v, Name: n, Core: true} }
+	eq := func(v any) Match { return Match{Kind: MatchEqual, Value: v} }
+	present, absent := Match{Kind: MatchPresent}, Match{Kind: MatchAbsent}
+	fn := func(name string) Match { return Match{Kind: MatchCallback, Func: name} }
 	type args = map[string]any
 	tests := []struct {
 		text string
@@ -58,8 +62,13 @@ func TestParseValid(t *testing.T) {
 		{"//kopf:on.create kopfexamples.v1beta2.kopf.dev", OnCreate, []any{sel("kopf.dev", "v1beta2", "kopfexamples")}, nil},
 		{"//kopf:on.create kopf.dev/v1/kopfexamples", OnCreate, []any{sel("kopf.dev", "v1", "kopfexamples")}, nil},
 		{"//kopf:on.create kopf.dev/kopfexamples", OnCreate, []any{sel("kopf.dev", "", "kopfexamples")}, nil},
-		{"//kopf:on.create v1/pods", OnCreate, []any{sel("", "v1", "pods")}, nil},
-		{"//kopf:on.create pods.v1", OnCreate, []any{sel("", "v1", "pods")}, nil},
+		{"//kopf:on.create v1/pods", OnCreate, []any{core("v1", "pods")}, nil},
+		{"//kopf:on.create pods.v1", OnCreate, []any{core("v1", "pods")}, nil},
+		{"//kopf:on.event v1/*", OnEvent, []any{core("v1", "*")}, nil},
+		{"//kopf:on.event *", OnEvent, []any{sel("", "", "*")}, nil},
+		{"//kopf:on.event EVERYTHING", OnEvent, []any{sel("", "", "*")}, nil},
+		{"//kopf:on.event kopf.dev/*", OnEvent, []any{sel("kopf.dev", "", "*")}, nil},
+		{"//kopf:on.event kopf.dev/v1/EVERYTHING", OnEvent, []any{sel("kopf.dev", "v1", "*")}, nil},
 		{"//kopf:on.create apps/v1/deployments", OnCreate, []any{sel("apps", "v1", "deployments")}, nil},
 		{"//kopf:on.create vault.example.com/v2alpha1/secret-stores", OnCreate, []any{sel("vault.example.com", "v2alpha1", "secret-stores")}, nil},
 		{`//kopf:on.create "kopf.dev/v1/kopfexamples"`, OnCreate, []any{sel("kopf.dev", "v1", "kopfexamples")}, nil},
@@ -91,6 +100,39 @@ func TestParseValid(t *testing.T) {
 			OnCreate, []any{sel("", "", "ex")},
 			args{"id": "a", "param": "b", "errors": "permanent", "timeout": time.Minute, "retries": 5, "backoff": 10 * time.Second},
 		},
+
+		// Filters: labels and annotations (literals are strings, quoted ones
+		// always literals), when=, field=, value=, old=, new=.
+		{`//kopf:on.create ex labels={app: web, "example.com/tier": "front end", canary: ABSENT, env: PRESENT, owner: fn:isOwner, word: "PRESENT", n: 3, b: true, f: "fn:x"}`,
+			OnCreate, []any{sel("", "", "ex")}, args{"labels": []KeyMatch{
+				{"app", eq("web")}, {"example.com/tier", eq("front end")}, {"canary", absent}, {"env", present},
+				{"owner", fn("isOwner")}, {"word", eq("PRESENT")}, {"n", eq("3")}, {"b", eq("true")}, {"f", eq("fn:x")},
+			}}},
+		{"//kopf:on.resume ex annotations={}", OnResume, []any{sel("", "", "ex")}, args{"annotations": []KeyMatch{}}},
+		{"//kopf:on.delete ex when=isReady", OnDelete, []any{sel("", "", "ex")}, args{"when": "isReady"}},
+		{"//kopf:on.delete ex when=fn:isReady", OnDelete, []any{sel("", "", "ex")}, args{"when": "isReady"}},
+		{`//kopf:on.delete ex when="isReady"`, OnDelete, []any{sel("", "", "ex")}, args{"when": "isReady"}},
+		{"//kopf:on.create ex field=spec.a.b", OnCreate, []any{sel("", "", "ex")}, args{"field": []string{"spec", "a", "b"}}},
+		{`//kopf:on.create ex field="spec.a"`, OnCreate, []any{sel("", "", "ex")}, args{"field": []string{"spec", "a"}}},
+		{`//kopf:on.create ex field=[metadata, annotations, "kopf.dev/x"]`, OnCreate, []any{sel("", "", "ex")}, args{"field": []string{"metadata", "annotations", "kopf.dev/x"}}},
+		{"//kopf:on.create ex field=spec value=word", OnCreate, []any{sel("", "", "ex")}, args{"field": []string{"spec"}, "value": eq("word")}},
+		{`//kopf:on.create ex field=spec value="two words"`, OnCreate, []any{sel("", "", "ex")}, args{"field": []string{"spec"}, "value": eq("two words")}},
+		{`//kopf:on.create ex field=spec value="3"`, OnCreate, []any{sel("", "", "ex")}, args{"field": []string{"spec"}, "value": eq("3")}},
+		{"//kopf:on.create ex field=spec value=3", OnCreate, []any{sel("", "", "ex")}, args{"field": []string{"spec"}, "value": eq(int64(3))}},
+		{"//kopf:on.create ex field=spec value=-0", OnCreate, []any{sel("", "", "ex")}, args{"field": []string{"spec"}, "value": eq(int64(0))}},
+		{"//kopf:on.create ex field=spec value=1.5e3", OnCreate, []any{sel("", "", "ex")}, args{"field": []string{"spec"}, "value": eq(1500.0)}},
+		{"//kopf:on.create ex field=spec value=99999999999999999999", OnCreate, []any{sel("", "", "ex")}, args{"field": []string{"spec"}, "value": eq(1e20)}},
+		{"//kopf:on.create ex field=spec value=0x10", OnCreate, []any{sel("", "", "ex")}, args{"field": []string{"spec"}, "value": eq("0x10")}},
+		{"//kopf:on.create ex field=spec value=false", OnCreate, []any{sel("", "", "ex")}, args{"field": []string{"spec"}, "value": eq(false)}},
+		{"//kopf:on.create ex field=spec value=PRESENT", OnCreate, []any{sel("", "", "ex")}, args{"field": []string{"spec"}, "value": present}},
+		{"//kopf:on.create ex field=spec value=ABSENT", OnCreate, []any{sel("", "", "ex")}, args{"field": []string{"spec"}, "value": absent}},
+		{`//kopf:on.create ex field=spec value="ABSENT"`, OnCreate, []any{sel("", "", "ex")}, args{"field": []string{"spec"}, "value": eq("ABSENT")}},
+		{"//kopf:on.create ex field=spec value=fn:check", OnCreate, []any{sel("", "", "ex")}, args{"field": []string{"spec"}, "value": fn("check")}},
+		{"//kopf:on.update ex field=spec old=ABSENT new=fn:ok", OnUpdate, []any{sel("", "", "ex")}, args{"field": []string{"spec"}, "old": absent, "new": fn("ok")}},
+		{"//kopf:on.field ex field=spec.a old=1 new=2", OnField, []any{sel("", "", "ex")}, args{"field": []string{"spec", "a"}, "old": eq(int64(1)), "new": eq(int64(2))}},
+		{"//kopf:on.event ex id=e param=p labels={a: b} annotations={c: ABSENT} when=w field=a value=1", OnEvent, []any{sel("", "", "ex")},
+			args{"id": "e", "param": "p", "labels": []KeyMatch{{"a", eq("b")}}, "annotations": []KeyMatch{{"c", absent}}, "when": "w", "field": []string{"a"}, "value": eq(int64(1))}},
+		{"//kopf:resource kopf.dev/v1/kopfexamples", Resource, []any{sel("kopf.dev", "v1", "kopfexamples")}, nil},
 
 		// Layout: order, tabs, trailing space.
 		{"//kopf:on.create id=x ex", OnCreate, []any{sel("", "", "ex")}, args{"id": "x"}},
@@ -173,7 +215,8 @@ type wantErr struct {
 
 func TestParseErrors(t *testing.T) {
 	tbl := testTable(t)
-	const resourceHelp = "one positional argument, <resource> (the resource: plural, kind, plural.group, plural.version.group, group/version/plural, group/plural or v1/plural (core))"
+	const resourceHelp = "one positional argument, <resource> (the resource: plural, kind, plural.group, plural.version.group, group/version/plural, group/plural, v1/plural (core) or * (everything, not supported yet))"
+	const knownArgs = "id, param, errors, timeout, retries, backoff, labels, annotations, when, field, value"
 	tests := []struct {
 		text string
 		errs []wantErr
@@ -184,7 +227,7 @@ func TestParseErrors(t *testing.T) {
 		{"//kopf: on.create ex", []wantErr{{col: 8, msg: "missing marker name after //kopf: (no space is allowed after the colon)"}}},
 		{"//kopf:on.create ex\nid=x", []wantErr{{col: 20, msg: "a marker must fit on one line"}}},
 		{"//kopf:on.craete ex", []wantErr{{col: 8, msg: "unknown marker //kopf:on.craete; did you mean //kopf:on.create?"}}},
-		{"//kopf:frobnicate", []wantErr{{at: "frobnicate", msg: "unknown marker //kopf:frobnicate; known markers: on.resume, on.create, on.update, on.delete, test.values"}}},
+		{"//kopf:frobnicate", []wantErr{{at: "frobnicate", msg: "unknown marker //kopf:frobnicate; known markers: on.resume, on.create, on.update, on.delete, on.field, on.event, resource, test.values"}}},
 
 		// Positional arguments.
 		{"//kopf:on.create", []wantErr{{col: 8, msg: "missing <resource>: //kopf:on.create takes " + resourceHelp}}},
@@ -194,7 +237,7 @@ func TestParseErrors(t *testing.T) {
 
 		// Argument names.
 		{"//kopf:on.create ex tiemout=1s", []wantErr{{at: "tiemout", msg: "unknown argument tiemout of //kopf:on.create; did you mean timeout?"}}},
-		{"//kopf:on.create ex zzzzzz=1", []wantErr{{at: "zzzzzz", msg: "unknown argument zzzzzz of //kopf:on.create; known arguments: id, param, errors, timeout, retries, backoff"}}},
+		{"//kopf:on.create ex zzzzzz=1", []wantErr{{at: "zzzzzz", msg: "unknown argument zzzzzz of //kopf:on.create; known arguments: " + knownArgs}}},
 		{"//kopf:on.create ex optional=true", []wantErr{{at: "optional", msg: "unknown argument optional of //kopf:on.create; it is an argument of //kopf:on.delete"}}},
 		{"//kopf:on.delete ex deleted=true", []wantErr{{at: "deleted", msg: "unknown argument deleted of //kopf:on.delete; it is an argument of //kopf:on.resume"}}},
 		{"//kopf:on.create ex id=a id=b", []wantErr{{at: "id=b", msg: "duplicate argument id (first at column 21)"}}},
@@ -259,11 +302,41 @@ func TestParseErrors(t *testing.T) {
 		{`//kopf:on.create ""`, []wantErr{{at: `""`, msg: `resource: empty resource selector`}}},
 		{"//kopf:on.create {a: b}", []wantErr{{at: "{", msg: `resource: want a resource selector, got a map`}}},
 
+		{"//kopf:on.create *.kopf.dev", []wantErr{{at: "*", msg: `resource: invalid resource selector "*.kopf.dev": the everything selector is written *, group/* or group/version/*`}}},
+		{"//kopf:on.create pods.*", []wantErr{{at: "pods", msg: `resource: invalid resource selector "pods.*": "*" is not an API group`}}},
+		{"//kopf:on.create */pods", []wantErr{{at: "*", msg: `resource: invalid resource selector "*/pods": "*" is not an API group`}}},
+
+		// Filters.
+		{"//kopf:on.field ex", []wantErr{{col: 8, msg: `missing field=a.b.c|[a, b, c]: //kopf:on.field requires it (the field to watch, dotted (spec.a.b) or a list ([spec, "a.b"]): the handler runs when it changes, with old, new and diff reduced to it)`}}},
+		{"//kopf:on.field ex field=", []wantErr{{col: 26, msg: "missing value after field="}}},
+		{"//kopf:on.create ex old=1", []wantErr{{at: "old", msg: "unknown argument old of //kopf:on.create; it is an argument of //kopf:on.update, //kopf:on.field"}}},
+		{"//kopf:on.event ex errors=ignored", []wantErr{{at: "errors", msg: "unknown argument errors of //kopf:on.event; it is an argument of //kopf:on.resume, //kopf:on.create, //kopf:on.update, //kopf:on.delete, //kopf:on.field"}}},
+		{"//kopf:on.create ex labels=x", []wantErr{{at: "=x", col: 1, msg: "labels: want a map {key: value, ...}, got x"}}},
+		{"//kopf:on.create ex labels={a: [b]}", []wantErr{{at: "[", msg: "labels: want a filter value (a literal, PRESENT, ABSENT or fn:NAME), got a list"}}},
+		{`//kopf:on.create ex labels={"": b}`, []wantErr{{at: `""`, msg: "labels: empty key"}}},
+		{"//kopf:on.create ex labels={a: fn:, b: fn:x.y, c: fn:func}", []wantErr{
+			{at: "fn:,", msg: "labels: fn: is not a callback reference: want fn: followed by the name of a function of the package; quote the value for a literal string"},
+			{at: "fn:x", msg: "labels: fn:x.y is not a callback reference: want fn: followed by the name of a function of the package; quote the value for a literal string"},
+			{at: "fn:func", msg: "labels: fn:func is not a callback reference: want fn: followed by the name of a function of the package; quote the value for a literal string"},
+		}},
+		{"//kopf:on.create ex labels={a: kopf.ABSENT}", []wantErr{{at: "kopf.", msg: "labels: write ABSENT without kopf., or quote it for a literal string"}}},
+		{"//kopf:on.create ex field=a value=null", []wantErr{{at: "null", msg: `value: null is not a filter value: omit value= to check nothing, write ABSENT for a missing field, or quote "null" for the string`}}},
+		{"//kopf:on.create ex field=a value=1e999", []wantErr{{at: "1e999", msg: "value: number 1e999 is out of range"}}},
+		{"//kopf:on.create ex field=a value={}", []wantErr{{at: "{", msg: "value: want a filter value (a literal, PRESENT, ABSENT or fn:NAME), got a map"}}},
+		{"//kopf:on.create ex when=1x", []wantErr{{at: "1x", msg: `when: want the name of a function of the package (NAME or fn:NAME), got "1x"`}}},
+		{"//kopf:on.create ex when=[a]", []wantErr{{at: "[", msg: "when: want a function name, got a list"}}},
+		{`//kopf:on.create ex field=""`, []wantErr{{at: `""`, msg: "field: empty field"}}},
+		{"//kopf:on.create ex field=[]", []wantErr{{at: "[", msg: "field: empty field"}}},
+		{"//kopf:on.create ex field=.a", []wantErr{{at: ".a", msg: `field: empty part in field ".a": want a.b.c, or a list [a, "b.c"] for keys with dots`}}},
+		{`//kopf:on.create ex field=[a, ""]`, []wantErr{{at: `""`, msg: "field: empty part in field"}}},
+		{"//kopf:on.create ex field=[a, [b]]", []wantErr{{at: "[b", msg: "field: the parts of a field must be strings, not a list"}}},
+		{"//kopf:on.create ex field={a: b}", []wantErr{{at: "{", msg: "field: want a field a.b.c or [a, b, c], got a map"}}},
+
 		// Several errors at once, in order.
 		{"//kopf:on.create ex timeout=abc retries=0 bogus=1", []wantErr{
 			{at: "abc", msg: `timeout: want a duration such as 90s, 1.5m, 1h30m or 90 (seconds), got "abc"`},
 			{at: "0", msg: "retries: must be positive, got 0"},
-			{at: "bogus", msg: "unknown argument bogus of //kopf:on.create; known arguments: id, param, errors, timeout, retries, backoff"},
+			{at: "bogus", msg: "unknown argument bogus of //kopf:on.create; known arguments: " + knownArgs},
 		}},
 		{"//kopf:on.create x.y/v1/ex extra errors=x", []wantErr{
 			{at: "extra", msg: "unexpected positional argument extra: //kopf:on.create takes " + resourceHelp},
@@ -324,13 +397,30 @@ func TestParsePositions(t *testing.T) {
 
 func TestKopfTableIsValid(t *testing.T) {
 	tbl := Kopf()
-	for _, name := range []string{OnCreate, OnUpdate, OnDelete, OnResume} {
+	for _, name := range []string{OnCreate, OnUpdate, OnDelete, OnResume, OnField, OnEvent, Resource} {
 		d := tbl.Lookup(name)
 		if d == nil {
 			t.Fatalf("%s is not defined", name)
 		}
-		if d.Targets != TargetFunc || len(d.Positional) != 1 || d.Positional[0].Type != TypeResource {
+		want := TargetFunc
+		if name == Resource {
+			want = TargetType
+		}
+		if d.Targets != want || len(d.Positional) != 1 || d.Positional[0].Type != TypeResource {
 			t.Errorf("%s: unexpected shape %+v", name, d)
+		}
+		if name != Resource {
+			for _, filter := range []string{"id", "param", "labels", "annotations", "when", "field", "value"} {
+				if d.Arg(filter) == nil {
+					t.Errorf("%s lacks %s=", name, filter)
+				}
+			}
+		}
+		if hasOldNew := d.Arg("old") != nil && d.Arg("new") != nil; hasOldNew != (name == OnUpdate || name == OnField) {
+			t.Errorf("%s: old= and new= are for on.update and on.field only", name)
+		}
+		if required := d.Arg("field") != nil && d.Arg("field").Required; required != (name == OnField) {
+			t.Errorf("%s: field= is required by on.field only", name)
 		}
 		for _, a := range append(d.Positional, d.Args...) {
 			if a.Doc == "" || strings.Contains(a.Doc, "\n") {
@@ -368,6 +458,8 @@ func TestNewTableRejects(t *testing.T) {
 		{[]Definition{{Name: "a", Targets: fn, Args: []Arg{{Name: "x"}}}}, "marker a: argument x has no valid type"},
 		{[]Definition{{Name: "a", Targets: fn, Args: []Arg{{Name: "x", Type: TypeEnum}}}}, "marker a: argument x: enum values go with TypeEnum only"},
 		{[]Definition{{Name: "a", Targets: fn, Args: []Arg{{Name: "x", Type: TypeInt, Enum: []string{"a"}}}}}, "marker a: argument x: enum values go with TypeEnum only"},
+		{[]Definition{{Name: "a", Targets: fn, Positional: []Arg{{Name: "x", Type: TypeInt, Required: true}}}}, "marker a: positional argument x is always required; Required is for named arguments"},
+		{[]Definition{{Name: "a", Targets: fn, Args: []Arg{{Name: "x", Type: TypeFieldPath + 1}}}}, "marker a: argument x has no valid type"},
 	}
 	for _, tt := range tests {
 		_, err := NewTable(tt.defs...)
@@ -394,8 +486,17 @@ func TestHelpCoversTheTable(t *testing.T) {
 			}
 		}
 	}
-	if want := "//kopf:on.delete <resource> [id=string] [param=string] [errors=ignored|temporary|permanent] [timeout=duration] [retries=int] [backoff=duration] [optional=bool]"; !strings.Contains(help, want) {
-		t.Errorf("help lacks %q:\n%s", want, help)
+	for _, want := range []string{
+		"//kopf:on.delete <resource> [id=string] [param=string] [errors=ignored|temporary|permanent] [timeout=duration] [retries=int] [backoff=duration] [optional=bool] [labels={k: v|\"v\"|PRESENT|ABSENT|fn:F, ...}] [annotations={k: v|\"v\"|PRESENT|ABSENT|fn:F, ...}] [when=F] [field=a.b.c|[a, b, c]] [value=value|\"string\"|PRESENT|ABSENT|fn:F]\n",
+		"//kopf:on.field <resource> [id=string] [param=string] [errors=ignored|temporary|permanent] [timeout=duration] [retries=int] [backoff=duration] [labels={k: v|\"v\"|PRESENT|ABSENT|fn:F, ...}] [annotations={k: v|\"v\"|PRESENT|ABSENT|fn:F, ...}] [when=F] field=a.b.c|[a, b, c] [value=value|\"string\"|PRESENT|ABSENT|fn:F] [old=value|\"string\"|PRESENT|ABSENT|fn:F] [new=value|\"string\"|PRESENT|ABSENT|fn:F]\n",
+		"//kopf:on.event <resource> [id=string] [param=string] [labels=",
+		"//kopf:resource <resource>\n",
+		"\tv1 (core): pods services",
+		"\tapps/v1: deployments",
+	} {
+		if !strings.Contains(help, want) {
+			t.Errorf("help lacks %q:\n%s", want, help)
+		}
 	}
 }
 

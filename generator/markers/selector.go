@@ -7,8 +7,14 @@ import (
 	"github.com/kopf-go/kopf/runtime/resources"
 )
 
+// Everything is the Name of the selector of every resource (Kopf's
+// kopf.EVERYTHING), written * or EVERYTHING.
+const Everything = "*"
+
 // ParseSelector parses a resource selector written as one token; see the
-// package doc for the accepted forms.
+// package doc for the accepted forms. A version without a group (v1/pods,
+// pods.v1) selects the core group: Core is set. The name * or EVERYTHING
+// (alone, or after group/ or group/version/) becomes [Everything].
 func ParseSelector(s string) (resources.Selector, error) {
 	var sel resources.Selector
 	if s == "" {
@@ -54,7 +60,13 @@ func ParseSelector(s string) (resources.Selector, error) {
 	default:
 		sel.Name = s
 	}
-	if !isName(sel.Name) {
+	if sel.Name == "EVERYTHING" {
+		sel.Name = Everything
+	}
+	if sel.Name == Everything && strings.Contains(s, ".") && !strings.Contains(s, "/") {
+		return bad("the everything selector is written *, group/* or group/version/*")
+	}
+	if sel.Name != Everything && !isName(sel.Name) {
 		return bad("%q is not a resource name (plural, singular, kind or short name)", sel.Name)
 	}
 	if sel.Version != "" && !isLabel(sel.Version) {
@@ -63,6 +75,7 @@ func ParseSelector(s string) (resources.Selector, error) {
 	if sel.Group != "" && !isGroup(sel.Group) {
 		return bad("%q is not an API group", sel.Group)
 	}
+	sel.Core = sel.Group == "" && sel.Version != ""
 	return sel, nil
 }
 

@@ -1,7 +1,9 @@
 package markers
 
-// suggest returns the candidate closest to s by edit distance, if it is
+// Suggest returns the candidate closest to s by edit distance, if it is
 // close enough to be a likely typo, or "".
+func Suggest(s string, candidates []string) string { return suggest(s, candidates) }
+
 func suggest(s string, candidates []string) string {
 	limit := min(3, max(1, len(s)/3))
 	best, bestDist := "", limit+1

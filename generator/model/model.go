@@ -7,27 +7,57 @@
 // Every comment starting with "//kopf:" in a package's files is parsed
 // against the marker table. A marker must be in the doc comment of a
 // declaration its definition targets; anywhere else it is an error. A
-// function carrying handler markers must be a package-level, non-generic
+// function carrying changing-handler markers (on.resume, on.create,
+// on.update, on.delete, on.field) must be a package-level, non-generic
 // function with the signature
 //
 //	func F(ctx context.Context, kw FKwargs) (any, error)
 //	func F(ctx context.Context, kw FKwargs) error
 //
-// where FKwargs (the function's name followed by "Kwargs") is generated.
-// Names that the generated file declares (each FKwargs, and Register) must
-// not be declared by hand.
+// and a function carrying on.event markers the signature
+//
+//	func F(ctx context.Context, kw FKwargs) error
+//
+// where FKwargs (the function's name followed by "Kwargs") is generated. A
+// function cannot carry both kinds. Names that the generated file declares
+// (each FKwargs, each newFKwargs, and Register) must not be declared by hand,
+// nor may package-level names clash with the generated file's imports.
 //
 // # Registrations
 //
-// Each handler marker registers the function for one reason (create,
-// update, delete, resume) of one resource. The handler id defaults to the
-// function's name. Markers stacked on one function with the same id and
+// Each changing marker registers the function for one reason (create,
+// update, delete, resume; on.field for create and update) of one resource.
+// The handler id defaults to the function's name; with field=, "/" and the
+// dotted field are appended to it, default or not, as Kopf does
+// ("fn/spec.field"). Markers stacked on one function with the same id and
 // selector are merged into one registration with several reasons (as Kopf
 // lets one function be both on.resume and on.create) when their common
-// options (param, errors, timeout, retries, backoff) are equal; optional=
-// belongs to the on.delete marker and deleted= to the on.resume marker, and
-// apply to those reasons only. Any other repetition of an id for a
-// selector is an error, because the runtime identifies handlers by id.
+// options (param, errors, timeout, retries, backoff, field and filters) are
+// equal; optional= belongs to the on.delete marker and deleted= to the
+// on.resume marker, and apply to those reasons only. Any other repetition of
+// an id for a selector is an error, because the runtime identifies handlers
+// by id. Event handlers have ids of their own and are never merged.
+//
+// # Filters
+//
+// labels=, annotations=, field=, value=, old=, new= and when= become the
+// registration's Field and Filter. value=, old= and new= need field=, and
+// value= excludes old= and new=. With field= and none of them, the value
+// must be present (Kopf's default, value=PRESENT), and the registration
+// says so explicitly. Callbacks (when=F, fn:F) must name package-level,
+// non-generic functions of the package, with one of the signatures of
+// [CallbackForm]; anything else is an error naming what was expected.
+//
+// # Typed resources
+//
+// A struct type T with the marker //kopf:resource group/version/plural is
+// the Go type of that resource's objects. A handler whose every marker
+// selects one typed resource (see [Typed] for how selectors are matched)
+// gets typed kwargs: Object *T, and Spec and Status typed as T's fields of
+// JSON names spec and status. Typed resources are found in the package
+// itself, in the packages it imports directly, and in the table of
+// built-in resources (package builtins); the first two win over the table.
+// field= on typed handlers is checked against T's JSON field names.
 //
 // Handlers and registrations are ordered by file name, then by position in
 // the file: the order in which Kopf would have registered them, and the
@@ -43,6 +73,9 @@ import (
 	"go/token"
 	"go/types"
 	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/kopf-go/kopf/generator/load"
@@ -58,6 +91,17 @@ const RegisterFunc = "Register"
 // KwargsSuffix follows a handler function's name to name its kwargs type.
 const KwargsSuffix = "Kwargs"
 
+// NewPrefix precedes a kwargs type's name to name the generated function
+// that builds it from the runtime's kwargs.
+const NewPrefix = "new"
+
+// The import paths of the packages that generated code may use, besides
+// the standard library and the packages of typed resources.
+const (
+	KopfPath      = "github.com/kopf-go/kopf"
+	ConverterPath = "k8s.io/apimachinery/pkg/runtime"
+)
+
 // Package is what kopf-gen generates for one Go package.
 type Package struct {
 	PkgPath string
@@ -67,6 +111,17 @@ type Package struct {
 	Handlers []*Handler
 	// Registrations are the handler registrations, in source order.
 	Registrations []*Registration
+	// Imports are the packages of typed resources that the generated file
+	// refers to, with the names it imports them as, sorted by path.
+	Imports []Import
+}
+
+// Import is a package imported by the generated file.
+type Import struct {
+	Path string
+	// Name is the package's name; Alias, if set, the name it is imported
+	// as instead.
+	Name, Alias string
 }
 
 // Handler is one marked function.
@@ -74,20 +129,27 @@ type Handler struct {
 	// Func is the function's name.
 	Func string
 	Pos  token.Position
-	// Kwargs is the name of the generated kwargs type.
+	// Kwargs is the name of the generated kwargs type, New the name of the
+	// generated function that builds it.
 	Kwargs string
+	New    string
 	// ReturnsResult is true for (any, error) results, false for error.
 	ReturnsResult bool
+	// Event marks an on.event handler.
+	Event bool
+	// Typed is the typed resource of every registration of the handler, or
+	// nil for untyped kwargs.
+	Typed *Typed
 }
 
-// Registration is one call of the registry's AddChanging.
+// Registration is one call of the registry's AddChanging or AddEvent.
 type Registration struct {
 	Handler *Handler
 	// Pos is the position of the first marker merged into it.
 	Pos      token.Position
 	ID       string
 	Selector resources.Selector
-	// Reasons are in the order of their markers.
+	// Reasons are in the order of their markers; none for event handlers.
 	Reasons []causes.Reason
 	// Markers are the merged markers, rendered canonically.
 	Markers []string
@@ -100,21 +162,80 @@ type Registration struct {
 	// Optional comes from an on.delete marker, Deleted from on.resume.
 	Optional bool
 	Deleted  bool
+
+	// Field is the field= path, nil without one; FieldHandler marks
+	// on.field registrations.
+	Field        []string
+	FieldHandler bool
+	// Labels and Annotations are in source order.
+	Labels      []KeyFilter
+	Annotations []KeyFilter
+	// Value, Old and New are nil when not set. Value is PRESENT when
+	// field= is set without value=, old= or new=.
+	Value, Old, New *Filter
+	When            *Callback
 }
 
-// reasonOf returns the reason a handler marker registers for.
-func reasonOf(marker string) (causes.Reason, bool) {
+// Filter is one filter value, with its callback resolved.
+type Filter struct {
+	markers.Match
+	// Callback is set for MatchCallback.
+	Callback *Callback
+}
+
+// KeyFilter is the filter of one label or annotation.
+type KeyFilter struct {
+	Key string
+	Filter
+}
+
+// CallbackForm is the signature of a callback, which decides how generated
+// code adapts it to the runtime.
+type CallbackForm int
+
+// The accepted signatures of callbacks.
+const (
+	// WhenKwargs is func(kw FKwargs) bool: the handler's own kwargs.
+	WhenKwargs CallbackForm = iota + 1
+	// WhenRuntime is func(kw *kopf.ChangingKwargs) bool, or
+	// func(kw *kopf.EventKwargs) bool for event handlers.
+	WhenRuntime
+	// StringValue is func(value string) bool, for labels and annotations.
+	StringValue
+	// StringValueKwargs is func(value string, kw *kopf.ResourceKwargs) bool.
+	StringValueKwargs
+	// AnyValue is func(value any) bool, for value=, old= and new=.
+	AnyValue
+	// AnyValueKwargs is func(value any, kw *kopf.ResourceKwargs) bool.
+	AnyValueKwargs
+)
+
+// Callback is a function of the package used as a filter.
+type Callback struct {
+	Func string
+	Form CallbackForm
+}
+
+// reasonsOf returns the reasons a changing marker registers for.
+func reasonsOf(marker string) ([]causes.Reason, bool) {
 	switch marker {
 	case markers.OnCreate:
-		return causes.Create, true
+		return []causes.Reason{causes.Create}, true
 	case markers.OnUpdate:
-		return causes.Update, true
+		return []causes.Reason{causes.Update}, true
 	case markers.OnDelete:
-		return causes.Delete, true
+		return []causes.Reason{causes.Delete}, true
 	case markers.OnResume:
-		return causes.Resume, true
+		return []causes.Reason{causes.Resume}, true
+	case markers.OnField:
+		return []causes.Reason{causes.Create, causes.Update}, true
 	}
-	return "", false
+	return nil, false
+}
+
+func isHandlerMarker(name string) bool {
+	_, changing := reasonsOf(name)
+	return changing || name == markers.OnEvent
 }
 
 // Build builds the model of one package, or returns every error found as a
@@ -122,36 +243,65 @@ func reasonOf(marker string) (causes.Reason, bool) {
 // handlers.
 func Build(ctx context.Context, pkg *load.Package, table *markers.Table) (*Package, error) {
 	b := &builder{
-		pkg:   pkg,
-		table: table,
-		out:   &Package{PkgPath: pkg.PkgPath, Name: pkg.Name, Dir: pkg.Dir},
-		byKey: map[regKey]*Registration{},
+		ctx:     ctx,
+		pkg:     pkg,
+		table:   table,
+		out:     &Package{PkgPath: pkg.PkgPath, Name: pkg.Name, Dir: pkg.Dir},
+		byKey:   map[regKey]*Registration{},
+		funcs:   map[string]*ast.FuncDecl{},
+		imports: map[string]Import{},
 	}
+	var marked []markedFunc
 	for _, f := range pkg.Files {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("building %s: %w", pkg.PkgPath, err)
 		}
-		b.file(f)
+		marked = append(marked, b.file(f)...)
+	}
+	b.depResources()
+	for _, mf := range marked {
+		b.funcDecl(mf.decl, mf.markers)
 	}
 	b.checkGeneratedNames()
 	if len(b.errs) > 0 {
 		b.errs.Sort()
 		return nil, b.errs
 	}
+	for _, imp := range b.imports {
+		b.out.Imports = append(b.out.Imports, imp)
+	}
+	sort.Slice(b.out.Imports, func(i, j int) bool { return b.out.Imports[i].Path < b.out.Imports[j].Path })
 	return b.out, nil
 }
 
 type regKey struct {
-	id  string
-	sel resources.Selector
+	event bool
+	id    string
+	sel   resources.Selector
+}
+
+type markedFunc struct {
+	decl    *ast.FuncDecl
+	markers []*markers.Marker
 }
 
 type builder struct {
+	ctx   context.Context
 	pkg   *load.Package
 	table *markers.Table
 	out   *Package
 	errs  scanner.ErrorList
 	byKey map[regKey]*Registration
+	// funcs are the package-level functions (not methods), by name.
+	funcs map[string]*ast.FuncDecl
+	// typed are the typed resources declared in the package and in its
+	// direct imports, in that order; builtinTyped caches the built-ins.
+	typed        []*Typed
+	builtinTyped map[int]*Typed
+	// imports are the packages the generated file refers to, by path.
+	imports map[string]Import
+	// callbacks are the functions used as callbacks, for the name checks.
+	callbacks map[string]bool
 }
 
 func (b *builder) pos(p token.Pos) token.Position { return b.pkg.Fset.Position(p) }
@@ -160,16 +310,21 @@ func (b *builder) errorf(p token.Position, format string, args ...any) {
 	b.errs.Add(p, fmt.Sprintf(format, args...))
 }
 
-// file handles the markers of one file: those in doc comments of
-// declarations, then every other one as misplaced.
-func (b *builder) file(f *load.File) {
+// file handles the markers of one file: it returns the marked functions,
+// records the typed resources, and reports every other marker as
+// misplaced.
+func (b *builder) file(f *load.File) []markedFunc {
+	var out []markedFunc
 	placed := map[*ast.Comment]bool{}
 	for _, decl := range f.AST.Decls {
 		switch d := decl.(type) {
 		case *ast.FuncDecl:
+			if d.Recv == nil && d.Name.Name != "_" {
+				b.funcs[d.Name.Name] = d
+			}
 			ms := b.parseDoc(d.Doc, placed)
 			if len(ms) > 0 {
-				b.funcDecl(d, ms)
+				out = append(out, markedFunc{d, ms})
 			}
 		case *ast.GenDecl:
 			if d.Tok != token.TYPE {
@@ -179,13 +334,18 @@ func (b *builder) file(f *load.File) {
 				}
 				continue
 			}
-			docs := []*ast.CommentGroup{d.Doc}
-			for _, spec := range d.Specs {
-				docs = append(docs, spec.(*ast.TypeSpec).Doc)
+			for _, m := range b.parseDoc(d.Doc, placed) {
+				if len(d.Specs) != 1 {
+					b.errorf(m.Pos, "%s%s is in the doc comment of a group of %d types; put it in the doc comment of one of them",
+						markers.Prefix, m.Name, len(d.Specs))
+					continue
+				}
+				b.typeMarker(m, d.Specs[0].(*ast.TypeSpec))
 			}
-			for _, doc := range docs {
-				for _, m := range b.parseDoc(doc, placed) {
-					b.typeMarker(m)
+			for _, spec := range d.Specs {
+				ts := spec.(*ast.TypeSpec)
+				for _, m := range b.parseDoc(ts.Doc, placed) {
+					b.typeMarker(m, ts)
 				}
 			}
 		}
@@ -198,6 +358,7 @@ func (b *builder) file(f *load.File) {
 			b.errorf(b.pos(c.Slash), "misplaced marker %s: markers go in the doc comment of a package-level function or type, directly above it with no blank line", c.Text)
 		}
 	}
+	return out
 }
 
 // parseDoc parses the markers of a doc comment, reporting parse errors and
@@ -231,24 +392,35 @@ func (b *builder) addErr(err error) {
 	b.errs.Add(token.Position{}, err.Error())
 }
 
-func (b *builder) typeMarker(m *markers.Marker) {
+func (b *builder) typeMarker(m *markers.Marker, spec *ast.TypeSpec) {
 	if m.Def.Targets&markers.TargetType == 0 {
 		b.errorf(m.Pos, "%s%s applies to %s declarations, not types", markers.Prefix, m.Name, m.Def.Targets)
 		return
 	}
-	// No marker targets types yet.
-	b.errorf(m.Pos, "%s%s on types is not supported by this kopf-gen", markers.Prefix, m.Name)
+	if m.Name != markers.Resource {
+		b.errorf(m.Pos, "%s%s on types is not supported by this kopf-gen", markers.Prefix, m.Name)
+		return
+	}
+	if t := b.resource(m, spec, b.pkg.Types); t != nil {
+		b.addTyped(t)
+	}
 }
 
 func (b *builder) funcDecl(d *ast.FuncDecl, ms []*markers.Marker) {
 	ok := true
+	events, changing := 0, 0
 	for _, m := range ms {
-		if m.Def.Targets&markers.TargetFunc == 0 {
+		switch {
+		case m.Def.Targets&markers.TargetFunc == 0:
 			b.errorf(m.Pos, "%s%s applies to %s declarations, not functions", markers.Prefix, m.Name, m.Def.Targets)
 			ok = false
-		} else if _, known := reasonOf(m.Name); !known {
+		case !isHandlerMarker(m.Name):
 			b.errorf(m.Pos, "%s%s is not supported by this kopf-gen", markers.Prefix, m.Name)
 			ok = false
+		case m.Name == markers.OnEvent:
+			events++
+		default:
+			changing++
 		}
 	}
 	if !ok {
@@ -256,6 +428,15 @@ func (b *builder) funcDecl(d *ast.FuncDecl, ms []*markers.Marker) {
 	}
 	name := d.Name.Name
 	marker := markers.Prefix + ms[0].Name
+	if events > 0 && changing > 0 {
+		for _, m := range ms {
+			if m.Name == markers.OnEvent {
+				b.errorf(m.Pos, "%s%s cannot share a function with changing-handler markers: event handlers take other kwargs and return no result; use a separate function",
+					markers.Prefix, m.Name)
+				return
+			}
+		}
+	}
 	if d.Recv != nil {
 		b.errorf(b.pos(d.Name.Pos()), "%s applies to package-level functions, not methods: %s is a method", marker, name)
 		return
@@ -264,30 +445,60 @@ func (b *builder) funcDecl(d *ast.FuncDecl, ms []*markers.Marker) {
 		b.errorf(b.pos(d.Type.TypeParams.Opening), "%s applies to non-generic functions: %s has type parameters", marker, name)
 		return
 	}
-	h := &Handler{Func: name, Pos: b.pos(d.Name.Pos()), Kwargs: name + KwargsSuffix}
+	kwargs := name + KwargsSuffix
+	h := &Handler{Func: name, Pos: b.pos(d.Name.Pos()), Kwargs: kwargs, New: NewPrefix + kwargs, Event: events > 0}
 	if !b.signature(d, h) {
 		return
 	}
-	b.out.Handlers = append(b.out.Handlers, h)
+	var regs []*Registration
+	var typed []*Typed
+	var from []*markers.Marker
 	for _, m := range ms {
-		b.register(h, m)
+		r, t, ok := b.registration(h, m)
+		if ok {
+			regs = append(regs, r)
+			typed = append(typed, t)
+			from = append(from, m)
+		}
 	}
+	h.Typed = commonTyped(typed, len(ms))
+	if h.Typed != nil && !b.useTyped(h) {
+		h.Typed = nil
+	}
+	for i, r := range regs {
+		b.resolveCallbacks(h, r, from[i])
+	}
+	b.out.Handlers = append(b.out.Handlers, h)
+	for i, r := range regs {
+		b.add(r, from[i])
+	}
+}
+
+// commonTyped returns the typed resource of every registration, or nil if
+// they differ, some are untyped, or some markers failed.
+func commonTyped(typed []*Typed, markers int) *Typed {
+	if len(typed) == 0 || len(typed) != markers {
+		return nil
+	}
+	for _, t := range typed[1:] {
+		if t != typed[0] {
+			return nil
+		}
+	}
+	return typed[0]
 }
 
 // signature checks a handler's signature and records its result form.
 func (b *builder) signature(d *ast.FuncDecl, h *Handler) bool {
 	want := fmt.Sprintf("want func %s(ctx context.Context, kw %s) (any, error) or func %[1]s(ctx context.Context, kw %[2]s) error", h.Func, h.Kwargs)
+	if h.Event {
+		want = fmt.Sprintf("want func %s(ctx context.Context, kw %s) error (event handlers return no result)", h.Func, h.Kwargs)
+	}
 	fail := func(p token.Pos, format string, args ...any) bool {
 		b.errorf(b.pos(p), "handler %s has the wrong signature: %s; %s", h.Func, fmt.Sprintf(format, args...), want)
 		return false
 	}
-	var params []ast.Expr
-	for _, field := range d.Type.Params.List {
-		n := max(1, len(field.Names))
-		for range n {
-			params = append(params, field.Type)
-		}
-	}
+	params := flatten(d.Type.Params)
 	if len(params) != 2 {
 		return fail(d.Type.Params.Opening, "it has %s", plural(len(params), "parameter"))
 	}
@@ -297,19 +508,12 @@ func (b *builder) signature(d *ast.FuncDecl, h *Handler) bool {
 	if id, ok := params[1].(*ast.Ident); !ok || id.Name != h.Kwargs {
 		return fail(params[1].Pos(), "the second parameter is %s, not %s", b.exprString(params[1]), h.Kwargs)
 	}
-	var results []ast.Expr
-	if d.Type.Results != nil {
-		for _, field := range d.Type.Results.List {
-			n := max(1, len(field.Names))
-			for range n {
-				results = append(results, field.Type)
-			}
-		}
-	}
+	results := flatten(d.Type.Results)
+	errType := types.Universe.Lookup("error").Type()
 	switch {
-	case len(results) == 1 && b.is(results[0], types.Universe.Lookup("error").Type()):
+	case len(results) == 1 && b.is(results[0], errType):
 		h.ReturnsResult = false
-	case len(results) == 2 && b.isAny(results[0]) && b.is(results[1], types.Universe.Lookup("error").Type()):
+	case len(results) == 2 && !h.Event && b.isAny(results[0]) && b.is(results[1], errType):
 		h.ReturnsResult = true
 	default:
 		p := d.Type.Params.Closing
@@ -319,6 +523,21 @@ func (b *builder) signature(d *ast.FuncDecl, h *Handler) bool {
 		return fail(p, "it returns %s", b.resultsString(results))
 	}
 	return true
+}
+
+// flatten lists the types of a field list, one per parameter.
+func flatten(fl *ast.FieldList) []ast.Expr {
+	if fl == nil {
+		return nil
+	}
+	var out []ast.Expr
+	for _, field := range fl.List {
+		n := max(1, len(field.Names))
+		for range n {
+			out = append(out, field.Type)
+		}
+	}
+	return out
 }
 
 func plural(n int, noun string) string {
@@ -340,12 +559,17 @@ func (b *builder) typeOf(e ast.Expr) types.Type {
 }
 
 func (b *builder) isContext(e ast.Expr) bool {
-	named, ok := b.typeOf(e).(*types.Named)
+	return isNamed(b.typeOf(e), "context", "Context")
+}
+
+// isNamed reports whether t is the named type path.name.
+func isNamed(t types.Type, path, name string) bool {
+	named, ok := types.Unalias(t).(*types.Named)
 	if !ok {
 		return false
 	}
 	obj := named.Obj()
-	return obj.Pkg() != nil && obj.Pkg().Path() == "context" && obj.Name() == "Context"
+	return obj.Pkg() != nil && obj.Pkg().Path() == path && obj.Name() == name
 }
 
 func (b *builder) is(e ast.Expr, want types.Type) bool {
@@ -354,7 +578,11 @@ func (b *builder) is(e ast.Expr, want types.Type) bool {
 }
 
 func (b *builder) isAny(e ast.Expr) bool {
-	t := b.typeOf(e)
+	return isAnyType(b.typeOf(e))
+}
+
+// isAnyType reports whether t is any (interface{}), not a defined type.
+func isAnyType(t types.Type) bool {
 	if t == nil {
 		return false
 	}
@@ -365,7 +593,7 @@ func (b *builder) isAny(e ast.Expr) bool {
 // isDefined reports whether t is a defined (named) type: an empty interface
 // type declared with a name is a different type from any.
 func isDefined(t types.Type) bool {
-	_, named := t.(*types.Named)
+	_, named := types.Unalias(t).(*types.Named)
 	return named
 }
 
@@ -395,16 +623,24 @@ func (b *builder) resultsString(results []ast.Expr) string {
 	return s + ")"
 }
 
-// register adds or merges the registration of one marker.
-func (b *builder) register(h *Handler, m *markers.Marker) {
-	reason, _ := reasonOf(m.Name) // checked by funcDecl
+// registration builds the registration of one marker, with the typed
+// resource its selector names (or nil). ok is false after errors.
+func (b *builder) registration(h *Handler, m *markers.Marker) (*Registration, *Typed, bool) {
+	reasons, _ := reasonsOf(m.Name) // none for on.event
+	sel := m.Positional[0].Go.(resources.Selector)
 	r := &Registration{
-		Handler:  h,
-		Pos:      m.Pos,
-		ID:       h.Func,
-		Selector: m.Positional[0].Go.(resources.Selector),
-		Reasons:  []causes.Reason{reason},
-		Markers:  []string{m.String()},
+		Handler:      h,
+		Pos:          m.Pos,
+		ID:           h.Func,
+		Selector:     sel,
+		Reasons:      reasons,
+		Markers:      []string{m.String()},
+		FieldHandler: m.Name == markers.OnField,
+	}
+	ok := true
+	if sel.Name == markers.Everything {
+		b.errorf(m.Positional[0].Pos, "resource: the everything selector %s is not supported yet: the runtime's resources.Selector cannot match every resource", m.Positional[0].Raw)
+		ok = false
 	}
 	for _, a := range m.Args {
 		switch a.Name {
@@ -425,32 +661,93 @@ func (b *builder) register(h *Handler, m *markers.Marker) {
 			r.Optional = a.Go.(bool)
 		case "deleted":
 			r.Deleted = a.Go.(bool)
+		case "field":
+			r.Field = a.Go.([]string)
+		case "labels":
+			r.Labels = keyFilters(a.Go.([]markers.KeyMatch))
+		case "annotations":
+			r.Annotations = keyFilters(a.Go.([]markers.KeyMatch))
+		case "value":
+			r.Value = &Filter{Match: a.Go.(markers.Match)}
+		case "old":
+			r.Old = &Filter{Match: a.Go.(markers.Match)}
+		case "new":
+			r.New = &Filter{Match: a.Go.(markers.Match)}
+		case "when":
+			r.When = &Callback{Func: a.Go.(string)}
 		default:
 			b.errorf(a.NamePos, "argument %s of %s%s is not supported by this kopf-gen", a.Name, markers.Prefix, m.Name)
-			return
+			ok = false
 		}
 	}
-	key := regKey{id: r.ID, sel: r.Selector}
+	if r.Field == nil {
+		for _, name := range []string{"value", "old", "new"} {
+			if a, set := m.Arg(name); set {
+				b.errorf(a.NamePos, "%s= needs field=: it checks the value at that field", name)
+				ok = false
+			}
+		}
+	} else {
+		r.ID += "/" + strings.Join(r.Field, ".")
+		if r.Value == nil && r.Old == nil && r.New == nil {
+			r.Value = &Filter{Match: markers.Match{Kind: markers.MatchPresent}}
+		}
+	}
+	if a, set := m.Arg("value"); set && (r.Old != nil || r.New != nil) {
+		b.errorf(a.NamePos, "value= cannot be combined with old= or new=: value= checks either side of a change; use old= and new= alone")
+		ok = false
+	}
+	if !ok {
+		return nil, nil, false
+	}
+	t := b.typedFor(m)
+	if t != nil && r.Field != nil {
+		a, _ := m.Arg("field")
+		if !b.checkField(t, r.Field, a.Node) {
+			return nil, nil, false
+		}
+	}
+	return r, t, true
+}
+
+func keyFilters(kms []markers.KeyMatch) []KeyFilter {
+	out := make([]KeyFilter, len(kms))
+	for i, km := range kms {
+		out[i] = KeyFilter{Key: km.Key, Filter: Filter{Match: km.Match}}
+	}
+	return out
+}
+
+// add adds or merges a registration.
+func (b *builder) add(r *Registration, m *markers.Marker) {
+	key := regKey{event: r.Handler.Event, id: r.ID, sel: r.Selector}
 	prev, dup := b.byKey[key]
 	if !dup {
 		b.byKey[key] = r
 		b.out.Registrations = append(b.out.Registrations, r)
 		return
 	}
-	if prev.Handler != h {
+	if prev.Handler != r.Handler {
 		b.errorf(m.Pos, "handler id %q is already used for %s by %s at %s; set a distinct id=",
 			r.ID, selectorString(r.Selector), prev.Handler.Func, where(prev.Pos, m.Pos))
 		return
 	}
+	if r.Handler.Event {
+		b.errorf(m.Pos, "duplicate %s%s: handler id %q is already registered for %s at %s; set a distinct id=",
+			markers.Prefix, m.Name, r.ID, selectorString(r.Selector), where(prev.Pos, m.Pos))
+		return
+	}
 	for _, reason := range prev.Reasons {
-		if reason == r.Reasons[0] {
-			b.errorf(m.Pos, "duplicate %s%s: handler id %q is already registered for %s of %s at %s; set a distinct id=",
-				markers.Prefix, m.Name, r.ID, reason, selectorString(r.Selector), where(prev.Pos, m.Pos))
-			return
+		for _, again := range r.Reasons {
+			if reason == again {
+				b.errorf(m.Pos, "duplicate %s%s: handler id %q is already registered for %s of %s at %s; set a distinct id=",
+					markers.Prefix, m.Name, r.ID, reason, selectorString(r.Selector), where(prev.Pos, m.Pos))
+				return
+			}
 		}
 	}
 	if !sameOptions(prev, r) {
-		b.errorf(m.Pos, "%s%s repeats handler id %q for %s with different options than %s; stacked markers share a registration only if param, errors, timeout, retries and backoff are equal, so set a distinct id=",
+		b.errorf(m.Pos, "%s%s repeats handler id %q for %s with different options than %s; stacked markers share a registration only if param, errors, timeout, retries, backoff, field and filters are equal, so set a distinct id=",
 			markers.Prefix, m.Name, r.ID, selectorString(r.Selector), where(prev.Pos, m.Pos))
 		return
 	}
@@ -473,13 +770,28 @@ func sameOptions(a, b *Registration) bool {
 	if (a.Param == nil) != (b.Param == nil) || a.Param != nil && *a.Param != *b.Param {
 		return false
 	}
-	return a.Errors == b.Errors && a.Timeout == b.Timeout && a.Retries == b.Retries && a.Backoff == b.Backoff
+	type filters struct {
+		field               []string
+		fieldHandler        bool
+		labels, annotations []KeyFilter
+		value, old, new     *Filter
+		when                *Callback
+	}
+	fa := filters{a.Field, a.FieldHandler, a.Labels, a.Annotations, a.Value, a.Old, a.New, a.When}
+	fb := filters{b.Field, b.FieldHandler, b.Labels, b.Annotations, b.Value, b.Old, b.New, b.When}
+	return a.Errors == b.Errors && a.Timeout == b.Timeout && a.Retries == b.Retries && a.Backoff == b.Backoff &&
+		reflect.DeepEqual(fa, fb)
 }
 
 func selectorString(s resources.Selector) string { return s.String() }
 
+// reservedLocals are the names of the generated code's variables in scope
+// where it refers to handlers and callbacks: functions of these names would
+// be shadowed.
+var reservedLocals = []string{"ctx", "kw", "r", "args", "err", "value", "str"}
+
 // checkGeneratedNames reports hand-written declarations of the names that
-// the generated file declares.
+// the generated file declares or imports.
 func (b *builder) checkGeneratedNames() {
 	if len(b.out.Handlers) == 0 || b.pkg.Types == nil {
 		return
@@ -495,18 +807,49 @@ func (b *builder) checkGeneratedNames() {
 	check(RegisterFunc, "the package's "+RegisterFunc+" function")
 	for _, h := range b.out.Handlers {
 		check(h.Kwargs, "it as the kwargs type of handler "+h.Func)
+		check(h.New, "it as the function building the kwargs of handler "+h.Func)
 	}
 	// The package names the generated file imports: a package-level
 	// declaration of one of them would clash with the import.
-	for _, name := range []string{"context", "kopf", "slog", "time"} {
-		check(name, "a file importing a package under that name")
+	names := []string{"context", "kopf", "slog", "time"}
+	for _, h := range b.out.Handlers {
+		if h.Typed != nil {
+			names = append(names, "fmt", "runtime")
+			break
+		}
+	}
+	for _, imp := range b.imports {
+		if imp.Path == b.pkg.PkgPath {
+			continue
+		}
+		if imp.Alias != "" {
+			names = append(names, imp.Alias)
+		} else {
+			names = append(names, imp.Name)
+		}
+	}
+	sort.Strings(names)
+	for i, name := range names {
+		if i == 0 || names[i-1] != name {
+			check(name, "a file importing a package under that name")
+		}
 	}
 	for _, h := range b.out.Handlers {
-		// The parameters in scope where the generated code calls a handler:
-		// a handler of that name would be shadowed.
-		for _, local := range []string{"ctx", "kw", "r"} {
+		for _, local := range reservedLocals {
 			if h.Func == local {
 				b.errorf(h.Pos, "handler %s has the name of a variable of the generated code; rename it", h.Func)
+			}
+		}
+	}
+	var cbs []string
+	for name := range b.callbacks {
+		cbs = append(cbs, name)
+	}
+	sort.Strings(cbs)
+	for _, name := range cbs {
+		for _, local := range reservedLocals {
+			if name == local {
+				b.errorf(b.pos(b.funcs[name].Name.Pos()), "callback %s has the name of a variable of the generated code; rename it", name)
 			}
 		}
 	}

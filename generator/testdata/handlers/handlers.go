@@ -1,5 +1,6 @@
-// Package handlers uses every marker, every option and every selector form
-// that kopf-gen supports.
+// Package handlers uses every changing marker but on.field, every behaviour
+// option and every selector form; package filters has the filters, typed
+// and widgets the typed resources.
 package handlers
 
 import (

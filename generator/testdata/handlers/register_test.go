@@ -45,8 +45,8 @@ func TestRegistrations(t *testing.T) {
 		reason kopf.Reason
 		want   []reg
 	}{
-		{pods, kopf.ReasonResume, []reg{{ID: "StartKilling", Selector: kopf.Selector{Version: "v1", Name: "pods"}, Reasons: []kopf.Reason{kopf.ReasonResume, kopf.ReasonCreate}, Deleted: true}}},
-		{pods, kopf.ReasonCreate, []reg{{ID: "StartKilling", Selector: kopf.Selector{Version: "v1", Name: "pods"}, Reasons: []kopf.Reason{kopf.ReasonResume, kopf.ReasonCreate}, Deleted: true}}},
+		{pods, kopf.ReasonResume, []reg{{ID: "StartKilling", Selector: kopf.Selector{Version: "v1", Name: "pods", Core: true}, Reasons: []kopf.Reason{kopf.ReasonResume, kopf.ReasonCreate}, Deleted: true}}},
+		{pods, kopf.ReasonCreate, []reg{{ID: "StartKilling", Selector: kopf.Selector{Version: "v1", Name: "pods", Core: true}, Reasons: []kopf.Reason{kopf.ReasonResume, kopf.ReasonCreate}, Deleted: true}}},
 		{pods, kopf.ReasonDelete, []reg{{ID: "StopKilling", Selector: kopf.Selector{Name: "pods"}, Reasons: []kopf.Reason{kopf.ReasonDelete}, Optional: true}}},
 		{pods, kopf.ReasonUpdate, nil},
 		{kopfexamples, kopf.ReasonUpdate, []reg{{ID: "update-fn", Selector: ex("kopf.dev", "v1"), Reasons: []kopf.Reason{kopf.ReasonUpdate},

@@ -4,10 +4,13 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/kopf-go/kopf"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // StartKillingKwargs are the arguments of the handler StartKilling, registered by:
@@ -17,14 +20,16 @@ import (
 type StartKillingKwargs struct {
 	// Resource is the served resource, as resolved through the cluster's discovery.
 	Resource kopf.Resource
-	// Body is the whole object.
+	// Body is the whole object, as received.
 	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
+	// Object is the body decoded as a corev1.Pod.
+	Object *corev1.Pod
+	// Spec is Object.Spec.
+	Spec corev1.PodSpec
 	// Meta is the object's metadata.
 	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
+	// Status is Object.Status.
+	Status corev1.PodStatus
 	// UID is the object's metadata.uid.
 	UID string
 	// Name is the object's metadata.name.
@@ -51,12 +56,45 @@ type StartKillingKwargs struct {
 	Runtime time.Duration
 	// Reason is the cause of this invocation: create, update, delete or resume.
 	Reason kopf.Reason
-	// Old is the object's essence before the change, nil if there was none.
+	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
 	Old any
-	// New is the object's essence after the change, nil if there is none.
+	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
 	New any
 	// Diff lists the changes from Old to New.
 	Diff kopf.Diff
+}
+
+// newStartKillingKwargs decodes the body into a corev1.Pod and copies the runtime's kwargs
+// into StartKillingKwargs.
+func newStartKillingKwargs(kw *kopf.ChangingKwargs) (StartKillingKwargs, error) {
+	obj := new(corev1.Pod)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(kw.Body, obj); err != nil {
+		return StartKillingKwargs{}, fmt.Errorf("decoding the object as corev1.Pod: %w", err)
+	}
+	return StartKillingKwargs{
+		Resource:    kw.Resource.Resource,
+		Body:        kw.Body,
+		Object:      obj,
+		Spec:        obj.Spec,
+		Meta:        kw.Meta,
+		Status:      obj.Status,
+		UID:         kw.UID,
+		Name:        kw.Name,
+		Namespace:   kw.Namespace,
+		Labels:      kw.Labels,
+		Annotations: kw.Annotations,
+		Patch:       kw.Patch,
+		Logger:      kw.Logger,
+		Memo:        kw.Memo,
+		Param:       kw.Param,
+		Retry:       kw.Retry,
+		Started:     kw.Started,
+		Runtime:     kw.Runtime,
+		Reason:      kw.Reason,
+		Old:         kw.Old,
+		New:         kw.New,
+		Diff:        kw.Diff,
+	}, nil
 }
 
 // StopKillingKwargs are the arguments of the handler StopKilling, registered by:
@@ -65,14 +103,16 @@ type StartKillingKwargs struct {
 type StopKillingKwargs struct {
 	// Resource is the served resource, as resolved through the cluster's discovery.
 	Resource kopf.Resource
-	// Body is the whole object.
+	// Body is the whole object, as received.
 	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
+	// Object is the body decoded as a corev1.Pod.
+	Object *corev1.Pod
+	// Spec is Object.Spec.
+	Spec corev1.PodSpec
 	// Meta is the object's metadata.
 	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
+	// Status is Object.Status.
+	Status corev1.PodStatus
 	// UID is the object's metadata.uid.
 	UID string
 	// Name is the object's metadata.name.
@@ -99,12 +139,45 @@ type StopKillingKwargs struct {
 	Runtime time.Duration
 	// Reason is the cause of this invocation: create, update, delete or resume.
 	Reason kopf.Reason
-	// Old is the object's essence before the change, nil if there was none.
+	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
 	Old any
-	// New is the object's essence after the change, nil if there is none.
+	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
 	New any
 	// Diff lists the changes from Old to New.
 	Diff kopf.Diff
+}
+
+// newStopKillingKwargs decodes the body into a corev1.Pod and copies the runtime's kwargs
+// into StopKillingKwargs.
+func newStopKillingKwargs(kw *kopf.ChangingKwargs) (StopKillingKwargs, error) {
+	obj := new(corev1.Pod)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(kw.Body, obj); err != nil {
+		return StopKillingKwargs{}, fmt.Errorf("decoding the object as corev1.Pod: %w", err)
+	}
+	return StopKillingKwargs{
+		Resource:    kw.Resource.Resource,
+		Body:        kw.Body,
+		Object:      obj,
+		Spec:        obj.Spec,
+		Meta:        kw.Meta,
+		Status:      obj.Status,
+		UID:         kw.UID,
+		Name:        kw.Name,
+		Namespace:   kw.Namespace,
+		Labels:      kw.Labels,
+		Annotations: kw.Annotations,
+		Patch:       kw.Patch,
+		Logger:      kw.Logger,
+		Memo:        kw.Memo,
+		Param:       kw.Param,
+		Retry:       kw.Retry,
+		Started:     kw.Started,
+		Runtime:     kw.Runtime,
+		Reason:      kw.Reason,
+		Old:         kw.Old,
+		New:         kw.New,
+		Diff:        kw.Diff,
+	}, nil
 }
 
 // UpdateKwargs are the arguments of the handler Update, registered by:
@@ -147,12 +220,39 @@ type UpdateKwargs struct {
 	Runtime time.Duration
 	// Reason is the cause of this invocation: create, update, delete or resume.
 	Reason kopf.Reason
-	// Old is the object's essence before the change, nil if there was none.
+	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
 	Old any
-	// New is the object's essence after the change, nil if there is none.
+	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
 	New any
 	// Diff lists the changes from Old to New.
 	Diff kopf.Diff
+}
+
+// newUpdateKwargs copies the runtime's kwargs into UpdateKwargs.
+func newUpdateKwargs(kw *kopf.ChangingKwargs) UpdateKwargs {
+	return UpdateKwargs{
+		Resource:    kw.Resource.Resource,
+		Body:        kw.Body,
+		Spec:        kw.Spec,
+		Meta:        kw.Meta,
+		Status:      kw.Status,
+		UID:         kw.UID,
+		Name:        kw.Name,
+		Namespace:   kw.Namespace,
+		Labels:      kw.Labels,
+		Annotations: kw.Annotations,
+		Patch:       kw.Patch,
+		Logger:      kw.Logger,
+		Memo:        kw.Memo,
+		Param:       kw.Param,
+		Retry:       kw.Retry,
+		Started:     kw.Started,
+		Runtime:     kw.Runtime,
+		Reason:      kw.Reason,
+		Old:         kw.Old,
+		New:         kw.New,
+		Diff:        kw.Diff,
+	}
 }
 
 // ManyKwargs are the arguments of the handler Many, registered by:
@@ -197,12 +297,39 @@ type ManyKwargs struct {
 	Runtime time.Duration
 	// Reason is the cause of this invocation: create, update, delete or resume.
 	Reason kopf.Reason
-	// Old is the object's essence before the change, nil if there was none.
+	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
 	Old any
-	// New is the object's essence after the change, nil if there is none.
+	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
 	New any
 	// Diff lists the changes from Old to New.
 	Diff kopf.Diff
+}
+
+// newManyKwargs copies the runtime's kwargs into ManyKwargs.
+func newManyKwargs(kw *kopf.ChangingKwargs) ManyKwargs {
+	return ManyKwargs{
+		Resource:    kw.Resource.Resource,
+		Body:        kw.Body,
+		Spec:        kw.Spec,
+		Meta:        kw.Meta,
+		Status:      kw.Status,
+		UID:         kw.UID,
+		Name:        kw.Name,
+		Namespace:   kw.Namespace,
+		Labels:      kw.Labels,
+		Annotations: kw.Annotations,
+		Patch:       kw.Patch,
+		Logger:      kw.Logger,
+		Memo:        kw.Memo,
+		Param:       kw.Param,
+		Retry:       kw.Retry,
+		Started:     kw.Started,
+		Runtime:     kw.Runtime,
+		Reason:      kw.Reason,
+		Old:         kw.Old,
+		New:         kw.New,
+		Diff:        kw.Diff,
+	}
 }
 
 // ResumeKwargs are the arguments of the handler Resume, registered by:
@@ -245,12 +372,39 @@ type ResumeKwargs struct {
 	Runtime time.Duration
 	// Reason is the cause of this invocation: create, update, delete or resume.
 	Reason kopf.Reason
-	// Old is the object's essence before the change, nil if there was none.
+	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
 	Old any
-	// New is the object's essence after the change, nil if there is none.
+	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
 	New any
 	// Diff lists the changes from Old to New.
 	Diff kopf.Diff
+}
+
+// newResumeKwargs copies the runtime's kwargs into ResumeKwargs.
+func newResumeKwargs(kw *kopf.ChangingKwargs) ResumeKwargs {
+	return ResumeKwargs{
+		Resource:    kw.Resource.Resource,
+		Body:        kw.Body,
+		Spec:        kw.Spec,
+		Meta:        kw.Meta,
+		Status:      kw.Status,
+		UID:         kw.UID,
+		Name:        kw.Name,
+		Namespace:   kw.Namespace,
+		Labels:      kw.Labels,
+		Annotations: kw.Annotations,
+		Patch:       kw.Patch,
+		Logger:      kw.Logger,
+		Memo:        kw.Memo,
+		Param:       kw.Param,
+		Retry:       kw.Retry,
+		Started:     kw.Started,
+		Runtime:     kw.Runtime,
+		Reason:      kw.Reason,
+		Old:         kw.Old,
+		New:         kw.New,
+		Diff:        kw.Diff,
+	}
 }
 
 // LaterKwargs are the arguments of the handler Later, registered by:
@@ -293,12 +447,39 @@ type LaterKwargs struct {
 	Runtime time.Duration
 	// Reason is the cause of this invocation: create, update, delete or resume.
 	Reason kopf.Reason
-	// Old is the object's essence before the change, nil if there was none.
+	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
 	Old any
-	// New is the object's essence after the change, nil if there is none.
+	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
 	New any
 	// Diff lists the changes from Old to New.
 	Diff kopf.Diff
+}
+
+// newLaterKwargs copies the runtime's kwargs into LaterKwargs.
+func newLaterKwargs(kw *kopf.ChangingKwargs) LaterKwargs {
+	return LaterKwargs{
+		Resource:    kw.Resource.Resource,
+		Body:        kw.Body,
+		Spec:        kw.Spec,
+		Meta:        kw.Meta,
+		Status:      kw.Status,
+		UID:         kw.UID,
+		Name:        kw.Name,
+		Namespace:   kw.Namespace,
+		Labels:      kw.Labels,
+		Annotations: kw.Annotations,
+		Patch:       kw.Patch,
+		Logger:      kw.Logger,
+		Memo:        kw.Memo,
+		Param:       kw.Param,
+		Retry:       kw.Retry,
+		Started:     kw.Started,
+		Runtime:     kw.Runtime,
+		Reason:      kw.Reason,
+		Old:         kw.Old,
+		New:         kw.New,
+		Diff:        kw.Diff,
+	}
 }
 
 // Register adds the package's handlers to r, in source order, and returns the
@@ -306,32 +487,14 @@ type LaterKwargs struct {
 func Register(r *kopf.Registry) error {
 	if err := r.AddChanging(kopf.ChangingHandler{
 		ID:       "StartKilling",
-		Selector: kopf.Selector{Version: "v1", Name: "pods"},
+		Selector: kopf.Selector{Version: "v1", Name: "pods", Core: true},
 		Reasons:  []kopf.Reason{kopf.ReasonResume, kopf.ReasonCreate},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, StartKilling(ctx, StartKillingKwargs{
-				Resource:    kw.Resource.Resource,
-				Body:        kw.Body,
-				Spec:        kw.Spec,
-				Meta:        kw.Meta,
-				Status:      kw.Status,
-				UID:         kw.UID,
-				Name:        kw.Name,
-				Namespace:   kw.Namespace,
-				Labels:      kw.Labels,
-				Annotations: kw.Annotations,
-				Patch:       kw.Patch,
-				Logger:      kw.Logger,
-				Memo:        kw.Memo,
-				Param:       kw.Param,
-				Retry:       kw.Retry,
-				Started:     kw.Started,
-				Runtime:     kw.Runtime,
-				Reason:      kw.Reason,
-				Old:         kw.Old,
-				New:         kw.New,
-				Diff:        kw.Diff,
-			})
+			args, err := newStartKillingKwargs(kw)
+			if err != nil {
+				return nil, err
+			}
+			return nil, StartKilling(ctx, args)
 		},
 		Deleted: true,
 	}); err != nil {
@@ -342,29 +505,11 @@ func Register(r *kopf.Registry) error {
 		Selector: kopf.Selector{Name: "pods"},
 		Reasons:  []kopf.Reason{kopf.ReasonDelete},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return StopKilling(ctx, StopKillingKwargs{
-				Resource:    kw.Resource.Resource,
-				Body:        kw.Body,
-				Spec:        kw.Spec,
-				Meta:        kw.Meta,
-				Status:      kw.Status,
-				UID:         kw.UID,
-				Name:        kw.Name,
-				Namespace:   kw.Namespace,
-				Labels:      kw.Labels,
-				Annotations: kw.Annotations,
-				Patch:       kw.Patch,
-				Logger:      kw.Logger,
-				Memo:        kw.Memo,
-				Param:       kw.Param,
-				Retry:       kw.Retry,
-				Started:     kw.Started,
-				Runtime:     kw.Runtime,
-				Reason:      kw.Reason,
-				Old:         kw.Old,
-				New:         kw.New,
-				Diff:        kw.Diff,
-			})
+			args, err := newStopKillingKwargs(kw)
+			if err != nil {
+				return nil, err
+			}
+			return StopKilling(ctx, args)
 		},
 		Optional: true,
 	}); err != nil {
@@ -375,29 +520,7 @@ func Register(r *kopf.Registry) error {
 		Selector: kopf.Selector{Group: "kopf.dev", Version: "v1", Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonUpdate},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return Update(ctx, UpdateKwargs{
-				Resource:    kw.Resource.Resource,
-				Body:        kw.Body,
-				Spec:        kw.Spec,
-				Meta:        kw.Meta,
-				Status:      kw.Status,
-				UID:         kw.UID,
-				Name:        kw.Name,
-				Namespace:   kw.Namespace,
-				Labels:      kw.Labels,
-				Annotations: kw.Annotations,
-				Patch:       kw.Patch,
-				Logger:      kw.Logger,
-				Memo:        kw.Memo,
-				Param:       kw.Param,
-				Retry:       kw.Retry,
-				Started:     kw.Started,
-				Runtime:     kw.Runtime,
-				Reason:      kw.Reason,
-				Old:         kw.Old,
-				New:         kw.New,
-				Diff:        kw.Diff,
-			})
+			return Update(ctx, newUpdateKwargs(kw))
 		},
 		Param:   "first",
 		Errors:  kopf.ErrorsPermanent,
@@ -412,29 +535,7 @@ func Register(r *kopf.Registry) error {
 		Selector: kopf.Selector{Group: "kopf.dev", Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, Many(ctx, ManyKwargs{
-				Resource:    kw.Resource.Resource,
-				Body:        kw.Body,
-				Spec:        kw.Spec,
-				Meta:        kw.Meta,
-				Status:      kw.Status,
-				UID:         kw.UID,
-				Name:        kw.Name,
-				Namespace:   kw.Namespace,
-				Labels:      kw.Labels,
-				Annotations: kw.Annotations,
-				Patch:       kw.Patch,
-				Logger:      kw.Logger,
-				Memo:        kw.Memo,
-				Param:       kw.Param,
-				Retry:       kw.Retry,
-				Started:     kw.Started,
-				Runtime:     kw.Runtime,
-				Reason:      kw.Reason,
-				Old:         kw.Old,
-				New:         kw.New,
-				Diff:        kw.Diff,
-			})
+			return nil, Many(ctx, newManyKwargs(kw))
 		},
 		Param:  "a",
 		Errors: kopf.ErrorsIgnored,
@@ -446,29 +547,7 @@ func Register(r *kopf.Registry) error {
 		Selector: kopf.Selector{Group: "kopf.dev", Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, Many(ctx, ManyKwargs{
-				Resource:    kw.Resource.Resource,
-				Body:        kw.Body,
-				Spec:        kw.Spec,
-				Meta:        kw.Meta,
-				Status:      kw.Status,
-				UID:         kw.UID,
-				Name:        kw.Name,
-				Namespace:   kw.Namespace,
-				Labels:      kw.Labels,
-				Annotations: kw.Annotations,
-				Patch:       kw.Patch,
-				Logger:      kw.Logger,
-				Memo:        kw.Memo,
-				Param:       kw.Param,
-				Retry:       kw.Retry,
-				Started:     kw.Started,
-				Runtime:     kw.Runtime,
-				Reason:      kw.Reason,
-				Old:         kw.Old,
-				New:         kw.New,
-				Diff:        kw.Diff,
-			})
+			return nil, Many(ctx, newManyKwargs(kw))
 		},
 		Param:   "b",
 		Errors:  kopf.ErrorsTemporary,
@@ -481,29 +560,7 @@ func Register(r *kopf.Registry) error {
 		Selector: kopf.Selector{Name: "KopfExample"},
 		Reasons:  []kopf.Reason{kopf.ReasonDelete},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, Many(ctx, ManyKwargs{
-				Resource:    kw.Resource.Resource,
-				Body:        kw.Body,
-				Spec:        kw.Spec,
-				Meta:        kw.Meta,
-				Status:      kw.Status,
-				UID:         kw.UID,
-				Name:        kw.Name,
-				Namespace:   kw.Namespace,
-				Labels:      kw.Labels,
-				Annotations: kw.Annotations,
-				Patch:       kw.Patch,
-				Logger:      kw.Logger,
-				Memo:        kw.Memo,
-				Param:       kw.Param,
-				Retry:       kw.Retry,
-				Started:     kw.Started,
-				Runtime:     kw.Runtime,
-				Reason:      kw.Reason,
-				Old:         kw.Old,
-				New:         kw.New,
-				Diff:        kw.Diff,
-			})
+			return nil, Many(ctx, newManyKwargs(kw))
 		},
 	}); err != nil {
 		return err
@@ -513,29 +570,7 @@ func Register(r *kopf.Registry) error {
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonResume},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return Resume(ctx, ResumeKwargs{
-				Resource:    kw.Resource.Resource,
-				Body:        kw.Body,
-				Spec:        kw.Spec,
-				Meta:        kw.Meta,
-				Status:      kw.Status,
-				UID:         kw.UID,
-				Name:        kw.Name,
-				Namespace:   kw.Namespace,
-				Labels:      kw.Labels,
-				Annotations: kw.Annotations,
-				Patch:       kw.Patch,
-				Logger:      kw.Logger,
-				Memo:        kw.Memo,
-				Param:       kw.Param,
-				Retry:       kw.Retry,
-				Started:     kw.Started,
-				Runtime:     kw.Runtime,
-				Reason:      kw.Reason,
-				Old:         kw.Old,
-				New:         kw.New,
-				Diff:        kw.Diff,
-			})
+			return Resume(ctx, newResumeKwargs(kw))
 		},
 	}); err != nil {
 		return err
@@ -545,29 +580,7 @@ func Register(r *kopf.Registry) error {
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return Later(ctx, LaterKwargs{
-				Resource:    kw.Resource.Resource,
-				Body:        kw.Body,
-				Spec:        kw.Spec,
-				Meta:        kw.Meta,
-				Status:      kw.Status,
-				UID:         kw.UID,
-				Name:        kw.Name,
-				Namespace:   kw.Namespace,
-				Labels:      kw.Labels,
-				Annotations: kw.Annotations,
-				Patch:       kw.Patch,
-				Logger:      kw.Logger,
-				Memo:        kw.Memo,
-				Param:       kw.Param,
-				Retry:       kw.Retry,
-				Started:     kw.Started,
-				Runtime:     kw.Runtime,
-				Reason:      kw.Reason,
-				Old:         kw.Old,
-				New:         kw.New,
-				Diff:        kw.Diff,
-			})
+			return Later(ctx, newLaterKwargs(kw))
 		},
 		Backoff: time.Hour,
 	}); err != nil {

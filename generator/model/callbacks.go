@@ -1,0 +1,174 @@
+package model
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"strconv"
+
+	"github.com/kopf-go/kopf/generator/markers"
+)
+
+// KwargsPath is the runtime package of the kwargs types that callbacks may
+// take.
+const KwargsPath = "github.com/kopf-go/kopf/runtime/kwargs"
+
+// The kinds of callbacks, by what they filter.
+type callbackKind int
+
+const (
+	whenCallback   callbackKind = iota // when=
+	stringCallback                     // labels=, annotations=
+	anyCallback                        // value=, old=, new=
+)
+
+// resolveCallbacks checks every callback of a registration against the
+// signatures its kind accepts, and records their forms.
+func (b *builder) resolveCallbacks(h *Handler, r *Registration, m *markers.Marker) {
+	if r.When != nil {
+		a, _ := m.Arg("when")
+		if cb := b.callback(h, r.When.Func, a.Pos, "when", whenCallback); cb != nil {
+			r.When = cb
+		}
+	}
+	for _, maps := range []struct {
+		name    string
+		filters []KeyFilter
+	}{{"labels", r.Labels}, {"annotations", r.Annotations}} {
+		a, _ := m.Arg(maps.name)
+		for i := range maps.filters {
+			f := &maps.filters[i]
+			if f.Kind != markers.MatchCallback {
+				continue
+			}
+			label := maps.name + "[" + strconv.Quote(f.Key) + "]"
+			f.Callback = b.callback(h, f.Func, a.Node.Values[i].Pos, label, stringCallback)
+		}
+	}
+	for _, v := range []struct {
+		name string
+		f    *Filter
+	}{{"value", r.Value}, {"old", r.Old}, {"new", r.New}} {
+		if v.f == nil || v.f.Kind != markers.MatchCallback {
+			continue
+		}
+		a, _ := m.Arg(v.name)
+		v.f.Callback = b.callback(h, v.f.Func, a.Pos, v.name, anyCallback)
+	}
+}
+
+// callback resolves a function of the package used as a callback, or
+// reports why it cannot be one and returns nil.
+func (b *builder) callback(h *Handler, name string, pos token.Position, label string, kind callbackKind) *Callback {
+	var want string
+	switch kind {
+	case whenCallback:
+		runtime := "*kopf.ChangingKwargs"
+		if h.Event {
+			runtime = "*kopf.EventKwargs"
+		}
+		want = fmt.Sprintf("func(kw %s) bool or func(kw %s) bool", h.Kwargs, runtime)
+	case stringCallback:
+		want = "func(value string) bool or func(value string, kw *kopf.ResourceKwargs) bool"
+	default:
+		want = "func(value any) bool or func(value any, kw *kopf.ResourceKwargs) bool"
+	}
+	d := b.funcs[name]
+	if d == nil {
+		if b.pkg.Types != nil {
+			if obj := b.pkg.Types.Scope().Lookup(name); obj != nil {
+				b.errorf(pos, "%s: %s is %s, not a function; want a function %s", label, name, objectKind(obj), want)
+				return nil
+			}
+		}
+		b.errorf(pos, "%s: no function %s in package %s; want a function %s", label, name, b.pkg.Name, want)
+		return nil
+	}
+	if b.callbacks == nil {
+		b.callbacks = map[string]bool{}
+	}
+	b.callbacks[name] = true
+	sig := types.ExprString(d.Type)
+	fail := func() *Callback {
+		b.errorf(pos, "%s: %s has the wrong signature %s; want %s", label, name, sig, want)
+		return nil
+	}
+	if d.Type.TypeParams != nil && len(d.Type.TypeParams.List) > 0 {
+		b.errorf(pos, "%s: %s has type parameters; a callback must not be generic", label, name)
+		return nil
+	}
+	params, results := flatten(d.Type.Params), flatten(d.Type.Results)
+	if len(results) != 1 || !b.is(results[0], types.Typ[types.Bool]) {
+		return fail()
+	}
+	for _, p := range params {
+		if _, variadic := p.(*ast.Ellipsis); variadic {
+			return fail()
+		}
+	}
+	resourceKw := func(e ast.Expr) bool { return isPtrTo(b.typeOf(e), KwargsPath, "Resource") }
+	var form CallbackForm
+	switch kind {
+	case whenCallback:
+		if len(params) != 1 {
+			return fail()
+		}
+		runtime := "Changing"
+		if h.Event {
+			runtime = "Event"
+		}
+		if id, ok := params[0].(*ast.Ident); ok && id.Name == h.Kwargs {
+			form = WhenKwargs
+		} else if isPtrTo(b.typeOf(params[0]), KwargsPath, runtime) {
+			form = WhenRuntime
+		} else {
+			return fail()
+		}
+	case stringCallback:
+		str := types.Typ[types.String]
+		switch {
+		case len(params) == 1 && b.is(params[0], str):
+			form = StringValue
+		case len(params) == 2 && b.is(params[0], str) && resourceKw(params[1]):
+			form = StringValueKwargs
+		default:
+			return fail()
+		}
+	default:
+		switch {
+		case len(params) == 1 && b.isAny(params[0]):
+			form = AnyValue
+		case len(params) == 2 && b.isAny(params[0]) && resourceKw(params[1]):
+			form = AnyValueKwargs
+		default:
+			return fail()
+		}
+	}
+	return &Callback{Func: name, Form: form}
+}
+
+// isPtrTo reports whether t is a pointer to the named type path.name.
+func isPtrTo(t types.Type, path, name string) bool {
+	if t == nil {
+		return false
+	}
+	p, ok := types.Unalias(t).(*types.Pointer)
+	return ok && isNamed(p.Elem(), path, name)
+}
+
+// objectKind names what kind of declaration obj is, with an article.
+func objectKind(obj types.Object) string {
+	switch obj.(type) {
+	case *types.Var:
+		return "a variable"
+	case *types.Const:
+		return "a constant"
+	case *types.TypeName:
+		return "a type"
+	case *types.Func:
+		return "a method"
+	default:
+		return "not a function"
+	}
+}

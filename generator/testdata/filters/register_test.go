@@ -1,0 +1,243 @@
+package filters
+
+import (
+	"context"
+	"log/slog"
+	"reflect"
+	"testing"
+
+	"github.com/kopf-go/kopf"
+)
+
+var kopfexamples = kopf.Resource{Group: "kopf.dev", Version: "v1", Plural: "kopfexamples", Kind: "KopfExample", Namespaced: true}
+
+func registry(t *testing.T) *kopf.Registry {
+	t.Helper()
+	r := kopf.NewRegistry()
+	if err := Register(r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func find(t *testing.T, r *kopf.Registry, reason kopf.Reason, id string) *kopf.ChangingHandler {
+	t.Helper()
+	for _, h := range r.ChangingHandlers(kopfexamples, reason) {
+		if h.ID == id {
+			return h
+		}
+	}
+	t.Fatalf("no %s handler %q", reason, id)
+	return nil
+}
+
+func TestRegistrations(t *testing.T) {
+	r := registry(t)
+	type reg struct {
+		ID           string
+		Reasons      []kopf.Reason
+		Field        []string
+		FieldHandler bool
+		When         bool
+	}
+	want := map[kopf.Reason][]reg{
+		kopf.ReasonCreate: {
+			{ID: "Labelled", Reasons: []kopf.Reason{kopf.ReasonCreate}},
+			{ID: "Fields/spec.replicas", Reasons: []kopf.Reason{kopf.ReasonCreate, kopf.ReasonUpdate}, Field: []string{"spec", "replicas"}, FieldHandler: true, When: true},
+			{ID: "mode/metadata.annotations.example.com/mode", Reasons: []kopf.Reason{kopf.ReasonCreate, kopf.ReasonUpdate}, Field: []string{"metadata", "annotations", "example.com/mode"}, FieldHandler: true},
+			{ID: "flag/spec.flag", Reasons: []kopf.Reason{kopf.ReasonCreate}, Field: []string{"spec", "flag"}},
+			{ID: "ratio/spec.ratio", Reasons: []kopf.Reason{kopf.ReasonCreate}, Field: []string{"spec", "ratio"}},
+			{ID: "count/spec.count", Reasons: []kopf.Reason{kopf.ReasonCreate}, Field: []string{"spec", "count"}},
+			{ID: "Implicit/spec.field", Reasons: []kopf.Reason{kopf.ReasonResume, kopf.ReasonCreate}, Field: []string{"spec", "field"}},
+		},
+		kopf.ReasonUpdate: {
+			{ID: "Fields/spec.replicas", Reasons: []kopf.Reason{kopf.ReasonCreate, kopf.ReasonUpdate}, Field: []string{"spec", "replicas"}, FieldHandler: true, When: true},
+			{ID: "mode/metadata.annotations.example.com/mode", Reasons: []kopf.Reason{kopf.ReasonCreate, kopf.ReasonUpdate}, Field: []string{"metadata", "annotations", "example.com/mode"}, FieldHandler: true},
+			{ID: "Values/spec.any", Reasons: []kopf.Reason{kopf.ReasonUpdate}, Field: []string{"spec", "any"}},
+		},
+		kopf.ReasonResume: {
+			{ID: "Values/spec.word", Reasons: []kopf.Reason{kopf.ReasonResume}, Field: []string{"spec", "word"}, When: true},
+			{ID: "Implicit/spec.field", Reasons: []kopf.Reason{kopf.ReasonResume, kopf.ReasonCreate}, Field: []string{"spec", "field"}},
+		},
+		kopf.ReasonDelete: {
+			{ID: "Values/spec.gone", Reasons: []kopf.Reason{kopf.ReasonDelete}, Field: []string{"spec", "gone"}},
+		},
+	}
+	for reason, want := range want {
+		var got []reg
+		for _, h := range r.ChangingHandlers(kopfexamples, reason) {
+			got = append(got, reg{h.ID, h.Reasons, h.Field, h.FieldHandler, h.When != nil})
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\n got %+v\nwant %+v", reason, got, want)
+		}
+	}
+}
+
+func TestMetaFilters(t *testing.T) {
+	h := find(t, registry(t), kopf.ReasonCreate, "Labelled")
+	base := func() *kopf.ResourceKwargs {
+		return &kopf.ResourceKwargs{
+			Name:        "ex",
+			Labels:      map[string]string{"app": "web", "example.com/tier": "front end", "env": "", "owner": "team-a", "word": "PRESENT"},
+			Annotations: map[string]string{"note": "hello", "flag": "true"},
+		}
+	}
+	if !h.Filter.MatchMeta(base()) {
+		t.Fatal("the matching object does not match")
+	}
+	for name, change := range map[string]func(kw *kopf.ResourceKwargs){
+		"wrong literal":                 func(kw *kopf.ResourceKwargs) { kw.Labels["app"] = "db" },
+		"quoted PRESENT is a literal":   func(kw *kopf.ResourceKwargs) { kw.Labels["word"] = "other" },
+		"ABSENT label present":          func(kw *kopf.ResourceKwargs) { kw.Labels["canary"] = "yes" },
+		"PRESENT label absent":          func(kw *kopf.ResourceKwargs) { delete(kw.Labels, "env") },
+		"string callback refuses":       func(kw *kopf.ResourceKwargs) { kw.Labels["owner"] = "someone" },
+		"absent label gives \"\"":       func(kw *kopf.ResourceKwargs) { delete(kw.Labels, "owner") },
+		"callback with kwargs refuses":  func(kw *kopf.ResourceKwargs) { kw.Name = "" },
+		"absent annotation gives \"\"":  func(kw *kopf.ResourceKwargs) { delete(kw.Annotations, "note") },
+		"bare true is a string literal": func(kw *kopf.ResourceKwargs) { kw.Annotations["flag"] = "True" },
+	} {
+		kw := base()
+		change(kw)
+		if h.Filter.MatchMeta(kw) {
+			t.Errorf("%s: matches", name)
+		}
+	}
+}
+
+func TestValueFilters(t *testing.T) {
+	r := registry(t)
+	kw := &kopf.ResourceKwargs{Name: "ex"}
+	fields := find(t, r, kopf.ReasonUpdate, "Fields/spec.replicas")
+	if !fields.Filter.Old.Match(1, true, kw) || fields.Filter.Old.Match(2, true, kw) || fields.Filter.Value != nil {
+		t.Error("old=1")
+	}
+	if !fields.Filter.New.Match(11.0, true, kw) || fields.Filter.New.Match(5.0, true, kw) || fields.Filter.New.Match(nil, false, kw) {
+		t.Error("new=fn:isLarge")
+	}
+	for id, cases := range map[string][]struct {
+		v    any
+		ok   bool
+		want bool
+	}{
+		"flag/spec.flag":      {{true, true, true}, {"true", true, false}, {nil, false, false}},
+		"ratio/spec.ratio":    {{0.5, true, true}, {int64(1), true, false}},
+		"count/spec.count":    {{-3.0, true, true}, {int64(-3), true, true}, {"-3", true, false}},
+		"Implicit/spec.field": {{"x", true, true}, {nil, false, false}},
+	} {
+		h := find(t, r, kopf.ReasonCreate, id)
+		for _, c := range cases {
+			if got := h.Filter.Value.Match(c.v, c.ok, kw); got != c.want {
+				t.Errorf("%s: Match(%#v, %v) = %v", id, c.v, c.ok, got)
+			}
+		}
+	}
+	word := find(t, r, kopf.ReasonResume, "Values/spec.word")
+	if !word.Filter.Value.Match("hello", true, kw) || word.Filter.Value.Match("bye", true, kw) {
+		t.Error("value=hello")
+	}
+	gone := find(t, r, kopf.ReasonDelete, "Values/spec.gone")
+	if !gone.Filter.Value.Match(nil, false, kw) || gone.Filter.Value.Match("x", true, kw) || !gone.Optional {
+		t.Error("value=ABSENT")
+	}
+	anything := find(t, r, kopf.ReasonUpdate, "Values/spec.any")
+	if !anything.Filter.Value.Match(0, true, kw) || anything.Filter.Value.Match(nil, false, kw) || anything.Errors != kopf.ErrorsIgnored {
+		t.Error("value=fn:isAnything")
+	}
+	mode := find(t, r, kopf.ReasonUpdate, "mode/metadata.annotations.example.com/mode")
+	if !mode.Filter.Value.Match("on", true, kw) || mode.Filter.Value.Match(true, true, kw) || mode.Param != "annotation" {
+		t.Error(`value="on"`)
+	}
+}
+
+func TestWhen(t *testing.T) {
+	r := registry(t)
+	fields := find(t, r, kopf.ReasonUpdate, "Fields/spec.replicas")
+	ready := &kopf.ChangingKwargs{Resource: kopf.ResourceKwargs{Status: kopf.Status{"ready": true}}}
+	if !fields.When(ready) || fields.When(&kopf.ChangingKwargs{}) {
+		t.Error("when=isReady (the handler's kwargs)")
+	}
+	word := find(t, r, kopf.ReasonResume, "Values/spec.word")
+	if !word.When(&kopf.ChangingKwargs{Reason: kopf.ReasonResume}) || word.When(&kopf.ChangingKwargs{}) {
+		t.Error("when=fn:isChanging (the runtime's kwargs)")
+	}
+}
+
+func TestEventHandlers(t *testing.T) {
+	hs := registry(t).EventHandlers(kopfexamples)
+	if len(hs) != 2 || hs[0].ID != "Watch" || hs[1].ID != "nodes/spec.node" {
+		t.Fatalf("event handlers = %+v", hs)
+	}
+	watch, nodes := hs[0], hs[1]
+	if watch.Param != "p" || watch.Field != nil || !reflect.DeepEqual(nodes.Field, []string{"spec", "node"}) {
+		t.Errorf("options: %+v, %+v", watch, nodes)
+	}
+	if !watch.When(&kopf.EventKwargs{Type: "ADDED"}) || watch.When(&kopf.EventKwargs{Type: "DELETED"}) {
+		t.Error("when=isAdded")
+	}
+	if !nodes.When(&kopf.EventKwargs{}) || nodes.When(&kopf.EventKwargs{Type: "ADDED"}) {
+		t.Error("when=isListed")
+	}
+	meta := &kopf.ResourceKwargs{Labels: map[string]string{"app": "x"}, Annotations: map[string]string{}}
+	if !watch.Filter.MatchMeta(meta) {
+		t.Error("labels={app: PRESENT}")
+	}
+	meta.Annotations["skip"] = ""
+	if watch.Filter.MatchMeta(meta) {
+		t.Error("annotations={skip: ABSENT}")
+	}
+	if !nodes.Filter.Value.Match("node-1", true, meta) || nodes.Filter.Value.Match("pod-1", true, meta) {
+		t.Error("value=fn:isNode")
+	}
+}
+
+// TestEventKwargsAreCopied checks that the generated code copies every
+// field of the runtime's event kwargs into the handler's.
+func TestEventKwargsAreCopied(t *testing.T) {
+	hs := registry(t).EventHandlers(kopfexamples)
+	kw := &kopf.EventKwargs{
+		Resource: kopf.ResourceKwargs{
+			Resource:    kopfexamples,
+			Body:        kopf.Body{"kind": "KopfExample"},
+			Spec:        kopf.Spec{"field": "value"},
+			Meta:        kopf.Meta{"name": "kopf-example-1"},
+			Status:      kopf.Status{"ok": true},
+			UID:         "uid-1",
+			Name:        "kopf-example-1",
+			Namespace:   "default",
+			Labels:      map[string]string{"app": "x"},
+			Annotations: map[string]string{"a": "b"},
+			Patch:       kopf.Patch{},
+			Logger:      slog.New(slog.DiscardHandler),
+			Memo:        kopf.Memo{},
+		},
+		Param: "p",
+		Type:  "ADDED",
+		Event: map[string]any{"type": "ADDED", "object": map[string]any{"kind": "KopfExample"}},
+	}
+	if err := hs[0].Fn(context.Background(), kw); err != nil {
+		t.Fatal(err)
+	}
+	seen := reflect.ValueOf(kw.Memo["kwargs"])
+	if seen.Type() != reflect.TypeFor[WatchKwargs]() {
+		t.Fatalf("memo holds %T", kw.Memo["kwargs"])
+	}
+	src := reflect.ValueOf(kw).Elem()
+	for i := range seen.NumField() {
+		f := seen.Type().Field(i)
+		from := src.FieldByName(f.Name)
+		if f.Name == "Resource" {
+			from = src.FieldByName("Resource").FieldByName("Resource")
+		}
+		if !from.IsValid() || from.Type() != f.Type {
+			t.Errorf("field %s %s has no counterpart in kopf.EventKwargs", f.Name, f.Type)
+			continue
+		}
+		if !reflect.DeepEqual(seen.Field(i).Interface(), from.Interface()) || seen.Field(i).IsZero() {
+			t.Errorf("field %s = %v, want %v", f.Name, seen.Field(i), from)
+		}
+	}
+	if n := src.NumField() - 1 + src.Field(0).NumField(); seen.NumField() != n {
+		t.Errorf("WatchKwargs has %d fields, kopf.EventKwargs %d", seen.NumField(), n)
+	}
+}
