@@ -6,7 +6,8 @@
 // Unlike an informer, the watcher keeps no copy of the objects: only each
 // object's key and last seen resourceVersion, so that memory per watched
 // object is a few dozen bytes. Every object arrives at the callback as the
-// API server sent it, and is not retained afterwards.
+// API server sent it, less metadata.managedFields, and is not retained
+// afterwards.
 //
 // Guarantees: events of one object are delivered in the order the API
 // server sent them; the objects of the first listing are delivered with
@@ -111,11 +112,28 @@ func (s *keyStore) Update(obj any) error { return s.event(Modified, obj) }
 func (s *keyStore) Delete(obj any) error { return s.event(Deleted, obj) }
 func (s *keyStore) Resync() error        { return nil }
 
+// Transformer makes the reflector strip managedFields from the objects it
+// keeps while streaming the initial list (client-go's watch-list mode).
+func (s *keyStore) Transformer() cache.TransformFunc { return stripManagedFields }
+
+// stripManagedFields drops metadata.managedFields: server-side apply
+// bookkeeping that handlers do not need, often the largest part of a small
+// object, and pure cost in memory, in decoding and in debug logs.
+func stripManagedFields(obj any) (any, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		if meta, ok := u.Object["metadata"].(map[string]any); ok {
+			delete(meta, "managedFields")
+		}
+	}
+	return obj, nil
+}
+
 func (s *keyStore) event(t Type, obj any) error {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
 		return fmt.Errorf("unexpected object of type %T", obj)
 	}
+	_, _ = stripManagedFields(u)
 	key := keyOf(u)
 	s.mu.Lock()
 	if t == Deleted {
@@ -142,6 +160,7 @@ func (s *keyStore) Replace(list []any, _ string) error {
 		if !ok {
 			continue
 		}
+		_, _ = stripManagedFields(u)
 		key := keyOf(u)
 		seen[key] = true
 		rv := u.GetResourceVersion()

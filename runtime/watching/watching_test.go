@@ -1,0 +1,75 @@
+package watching
+
+import (
+	"reflect"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+func object(ns, name, rv string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"metadata": map[string]any{
+			"namespace": ns, "name": name, "resourceVersion": rv,
+			"managedFields": []any{map[string]any{"manager": "kubectl"}},
+		},
+	}}
+}
+
+func record(events *[]Event) Callback { return func(ev Event) { *events = append(*events, ev) } }
+
+// The first listing is delivered as initial; a relist delivers only what
+// changed, and what vanished as a deletion known by its key alone.
+func TestKeyStoreListings(t *testing.T) {
+	var events []Event
+	s := &keyStore{callback: record(&events), versions: map[string]string{}}
+	if err := s.Replace([]any{object("ns", "a", "1"), object("ns", "b", "1")}, "1"); err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 2 || !events[0].Initial || !events[1].Initial || events[0].Type != Listed {
+		t.Fatalf("first listing: %+v", events)
+	}
+	events = nil
+	if err := s.Replace([]any{object("ns", "a", "1"), object("", "c", "2")}, "2"); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Type{}
+	for _, ev := range events {
+		if ev.Initial {
+			t.Errorf("a relist is delivered as initial: %+v", ev)
+		}
+		got[ev.Key] = ev.Type
+	}
+	want := map[string]Type{"c": Listed, "ns/b": Deleted}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("relist delivered %v, want %v", got, want)
+	}
+	for _, ev := range events {
+		if ev.Key == "ns/b" && !reflect.DeepEqual(ev.Object, stub("ns/b")) {
+			t.Errorf("the vanished object is %v", ev.Object)
+		}
+	}
+}
+
+// Watch events are delivered in order, with managedFields stripped.
+func TestKeyStoreEvents(t *testing.T) {
+	var events []Event
+	s := &keyStore{callback: record(&events), versions: map[string]string{}}
+	_ = s.Add(object("ns", "a", "1"))
+	_ = s.Update(object("ns", "a", "2"))
+	_ = s.Delete(object("ns", "a", "3"))
+	if len(events) != 3 || events[0].Type != Added || events[1].Type != Modified || events[2].Type != Deleted {
+		t.Fatalf("events: %+v", events)
+	}
+	for _, ev := range events {
+		if _, ok := ev.Object.Meta()["managedFields"]; ok {
+			t.Errorf("managedFields are delivered: %v", ev.Object)
+		}
+	}
+	if len(s.versions) != 0 {
+		t.Errorf("a deleted object is still remembered: %v", s.versions)
+	}
+	if err := s.Add("not an object"); err == nil {
+		t.Error("a foreign object is accepted")
+	}
+}
