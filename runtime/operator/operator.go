@@ -121,9 +121,10 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	var wg sync.WaitGroup
 	defer wg.Wait() // after cancel(): every watcher and worker has exited
 	pending := reg.Selectors()
+	served := map[string]bool{}
 rescan:
 	for len(pending) > 0 {
-		if pending, err = serve(ctx, &wg, dc, dyn, reg, opts, sc, pending); err != nil {
+		if pending, err = serve(ctx, &wg, dc, dyn, reg, opts, sc, served, pending); err != nil {
 			return err
 		}
 		if len(pending) == 0 {
@@ -146,13 +147,26 @@ rescan:
 
 // serve resolves the selectors and starts serving the resolved ones. It
 // returns the selectors that are not resolvable yet.
-func serve(ctx context.Context, wg *sync.WaitGroup, dc discovery.DiscoveryInterface, dyn dynamic.Interface, reg *registry.Registry, opts Options, sc scope.Scope, selectors []resources.Selector) ([]resources.Selector, error) {
+// Each resource is served once, however many selectors name it: its
+// reactor runs the handlers of every selector that matches it.
+func serve(ctx context.Context, wg *sync.WaitGroup, dc discovery.DiscoveryInterface, dyn dynamic.Interface, reg *registry.Registry, opts Options, sc scope.Scope, served map[string]bool, selectors []resources.Selector) ([]resources.Selector, error) {
 	all, err := resources.Discover(dc)
 	if err != nil {
 		return selectors, nil // the API may be unavailable for a while: retry
 	}
 	var pending []resources.Selector
 	for _, sel := range selectors {
+		if sel.IsEverything() {
+			// Resources that appear later (new CRDs) are not picked up
+			// until the operator restarts.
+			for _, res := range resources.ResolveAll(all, sel) {
+				if !served[res.String()] {
+					served[res.String()] = true
+					serveResource(ctx, wg, dyn, reg, opts, sc, res)
+				}
+			}
+			continue
+		}
 		res, err := resources.Resolve(all, sel)
 		if errors.Is(err, resources.ErrNotFound) {
 			pending = append(pending, sel)
@@ -161,7 +175,10 @@ func serve(ctx context.Context, wg *sync.WaitGroup, dc discovery.DiscoveryInterf
 		if err != nil {
 			return nil, err
 		}
-		serveResource(ctx, wg, dyn, reg, opts, sc, res)
+		if !served[res.String()] {
+			served[res.String()] = true
+			serveResource(ctx, wg, dyn, reg, opts, sc, res)
+		}
 	}
 	return pending, nil
 }

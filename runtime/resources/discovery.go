@@ -65,7 +65,24 @@ func fromAPIResource(gv schema.GroupVersion, r metav1.APIResource, subs []string
 		ShortNames:   r.ShortNames,
 		Namespaced:   r.Namespaced,
 		Subresources: subs,
+		Verbs:        r.Verbs,
 	}
+}
+
+// ResolveAll finds every served resource an everything selector names, in
+// the preferred version of each group.
+func ResolveAll(all []Resource, s Selector) []Resource {
+	var out []Resource
+	seen := map[string]bool{}
+	for _, r := range all {
+		key := r.Group + "/" + r.Plural
+		if !s.Matches(r) || seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, r)
+	}
+	return out
 }
 
 // Resolve finds the one served resource a selector names. Without a

@@ -45,6 +45,27 @@ type Resource struct {
 	Namespaced bool
 	// Subresources lists the served subresources, e.g. "status".
 	Subresources []string
+	// Verbs lists the verbs the resource supports (from discovery).
+	Verbs []string
+}
+
+// Everything is the name of Kopf's EVERYTHING selector: it matches every
+// served resource that can be listed and watched, in the selector's group
+// and version if given, except Kubernetes Events (core v1 and
+// events.k8s.io, the same objects: as in Kopf, which excludes v1/events).
+const Everything = "*"
+
+// IsEverything reports whether the selector is an everything selector.
+func (s Selector) IsEverything() bool { return s.Name == Everything }
+
+// Watchable reports whether the resource can be listed and watched.
+func (r Resource) Watchable() bool {
+	var list, watch bool
+	for _, v := range r.Verbs {
+		list = list || v == "list"
+		watch = watch || v == "watch"
+	}
+	return list && watch
 }
 
 // APIVersion returns "group/version", or "version" for the core group.
@@ -80,6 +101,10 @@ func (s Selector) Matches(r Resource) bool {
 	}
 	if s.Version != "" && s.Version != r.Version {
 		return false
+	}
+	if s.IsEverything() {
+		isEvents := r.Plural == "events" && (r.Group == "" || r.Group == "events.k8s.io")
+		return !isEvents && r.Watchable()
 	}
 	if s.Name == r.Plural || s.Name == r.Singular || s.Name == r.Kind {
 		return true

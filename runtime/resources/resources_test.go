@@ -166,3 +166,34 @@ func TestResolve(t *testing.T) {
 		})
 	}
 }
+
+func TestEverything(t *testing.T) {
+	watchable := []string{"get", "list", "watch"}
+	tests := []struct {
+		sel  Selector
+		res  Resource
+		want bool
+	}{
+		{Selector{Name: Everything}, Resource{Version: "v1", Plural: "pods", Verbs: watchable}, true},
+		{Selector{Name: Everything}, Resource{Group: "kopf.dev", Version: "v1", Plural: "kopfexamples", Verbs: watchable}, true},
+		{Selector{Name: Everything}, Resource{Version: "v1", Plural: "events", Verbs: watchable}, false},
+		{Selector{Name: Everything}, Resource{Group: "events.k8s.io", Version: "v1", Plural: "events", Verbs: watchable}, false},
+		{Selector{Name: Everything}, Resource{Group: "authorization.k8s.io", Version: "v1", Plural: "subjectaccessreviews", Verbs: []string{"create"}}, false},
+		{Selector{Group: "kopf.dev", Name: Everything}, Resource{Version: "v1", Plural: "pods", Verbs: watchable}, false},
+		{Selector{Group: "kopf.dev", Name: Everything}, Resource{Group: "kopf.dev", Version: "v1", Plural: "kopfexamples", Verbs: watchable}, true},
+		{Selector{Version: "v1", Core: true, Name: Everything}, Resource{Group: "kopf.dev", Version: "v1", Plural: "kopfexamples", Verbs: watchable}, false},
+	}
+	for _, tt := range tests {
+		if got := tt.sel.Matches(tt.res); got != tt.want {
+			t.Errorf("%v matches %v = %v, want %v", tt.sel, tt.res, got, tt.want)
+		}
+	}
+	all := []Resource{
+		{Group: "kopf.dev", Version: "v1", Plural: "kopfexamples", Verbs: watchable},
+		{Group: "kopf.dev", Version: "v1beta1", Plural: "kopfexamples", Verbs: watchable},
+		{Version: "v1", Plural: "pods", Verbs: watchable},
+	}
+	if got := ResolveAll(all, Selector{Name: Everything}); len(got) != 2 || got[0].Version != "v1" {
+		t.Errorf("ResolveAll = %v, want one version per resource, the first listed", got)
+	}
+}
