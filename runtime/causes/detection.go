@@ -51,7 +51,13 @@ func Detect(in Input, onMalformed func(error)) Detected {
 	}
 	if old != nil {
 		d.Old = old
+	}
+	// As Kopf: on creation, one "add" of the whole essence, so that field
+	// handlers see their field appear.
+	if old != nil {
 		d.Diff = diffs.Compute(old, essence)
+	} else {
+		d.Diff = diffs.Compute(nil, essence)
 	}
 	switch {
 	case in.Deleting:

@@ -262,7 +262,13 @@ func TestDetect(t *testing.T) {
 			if tt.wantResuming != nil && got.Resuming != *tt.wantResuming {
 				t.Errorf("Resuming = %v, want %v", got.Resuming, *tt.wantResuming)
 			}
-			if len(got.Diff) != len(tt.wantDiff) || (len(tt.wantDiff) > 0 && !reflect.DeepEqual(got.Diff, tt.wantDiff)) {
+			if !tt.wantOld {
+				// No stored essence: as Kopf, one "add" of the whole essence.
+				if len(got.Diff) != 1 || got.Diff[0].Op != diffs.Add || len(got.Diff[0].Path) != 0 ||
+					got.Diff[0].Old != nil || !reflect.DeepEqual(got.Diff[0].New, got.Essence) {
+					t.Errorf("Diff = %v, want one add of the whole essence", got.Diff)
+				}
+			} else if len(got.Diff) != len(tt.wantDiff) || (len(tt.wantDiff) > 0 && !reflect.DeepEqual(got.Diff, tt.wantDiff)) {
 				t.Errorf("Diff = %v, want %v", got.Diff, tt.wantDiff)
 			}
 			if tt.wantMalformed {

@@ -31,7 +31,7 @@ func (r *Reactor) cycle(ctx context.Context, b body.Body, mem *memory, s *queuei
 	hasFinalizer := slices.Contains(meta.Finalizers(), finalizer)
 
 	// FREE: being deleted, and nothing of ours holds it.
-	if deleting && !hasFinalizer {
+	if deleting && (!hasFinalizer || mem.released) {
 		logger.Debug("Deletion, but we are done with it, and we do not care.")
 		return nil
 	}
@@ -96,7 +96,7 @@ func (r *Reactor) cycle(ctx context.Context, b body.Body, mem *memory, s *queuei
 	}
 	if len(handlers) > 0 {
 		logger.Debug(fmt.Sprintf("%s is in progress: %s", reason.Title(), compact(b)))
-		if len(diff) > 0 {
+		if len(diff) > 0 && detected.Old != nil { // as Kopf: no diff is logged on creation
 			logger.Debug(fmt.Sprintf("%s diff: %s", reason.Title(), diff))
 		}
 	}
@@ -142,6 +142,12 @@ func (r *Reactor) cycle(ctx context.Context, b body.Body, mem *memory, s *queuei
 			fresh = withResourceVersion(b, rv)
 		}
 		rv, err := r.removeFinalizer(ctx, fresh, finalizer)
+		if rv != "" {
+			// The API server answers this removal with the previous
+			// resourceVersion, so versions that still show our finalizer
+			// may follow: they are stale, the deletion is handled for good.
+			mem.released = true
+		}
 		s.Expect(rv)
 		return err
 	}

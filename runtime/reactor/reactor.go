@@ -48,6 +48,8 @@ type memory struct {
 	// so resume handlers apply to it; resumed: they are done.
 	noticedByListing bool
 	resumed          bool
+	// released: our finalizer is removed from the deleting object.
+	released bool
 	// rejected is the essence (encoded) whose handling the API server
 	// refused to store (an invalid patch): it is not handled again until
 	// the essence changes, whatever else (e.g. status) changes meanwhile.

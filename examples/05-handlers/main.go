@@ -1,0 +1,117 @@
+// Command handlers is the Go port of Kopf's 05-handlers example: several
+// handlers of each cause, run in the order of their registration (here, the
+// order of the functions in this file), and a field handler for spec.field
+// that gets that field's old and new values.
+//
+// Two resume handlers run for objects found when the operator starts, two
+// create handlers for new objects, one update handler (with the old and new
+// essence and the diff), two delete handlers (which hold objects with
+// Kopf's finalizer until they have run) and one field handler (id
+// FieldFn/spec.field) whenever spec.field changes.
+//
+// Run it against a cluster with the KopfExample CRD (../crd.yaml):
+//
+//	go run . run -A --standalone --verbose
+package main
+
+//go:generate go run github.com/kopf-go/kopf/cmd/kopf-gen
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/kopf-go/kopf"
+)
+
+// ResumeFn1 runs for every object found when the operator starts.
+//
+//kopf:on.resume kopfexamples
+func ResumeFn1(ctx context.Context, kw ResumeFn1Kwargs) error {
+	kw.Logger.Info("RESUMED 1st")
+	return nil
+}
+
+// CreateFn1 runs first for every new object.
+//
+//kopf:on.create kopfexamples
+func CreateFn1(ctx context.Context, kw CreateFn1Kwargs) error {
+	kw.Logger.Info("CREATED 1st")
+	return nil
+}
+
+// ResumeFn2 runs after ResumeFn1.
+//
+//kopf:on.resume kopfexamples
+func ResumeFn2(ctx context.Context, kw ResumeFn2Kwargs) error {
+	kw.Logger.Info("RESUMED 2nd")
+	return nil
+}
+
+// CreateFn2 runs after CreateFn1.
+//
+//kopf:on.create kopfexamples
+func CreateFn2(ctx context.Context, kw CreateFn2Kwargs) error {
+	kw.Logger.Info("CREATED 2nd")
+	return nil
+}
+
+// UpdateFn runs for every change of an object's essence, with the essence
+// before and after the change (logged as JSON) and the diff between them
+// (logged as Kopf logs diffs).
+//
+//kopf:on.update kopfexamples
+func UpdateFn(ctx context.Context, kw UpdateFnKwargs) error {
+	oldJSON, err := json.Marshal(kw.Old)
+	if err != nil {
+		return err
+	}
+	newJSON, err := json.Marshal(kw.New)
+	if err != nil {
+		return err
+	}
+	kw.Logger.Info("UPDATED")
+	kw.Logger.Info(fmt.Sprintf("UPDATED old: %s", oldJSON))
+	kw.Logger.Info(fmt.Sprintf("UPDATED new: %s", newJSON))
+	kw.Logger.Info(fmt.Sprintf("UPDATED diff: %s", kw.Diff))
+	return nil
+}
+
+// DeleteFn1 runs first when an object is deleted.
+//
+//kopf:on.delete kopfexamples
+func DeleteFn1(ctx context.Context, kw DeleteFn1Kwargs) error {
+	kw.Logger.Info("DELETED 1st")
+	return nil
+}
+
+// DeleteFn2 runs after DeleteFn1.
+//
+//kopf:on.delete kopfexamples
+func DeleteFn2(ctx context.Context, kw DeleteFn2Kwargs) error {
+	kw.Logger.Info("DELETED 2nd")
+	return nil
+}
+
+// FieldFn runs whenever spec.field changes, with Old and New reduced to
+// that field (nil when it is absent).
+//
+//kopf:on.field kopfexamples field=spec.field
+func FieldFn(ctx context.Context, kw FieldFnKwargs) error {
+	kw.Logger.Info(fmt.Sprintf("FIELD CHANGED: %s -> %s", pyStr(kw.Old), pyStr(kw.New)))
+	return nil
+}
+
+// pyStr renders a value as Python's str() would in Kopf's example: nil (an
+// absent value) as None, anything else as Go prints it.
+func pyStr(v any) string {
+	if v == nil {
+		return "None"
+	}
+	return fmt.Sprint(v)
+}
+
+func main() {
+	os.Exit(kopf.Main(Register))
+}

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kopf-go/kopf/e2e/cluster"
+	"github.com/kopf-go/kopf/e2e/kopftest"
+	"github.com/kopf-go/kopf/examples"
+)
+
+const (
+	name = "kopf-example-1"
+	ref  = "[default/kopf-example-1] "
+)
+
+// handler is one handler of the example: its id, the line it logs, and
+// whether its filters match ../obj.yaml (for creation) or the test's patch
+// of spec.field from value to changed (for update).
+type handler struct {
+	id    string
+	line  string
+	match bool
+}
+
+var creation = []handler{
+	{"CreateWithLabelsMatching", "Label is matching.", true},
+	{"CreateWithLabelsMismatching", "Label is mismatching.", false},
+	{"CreateWithLabelsPresent", "Label is present.", true},
+	{"CreateWithLabelsNotPresent", "Label is not present.", false},
+	{"CreateWithLabelsAbsent", "Label is absent.", true},
+	{"CreateWithLabelsNotAbsent", "Label is not absent.", false},
+	{"CreateWithLabelsCallbackMatching", "Label callback matching.", true},
+	{"CreateWithLabelsCallbackMismatching", "Label callback mismatch.", false},
+	{"CreateWithAnnotationsMatching", "Annotation is matching.", true},
+	{"CreateWithAnnotationsMismatching", "Annotation is mismatching.", false},
+	{"CreateWithAnnotationsPresent", "Annotation is present.", true},
+	{"CreateWithAnnotationsNotPresent", "Annotation is not present.", false},
+	{"CreateWithAnnotationsAbsent", "Annotation is absent.", true},
+	{"CreateWithAnnotationsNotAbsent", "Annotation is not absent.", false},
+	{"CreateWithAnnotationsCallbackMatching", "Annotation callback matching.", true},
+	{"CreateWithAnnotationsCallbackMismatching", "Annotation callback mismatch.", false},
+	{"CreateWithFilterSatisfied", "Filter satisfied.", true},
+	{"CreateWithFilterNotSatisfied", "Filter not satisfied.", false},
+	{"CreateWithFieldValueSatisfied/spec.field", "Field value is satisfied.", true},
+	{"CreateWithFieldValueNotSatisfied/spec.field", "Field value is not satisfied.", false},
+	{"CreateWithFieldPresenceSatisfied/spec.field", "Field presence is satisfied.", true},
+	{"CreateWithFieldPresenceNotSatisfied/spec.inexistent", "Field presence is not satisfied.", false},
+	{"CreateWithFieldAbsenceSatisfied/spec.inexistent", "Field absence is satisfied.", true},
+	{"CreateWithFieldAbsenceNotSatisfied/spec.field", "Field absence is not satisfied.", false},
+}
+
+var update = []handler{
+	{"UpdateWithFieldChangeSatisfied/spec.field", "Field change is satisfied.", true},
+	{"UpdateWithFieldChangeNotSatisfied/spec.field", "Field change is not satisfied.", false},
+}
+
+// As Kopf's own end-to-end run of this example: create the object, patch
+// spec.field from value to changed, delete; exactly the handlers whose
+// filters match run, once each, and the others leave no trace at all.
+func TestFilteringHandlers(t *testing.T) {
+	all := append(append([]handler{}, creation...), update...)
+	// The checks below look for ids and lines as substrings: none may
+	// contain another.
+	for _, a := range all {
+		for _, b := range all {
+			if a != b && (strings.Contains(a.id, b.id) || strings.Contains(a.line, b.line)) {
+				t.Fatalf("ambiguous test data: %v contains %v", a, b)
+			}
+		}
+	}
+
+	ctx := context.Background()
+	c := cluster.Start(t)
+	if _, err := cluster.Apply(ctx, c.Config, examples.CRD); err != nil {
+		t.Fatal(err)
+	}
+	objs := kopftest.NewObjects(t, c.Config, kopftest.KopfExamples, "default")
+	op := kopftest.Start(t, c.Config, Register, kopftest.Options{})
+	if _, err := cluster.Apply(ctx, c.Config, examples.Object); err != nil {
+		t.Fatal(err)
+	}
+
+	// Creation.
+	matching := 0
+	for _, h := range creation {
+		if h.match {
+			matching++
+		}
+	}
+	op.WaitLog(ref+fmt.Sprintf("Creation is processed: %d succeeded; 0 failed.", matching), 60*time.Second)
+	obj := objs.WaitFor(name, 10*time.Second, func(o *unstructured.Unstructured) bool {
+		_, stored := o.GetAnnotations()["kopf.zalando.org/last-handled-configuration"]
+		return stored
+	})
+	for _, h := range creation {
+		checkRan(t, op, obj, h)
+	}
+
+	// Update: only the handler of this very change of spec.field runs.
+	objs.MergePatch(name, map[string]any{"spec": map[string]any{"field": "changed"}})
+	op.WaitLog(ref+"Update is processed: 1 succeeded; 0 failed.", 30*time.Second)
+	obj = objs.WaitFor(name, 10*time.Second, func(o *unstructured.Unstructured) bool {
+		_, ok, _ := unstructured.NestedMap(o.Object, "status", update[0].id)
+		return ok
+	})
+	for _, h := range update {
+		checkRan(t, op, obj, h)
+	}
+	// The creation handlers do not run again, and run nowhere else.
+	for _, h := range creation {
+		checkRan(t, op, obj, h)
+	}
+
+	// Deletion: no delete handlers, so no finalizer holds the object.
+	if f := obj.GetFinalizers(); len(f) != 0 {
+		t.Errorf("finalizers on the object: %v", f)
+	}
+	objs.Delete(name, 10*time.Second)
+	op.WaitLog(ref+"Deleted, really deleted, and we are notified.", 10*time.Second)
+	op.Stop()
+	logs := op.Logs()
+	for _, h := range all {
+		if !h.match && strings.Contains(logs, h.id) {
+			t.Errorf("the non-matching handler %s appears in the log", h.id)
+		}
+	}
+	if n := op.Count(" is processed: "); n != 2 {
+		t.Errorf("%d causes are processed, want 2 (creation, update)", n)
+	}
+}
+
+// checkRan checks that a handler ran exactly once if it matches (its line
+// logged, its success logged, its result in status.<id>) and never
+// otherwise (its id nowhere in the log, no status.<id>).
+func checkRan(t *testing.T, op *kopftest.Operator, obj *unstructured.Unstructured, h handler) {
+	t.Helper()
+	msg, found, _ := unstructured.NestedString(obj.Object, "status", h.id, "message")
+	if !h.match {
+		if n := op.Count(h.line); n != 0 {
+			t.Errorf("%s ran: %q is logged %d times", h.id, h.line, n)
+		}
+		if n := op.Count(h.id); n != 0 {
+			t.Errorf("%s appears in the log %d times", h.id, n)
+		}
+		if found {
+			t.Errorf("status.%s is written: %q", h.id, msg)
+		}
+		return
+	}
+	if n := op.Count(ref + h.line); n != 1 {
+		t.Errorf("%s: %q is logged %d times, want once", h.id, h.line, n)
+	}
+	if n := op.Count(ref + "Handler '" + h.id + "' succeeded."); n != 1 {
+		t.Errorf("%s succeeded %d times, want once", h.id, n)
+	}
+	if msg != h.line {
+		t.Errorf("status.%s.message = %q (found: %v), want %q", h.id, msg, found, h.line)
+	}
+}
