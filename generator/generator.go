@@ -22,6 +22,25 @@
 //     packages it imports directly (for their typed resources), and
 //     Version: the same input yields the same bytes, gofmt-clean. It does
 //     not depend on which other packages the patterns match.
+//
+// # Manifests and DeepCopy
+//
+// With Options.Manifests set, the same run also plans, under that
+// directory, rbac/role.yaml (the ClusterRole the handlers need, from every
+// package's markers) and crd/<group>_<plural>.yaml (the CRD of every
+// //kopf:resource type declared in the matched packages); with
+// Options.DeepCopy, zz_generated.deepcopy.go in the matched packages that
+// ask for DeepCopy methods with their markers. See package manifests for
+// what they hold. The same rules apply to these files: a file that is not
+// marked as generated is never overwritten (it is an error) nor removed,
+// and generated CRD and DeepCopy files that nothing produces any more are
+// removed (a role is always produced).
+//
+// Packages are loaded once with go/packages for the handler code and the
+// role. CRDs and DeepCopy methods need controller-tools, which loads the
+// packages that declare typed resources or DeepCopy markers once more,
+// with its own loader; a run without those options, or without such
+// packages, never does.
 package generator
 
 import (
@@ -33,6 +52,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
@@ -56,6 +76,17 @@ type Options struct {
 	Dir string
 	// Patterns are go/packages patterns; none means "./...".
 	Patterns []string
+
+	// Manifests, if set, is the directory (relative to Dir) to generate
+	// rbac/role.yaml and crd/*.yaml into.
+	Manifests string
+	// RoleName is the name of the ClusterRole; "" means the default
+	// derived from the module path (see manifests.DefaultRoleName).
+	RoleName string
+	// Peering adds the rules of Kopf's peering objects to the role.
+	Peering bool
+	// DeepCopy generates zz_generated.deepcopy.go where markers ask for it.
+	DeepCopy bool
 }
 
 // File is one file as generation wants it on disk.
@@ -88,8 +119,9 @@ func Generate(ctx context.Context, opts Options) ([]File, error) {
 	}
 	table := markers.Kopf()
 	var (
-		errs  scanner.ErrorList
-		files []File
+		errs   scanner.ErrorList
+		files  []File
+		models []*model.Package
 	)
 	for _, pkg := range pkgs {
 		m, err := model.Build(ctx, pkg, table)
@@ -101,6 +133,7 @@ func Generate(ctx context.Context, opts Options) ([]File, error) {
 			errs = append(errs, list...)
 			continue
 		}
+		models = append(models, m)
 		f, ok, err := plan(m, pkg.Generated)
 		if err != nil {
 			var list scanner.ErrorList
@@ -117,6 +150,14 @@ func Generate(ctx context.Context, opts Options) ([]File, error) {
 	if len(errs) > 0 {
 		errs.Sort()
 		return nil, dedupe(errs)
+	}
+	if opts.Manifests != "" || opts.DeepCopy {
+		more, err := extras(ctx, opts, pkgs, models)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, more...)
+		sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	}
 	return files, nil
 }
@@ -207,7 +248,10 @@ func Write(files []File) ([]string, error) {
 // writeFile replaces a file atomically, so that a concurrent build never
 // sees half of it.
 func writeFile(path string, content []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+GeneratedFileName+".*")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}

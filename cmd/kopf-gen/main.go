@@ -2,15 +2,37 @@
 //
 // Usage:
 //
-//	kopf-gen                       same as kopf-gen generate ./...
-//	kopf-gen generate [packages]   write zz_generated.kopf.go where needed (default ./...)
-//	kopf-gen verify [packages]     fail with a diff if a generated file is stale, missing or orphaned
-//	kopf-gen markers               describe every marker and argument
-//	kopf-gen version               print the version recorded in generated headers
+//	kopf-gen [flags]                      same as kopf-gen generate [flags] ./...
+//	kopf-gen generate [flags] [packages]  write zz_generated.kopf.go where needed (default ./...)
+//	kopf-gen verify [flags] [packages]    fail with a diff if a generated file is stale, missing or orphaned
+//	kopf-gen init DIR --module M --group G --version V --kind K [--plural P]
+//	                                      scaffold an operator repository
+//	kopf-gen markers                      describe every marker and argument
+//	kopf-gen version                      print the version recorded in generated headers
 //
 // Packages are go/packages patterns resolved in the current directory, so
 // that a `//go:generate kopf-gen` line regenerates the package it is in and
 // those below it.
+//
+// generate, verify and the bare command take the same flags, so that
+// verify checks exactly what generate writes:
+//
+//	--manifests DIR   also write DIR/rbac/role.yaml (the ClusterRole the
+//	                  handlers need) and DIR/crd/<group>_<plural>.yaml (the
+//	                  CRDs of //kopf:resource types, with controller-tools,
+//	                  so +kubebuilder markers apply); DIR is relative to the
+//	                  current directory
+//	--role-name NAME  the ClusterRole's name (default: from the module path,
+//	                  e.g. widget-operator)
+//	--peering         add the rules of Kopf's peering objects to the role
+//	--deepcopy        also write zz_generated.deepcopy.go in packages whose
+//	                  markers ask for it (+k8s:deepcopy-gen, +kubebuilder:object)
+//
+// init writes the repository's files, then runs `go mod tidy` and the
+// generation of its //go:generate line (--manifests=config --deepcopy) in
+// it, unless --skip-generate. It never overwrites an existing file that
+// differs from the template unless --force: such files are listed as
+// conflicts, the others are still written, and the exit status is 1.
 //
 // Errors in the sources are printed one per line as file:line:col: message,
 // file names relative to the current directory, all of them in one run; the
@@ -32,6 +54,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kopf-go/kopf/generator"
+	"github.com/kopf-go/kopf/generator/manifests"
 	"github.com/kopf-go/kopf/generator/markers"
 )
 
@@ -70,6 +93,12 @@ func (e errDrift) Error() string {
 // relative to the working directory, anything else prefixed by kopf-gen.
 func report(w io.Writer, err error) {
 	var list scanner.ErrorList
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			report(w, e)
+		}
+		return
+	}
 	if !errors.As(err, &list) {
 		fmt.Fprintf(w, "kopf-gen: %v\n", err)
 		return
@@ -98,7 +127,31 @@ func relative(dir, path string) string {
 	return rel
 }
 
+// genFlags are the flags of generate, verify and the bare command.
+type genFlags struct {
+	manifests, roleName string
+	peering, deepcopy   bool
+}
+
+func (f *genFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.manifests, "manifests", "", "also generate `DIR`/rbac/role.yaml and DIR/crd/<group>_<plural>.yaml (relative to the current directory)")
+	cmd.Flags().StringVar(&f.roleName, "role-name", "", "the `name` of the generated ClusterRole (default: from the module path, e.g. widget-operator)")
+	cmd.Flags().BoolVar(&f.peering, "peering", false, "add the rules of Kopf's peering objects (kopf.dev) to the role")
+	cmd.Flags().BoolVar(&f.deepcopy, "deepcopy", false, "also generate zz_generated.deepcopy.go where +k8s:deepcopy-gen or +kubebuilder:object markers ask for it")
+}
+
+func (f *genFlags) options(patterns []string) (generator.Options, error) {
+	if f.roleName != "" && !manifests.IsDNSSubdomain(f.roleName) {
+		return generator.Options{}, fmt.Errorf("--role-name %q: not a valid object name: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit", f.roleName)
+	}
+	if f.manifests == "" && (f.roleName != "" || f.peering) {
+		return generator.Options{}, errors.New("--role-name and --peering apply to the role that --manifests generates: add --manifests DIR")
+	}
+	return generator.Options{Patterns: patterns, Manifests: f.manifests, RoleName: f.roleName, Peering: f.peering, DeepCopy: f.deepcopy}, nil
+}
+
 func newRootCmd() *cobra.Command {
+	var rootFlags, genF, verifyF genFlags
 	root := &cobra.Command{
 		Use:   "kopf-gen",
 		Short: "Generate the code behind kopf-go's //kopf: markers",
@@ -113,33 +166,60 @@ Without a command, kopf-gen runs "generate ./...", so that a line
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return generate(cmd.Context(), nil)
+			opts, err := rootFlags.options(nil)
+			if err != nil {
+				return err
+			}
+			return generate(cmd.Context(), opts)
 		},
 	}
+	rootFlags.add(root)
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetVersionTemplate("kopf-gen {{.Version}}\n")
-	root.AddCommand(
-		&cobra.Command{
-			Use:   "generate [packages]",
-			Short: "Write zz_generated.kopf.go into every package with markers (default ./...)",
-			Long: `generate loads the packages (go/packages patterns, default ./...), checks every
+	generateCmd := &cobra.Command{
+		Use:   "generate [packages]",
+		Short: "Write zz_generated.kopf.go into every package with markers (default ./...)",
+		Long: `generate loads the packages (go/packages patterns, default ./...), checks every
 marker and handler signature, and writes zz_generated.kopf.go into each package
 that has markers. It removes the generated file of packages that have no
-markers any more. On any error it writes nothing.`,
-			RunE: func(cmd *cobra.Command, args []string) error {
-				return generate(cmd.Context(), args)
-			},
+markers any more. On any error it writes nothing.
+
+With --manifests DIR it also writes DIR/rbac/role.yaml, the ClusterRole with
+exactly the verbs the runtime needs on the resources the markers name, and
+DIR/crd/<group>_<plural>.yaml, the CRD of every //kopf:resource type (its
+OpenAPI schema from the Go type and its +kubebuilder markers). With --deepcopy
+it writes zz_generated.deepcopy.go into packages with +k8s:deepcopy-gen or
++kubebuilder:object markers. Generated manifests and DeepCopy files that
+nothing produces any more are removed; files not marked as generated are never
+overwritten.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts, err := genF.options(args)
+			if err != nil {
+				return err
+			}
+			return generate(cmd.Context(), opts)
 		},
-		&cobra.Command{
-			Use:   "verify [packages]",
-			Short: "Fail with a diff if a generated file is stale, missing or orphaned",
-			Long: `verify generates in memory and compares with the files on disk. It prints a
+	}
+	genF.add(generateCmd)
+	verifyCmd := &cobra.Command{
+		Use:   "verify [packages]",
+		Short: "Fail with a diff if a generated file is stale, missing or orphaned",
+		Long: `verify generates in memory and compares with the files on disk. It prints a
 unified diff for every file that differs, is missing or should be removed, and
-exits with status 1 if there is any.`,
-			RunE: func(cmd *cobra.Command, args []string) error {
-				return verify(cmd.Context(), cmd.OutOrStdout(), args)
-			},
+exits with status 1 if there is any. Give it the flags that generate gets.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts, err := verifyF.options(args)
+			if err != nil {
+				return err
+			}
+			return verify(cmd.Context(), cmd.OutOrStdout(), opts)
 		},
+	}
+	verifyF.add(verifyCmd)
+	root.AddCommand(
+		generateCmd,
+		verifyCmd,
+		newInitCmd(),
 		&cobra.Command{
 			Use:   "markers",
 			Short: "Describe every marker and its arguments",
@@ -161,8 +241,8 @@ exits with status 1 if there is any.`,
 	return root
 }
 
-func generate(ctx context.Context, patterns []string) error {
-	files, err := generator.Generate(ctx, generator.Options{Patterns: patterns})
+func generate(ctx context.Context, opts generator.Options) error {
+	files, err := generator.Generate(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -172,8 +252,8 @@ func generate(ctx context.Context, patterns []string) error {
 	return nil
 }
 
-func verify(ctx context.Context, stdout io.Writer, patterns []string) error {
-	files, err := generator.Generate(ctx, generator.Options{Patterns: patterns})
+func verify(ctx context.Context, stdout io.Writer, opts generator.Options) error {
+	files, err := generator.Generate(ctx, opts)
 	if err != nil {
 		return err
 	}

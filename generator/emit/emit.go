@@ -54,6 +54,9 @@ package emit
 import (
 	"bytes"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"go/types"
 	"strconv"
 	"strings"
@@ -303,15 +306,42 @@ func File(pkg *model.Package, version string) ([]byte, error) {
 	if err := f.Render(&buf); err != nil {
 		return nil, fmt.Errorf("rendering the generated file of %s: %w", pkg.PkgPath, err)
 	}
-	// Group the imports as goimports does (standard library first); jennifer
-	// has already gofmt-ed the rest.
-	out, err := imports.Process("zz_generated.kopf.go", buf.Bytes(), &imports.Options{
-		Comments: true, TabIndent: true, TabWidth: 8, FormatOnly: true,
-	})
+	out, err := groupImports(buf.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("formatting the generated file of %s: %w", pkg.PkgPath, err)
 	}
 	return out, nil
+}
+
+// groupImports groups the imports of gofmt-ed source as goimports does
+// (standard library first). Only the head of the file, up to the end of
+// its imports, goes through goimports: jennifer has gofmt-ed the rest,
+// and printing a file of hundreds of handlers twice would double the time
+// of generation.
+func groupImports(src []byte) ([]byte, error) {
+	const fileName = "zz_generated.kopf.go"
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, fileName, src, parser.ImportsOnly|parser.ParseComments)
+	if err != nil {
+		return nil, err
+	}
+	if len(f.Imports) == 0 {
+		return src, nil
+	}
+	end := 0
+	for _, d := range f.Decls {
+		if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.IMPORT {
+			end = fset.Position(gd.End()).Offset
+		}
+	}
+	head, err := imports.Process(fileName, src[:end], &imports.Options{
+		Comments: true, TabIndent: true, TabWidth: 8, FormatOnly: true,
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := bytes.TrimRight(head, "\n")
+	return append(out, src[end:]...), nil
 }
 
 func kwargsDoc(pkg *model.Package, h *model.Handler) string {

@@ -39,6 +39,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"golang.org/x/tools/go/packages"
 )
@@ -69,6 +70,9 @@ type Package struct {
 	// Deps are the packages this package imports directly, other than the
 	// standard library's, sorted by import path.
 	Deps []*Dep
+	// Module is the path of the module the package belongs to ("" outside
+	// modules).
+	Module string
 
 	shared *shared
 }
@@ -149,6 +153,7 @@ func (s *shared) load(ctx context.Context, dir, path string) importResult {
 		Dir:     dir,
 		Fset:    s.fset,
 	}
+	queries.imports.Add(1)
 	pkgs, err := packages.Load(cfg, path)
 	if err != nil {
 		return importResult{err: fmt.Errorf("importing %s: %w", path, err)}
@@ -174,7 +179,28 @@ type File struct {
 
 // Mode is what Load asks go/packages for.
 const Mode = packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles |
-	packages.NeedImports | packages.NeedSyntax | packages.NeedTypes | packages.NeedTypesInfo
+	packages.NeedImports | packages.NeedSyntax | packages.NeedTypes | packages.NeedTypesInfo |
+	packages.NeedModule
+
+// Queries counts the go/packages queries of this process, by purpose, so
+// that tests and benchmarks can check that a run loads its packages once.
+type Queries struct {
+	// Loads are the full loads (syntax and types) of Load: one per call.
+	Loads int64
+	// Listings are the listing-only queries: the files of imported
+	// packages (at most one per Load), and the diagnosis of an empty load.
+	Listings int64
+	// Imports are the on-demand type loads of Package.Import.
+	Imports int64
+}
+
+var queries struct{ loads, listings, imports atomic.Int64 }
+
+// CountQueries returns the go/packages queries made so far by this
+// process.
+func CountQueries() Queries {
+	return Queries{Loads: queries.loads.Load(), Listings: queries.listings.Load(), Imports: queries.imports.Load()}
+}
 
 // Load loads the packages matching patterns, resolved in dir ("" meaning
 // the current directory). Packages are returned sorted by import path. The
@@ -193,11 +219,13 @@ func Load(ctx context.Context, dir string, patterns ...string) ([]*Package, erro
 		Tests:     false,
 		ParseFile: parseFile,
 	}
+	queries.loads.Add(1)
 	pkgs, err := packages.Load(cfg, patterns...)
 	if err != nil {
 		return nil, fmt.Errorf("loading %s: %w", strings.Join(patterns, " "), err)
 	}
 	if len(pkgs) == 0 {
+		queries.listings.Add(1)
 		// In export-data mode go/packages hides the go command's failures
 		// (such as a go.mod needing updates) behind an empty result; a
 		// listing-only load reports them.
@@ -261,6 +289,7 @@ func loadDeps(ctx context.Context, dir string, fset *token.FileSet, pkgs []*pack
 	}
 	if len(missing) > 0 {
 		cfg := &packages.Config{Context: ctx, Mode: packages.NeedName | packages.NeedFiles, Dir: dir, Fset: fset}
+		queries.listings.Add(1)
 		listed, err := packages.Load(cfg, missing...)
 		if err != nil {
 			return fmt.Errorf("listing the imports of %s: %w", strings.Join(missing, " "), err)
@@ -418,6 +447,9 @@ func convert(fset *token.FileSet, p *packages.Package) (*Package, error) {
 		Fset:    fset,
 		Types:   p.Types,
 		Info:    p.TypesInfo,
+	}
+	if p.Module != nil {
+		lp.Module = p.Module.Path
 	}
 	for _, f := range p.Syntax {
 		path := fset.File(f.FileStart).Name()

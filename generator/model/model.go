@@ -114,6 +114,9 @@ type Package struct {
 	// Imports are the packages of typed resources that the generated file
 	// refers to, with the names it imports them as, sorted by path.
 	Imports []Import
+	// Resources are the typed resources declared in the package itself
+	// (//kopf:resource), in source order.
+	Resources []*Typed
 }
 
 // Import is a package imported by the generated file.
@@ -145,10 +148,16 @@ type Handler struct {
 // Registration is one call of the registry's AddChanging or AddEvent.
 type Registration struct {
 	Handler *Handler
-	// Pos is the position of the first marker merged into it.
-	Pos      token.Position
-	ID       string
-	Selector resources.Selector
+	// Pos is the position of the first marker merged into it, SelectorPos
+	// that of its resource selector.
+	Pos         token.Position
+	SelectorPos token.Position
+	ID          string
+	Selector    resources.Selector
+	// Typed is the typed resource the selector names, or nil (the
+	// handler's kwargs are typed only if all its registrations name the
+	// same one).
+	Typed *Typed
 	// Reasons are in the order of their markers; none for event handlers.
 	Reasons []causes.Reason
 	// Markers are the merged markers, rendered canonically.
@@ -401,8 +410,8 @@ func (b *builder) typeMarker(m *markers.Marker, spec *ast.TypeSpec) {
 		b.errorf(m.Pos, "%s%s on types is not supported by this kopf-gen", markers.Prefix, m.Name)
 		return
 	}
-	if t := b.resource(m, spec, b.pkg.Types); t != nil {
-		b.addTyped(t)
+	if t := b.resource(m, spec, b.pkg.Types); t != nil && b.addTyped(t) {
+		b.out.Resources = append(b.out.Resources, t)
 	}
 }
 
@@ -631,6 +640,7 @@ func (b *builder) registration(h *Handler, m *markers.Marker) (*Registration, *T
 	r := &Registration{
 		Handler:      h,
 		Pos:          m.Pos,
+		SelectorPos:  m.Positional[0].Pos,
 		ID:           h.Func,
 		Selector:     sel,
 		Reasons:      reasons,
@@ -707,6 +717,7 @@ func (b *builder) registration(h *Handler, m *markers.Marker) (*Registration, *T
 			return nil, nil, false
 		}
 	}
+	r.Typed = t
 	return r, t, true
 }
 

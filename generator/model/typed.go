@@ -128,21 +128,26 @@ func (b *builder) resource(m *markers.Marker, spec *ast.TypeSpec, pkg *types.Pac
 }
 
 // addTyped records a typed resource, unless its type or its resource was
-// declared already.
-func (b *builder) addTyped(t *Typed) {
+// declared already; it reports whether it did.
+func (b *builder) addTyped(t *Typed) bool {
 	for _, prev := range b.typed {
 		switch {
 		case prev.Object == t.Object:
 			b.errorf(t.Pos, "%s already has a %s%s marker at %s", t.Object.Obj().Name(), markers.Prefix, markers.Resource, where(prev.Pos, t.Pos))
-			return
+			return false
 		case prev.Group == t.Group && prev.Version == t.Version && prev.Names[0] == t.Names[0]:
 			b.errorf(t.Pos, "resource %s is already the type of %s at %s", resources.Selector{Group: t.Group, Version: t.Version, Name: t.Names[0]},
 				types.TypeString(prev.Object, b.qualifier), where(prev.Pos, t.Pos))
-			return
+			return false
 		}
 	}
 	b.typed = append(b.typed, t)
+	return true
 }
+
+// Matches reports whether a handler's selector names the typed resource
+// (see [Typed] for the rules).
+func (t *Typed) Matches(s resources.Selector) bool { return t.matches(s) }
 
 // depResources records the typed resources of the packages imported
 // directly. Only //kopf:resource markers on type declarations are read

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kopf-go/kopf/generator"
+	"github.com/kopf-go/kopf/generator/scaffold"
+)
+
+// errConflicts is returned by init when existing files were left alone.
+type errConflicts struct{ files []string }
+
+func (e errConflicts) Error() string {
+	what := fmt.Sprintf("%d files exist and differ from the templates", len(e.files))
+	if len(e.files) == 1 {
+		what = "1 file exists and differs from its template"
+	}
+	return fmt.Sprintf("%s; left alone (--force overwrites): %s", what, strings.Join(e.files, ", "))
+}
+
+func newInitCmd() *cobra.Command {
+	var (
+		o            scaffold.Options
+		skipGenerate bool
+	)
+	cmd := &cobra.Command{
+		Use:   "init DIR --module M --group G --version V --kind K [--plural P]",
+		Short: "Scaffold an operator repository that builds, generates and verifies at once",
+		Long: `init writes an operator repository into DIR (created if needed): go.mod, main.go,
+handlers with create, update and delete markers, the typed resource in
+api/<version>/types.go, manifests of the service account, its binding and the
+Deployment, a multi-stage Dockerfile (static binary, non-root), a Makefile
+(generate, verify, build, test, run), a README and a CI workflow.
+
+It then runs "go mod tidy" and kopf-gen's generation in DIR, as "make generate"
+would (--manifests=config --deepcopy): zz_generated.kopf.go, the DeepCopy
+methods, config/crd/ and config/rbac/role.yaml. --skip-generate writes the files
+only.
+
+Existing files are never overwritten without --force: a file that already has
+the rendered content is left as is, go.mod is kept if it declares the same
+module, and any other existing file is a conflict, listed and left alone while
+the other files are still written; the exit status is then 1.
+
+The plural defaults to the kind's English plural in lower case, as kubebuilder
+makes it (Widget: widgets). go.mod requires the kopf-go this kopf-gen was built
+from; --kopf-version sets another, and --kopf-replace PATH adds a replace
+directive to a checkout of kopf-go (for developing kopf-go itself).`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return fmt.Errorf("init takes one directory, got %d arguments: kopf-gen init DIR --module M --group G --version V --kind K", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Dir = args[0]
+			return runInit(cmd.Context(), cmd.OutOrStdout(), o, !skipGenerate)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Module, "module", "", "the module `path` of the operator, e.g. github.com/acme/widget-operator")
+	f.StringVar(&o.Group, "group", "", "the API `group` of the resource, e.g. example.com")
+	f.StringVar(&o.Version, "version", "", "the API `version` of the resource, e.g. v1alpha1")
+	f.StringVar(&o.Kind, "kind", "", "the `kind` of the resource, in CamelCase, e.g. Widget")
+	f.StringVar(&o.Plural, "plural", "", "the `plural` of the resource (default: the kind's plural in lower case)")
+	f.StringVar(&o.Namespace, "namespace", "", "the `namespace` of the Deployment and service account (default \"default\")")
+	f.StringVar(&o.KopfVersion, "kopf-version", "", "the `version` of github.com/kopf-go/kopf to require (default: kopf-gen's own)")
+	f.StringVar(&o.KopfReplace, "kopf-replace", "", "replace github.com/kopf-go/kopf with the checkout in `PATH` (for developing kopf-go)")
+	f.BoolVar(&o.Force, "force", false, "overwrite existing files that differ from the templates")
+	f.BoolVar(&skipGenerate, "skip-generate", false, "only write the files: run neither go mod tidy nor the generation")
+	return cmd
+}
+
+// runInit scaffolds, then tidies and generates, and reports every file.
+func runInit(ctx context.Context, out io.Writer, o scaffold.Options, gen bool) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return err
+	}
+	res, err := scaffold.Write(o)
+	if res != nil {
+		for _, name := range res.Files {
+			fmt.Fprintf(out, "%-11s %s\n", res.Status[name], name)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if gen {
+		if err := tidy(ctx, out, o.Dir); err != nil {
+			return err
+		}
+		files, err := generator.Generate(ctx, scaffold.GenerateOptions(o.Dir))
+		if err != nil {
+			return err
+		}
+		changed, err := generator.Write(files)
+		for _, path := range changed {
+			rel, _ := filepath.Rel(o.Dir, path)
+			fmt.Fprintf(out, "%-11s %s\n", "generated", filepath.ToSlash(rel))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if conflicts := res.Conflicts(); len(conflicts) > 0 {
+		return errConflicts{files: conflicts}
+	}
+	return nil
+}
+
+// tidy runs go mod tidy in dir.
+func tidy(ctx context.Context, out io.Writer, dir string) error {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		return errors.New("the go command is not on PATH: the files are written; run go mod tidy and make generate in the new repository")
+	}
+	fmt.Fprintf(out, "%-11s go mod tidy\n", "running")
+	cmd := exec.CommandContext(ctx, goTool, "mod", "tidy")
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		return fmt.Errorf("go mod tidy failed in %s (%v): the files are written; fix the cause, then run go mod tidy and make generate there:\n%s", dir, err, msg)
+	}
+	return nil
+}

@@ -1,0 +1,236 @@
+package manifests
+
+import (
+	"fmt"
+	"go/scanner"
+	"sort"
+	"strings"
+
+	"github.com/gobuffalo/flect"
+
+	"github.com/kopf-go/kopf/generator/builtins"
+	"github.com/kopf-go/kopf/generator/markers"
+	"github.com/kopf-go/kopf/generator/model"
+	"github.com/kopf-go/kopf/runtime/resources"
+)
+
+// RoleOptions say how to render the role.
+type RoleOptions struct {
+	// Name is the ClusterRole's name; it must be a DNS-1123 subdomain.
+	Name string
+	// Peering adds the rules of Kopf's peering objects.
+	Peering bool
+	// Version is kopf-gen's version, for the header.
+	Version string
+}
+
+// rule is the access to one resource.
+type rule struct {
+	group, plural string
+	// changing is set when a changing handler serves the resource.
+	changing bool
+	// markers are the names of the markers that serve it.
+	markers map[string]bool
+}
+
+// Role renders the ClusterRole that the handlers of the packages need; see
+// the package doc for its rules. Selectors whose API group or plural
+// cannot be told are reported as a scanner.ErrorList.
+func Role(pkgs []*model.Package, opts RoleOptions) ([]byte, error) {
+	if !IsDNSSubdomain(opts.Name) {
+		return nil, fmt.Errorf("role name %q is not a valid object name: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit", opts.Name)
+	}
+	var declared []*model.Typed
+	for _, p := range pkgs {
+		declared = append(declared, p.Resources...)
+	}
+	rules := map[[2]string]*rule{}
+	var errs scanner.ErrorList
+	handlers := 0
+	for _, p := range pkgs {
+		for _, r := range p.Registrations {
+			group, plural, why := resolve(r, declared)
+			if why != "" {
+				errs.Add(r.SelectorPos, "resource: "+why)
+				continue
+			}
+			handlers++
+			key := [2]string{group, plural}
+			ru := rules[key]
+			if ru == nil {
+				ru = &rule{group: group, plural: plural, markers: map[string]bool{}}
+				rules[key] = ru
+			}
+			ru.changing = ru.changing || !r.Handler.Event
+			for _, m := range r.Markers {
+				name, _, _ := strings.Cut(strings.TrimPrefix(m, markers.Prefix), " ")
+				ru.markers[name] = true
+			}
+		}
+	}
+	if len(errs) > 0 {
+		errs.Sort()
+		return nil, errs
+	}
+	sorted := make([]*rule, 0, len(rules))
+	for _, ru := range rules {
+		sorted = append(sorted, ru)
+	}
+	sort.Slice(sorted, func(i, j int) bool {
+		if sorted[i].group != sorted[j].group {
+			return sorted[i].group < sorted[j].group
+		}
+		return sorted[i].plural < sorted[j].plural
+	})
+
+	var b strings.Builder
+	b.WriteString(Header(opts.Version))
+	b.WriteString(`#
+# The ClusterRole of the operator: exactly what the kopf-go runtime does for
+# the handlers that the //kopf: markers declare. What handlers do themselves
+# (create pods, read secrets, ...) belongs in a role of your own: this file is
+# rewritten by kopf-gen.
+#
+# Not here, because the runtime does not need it: get (it lists and watches,
+# never reads single objects), update and delete (it only patches), discovery
+# (the default system:discovery role allows /api and /apis to everyone
+# authenticated), customresourcedefinitions and namespaces (it finds resources
+# through discovery and filters namespaces itself).
+`)
+	if !opts.Peering {
+		b.WriteString("# Peering is not implemented by the runtime yet: kopf-gen --peering adds its rules.\n")
+	}
+	fmt.Fprintf(&b, "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: %s\n", opts.Name)
+	if len(sorted) == 0 && !opts.Peering {
+		b.WriteString("rules: []\n")
+		return []byte(b.String()), nil
+	}
+	b.WriteString("rules:\n")
+	for _, ru := range sorted {
+		names := make([]string, 0, len(ru.markers))
+		for name := range ru.markers {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		qualified := ru.plural
+		if ru.group != "" {
+			qualified += "." + ru.group
+		}
+		fmt.Fprintf(&b, "  # %s: served by %s handlers.\n", qualified, strings.Join(names, ", "))
+		if ru.changing {
+			b.WriteString("  # list, watch: the runtime watches them. patch: it stores the handlers'\n" +
+				"  # progress and results and the last handled state, and adds and removes\n" +
+				"  # its finalizer.\n")
+			writeRule(&b, ru.group, []string{ru.plural}, "list", "watch", "patch")
+			b.WriteString("  # The status subresource: when the resource has one, the status part of\n" +
+				"  # the runtime's patches goes there.\n")
+			writeRule(&b, ru.group, []string{ru.plural + "/status"}, "patch")
+		} else {
+			b.WriteString("  # list, watch: the runtime watches them (on.event handlers cause no writes).\n")
+			writeRule(&b, ru.group, []string{ru.plural}, "list", "watch")
+		}
+	}
+	if handlers > 0 {
+		b.WriteString("  # Kubernetes events about the handlers' progress and errors, and those of\n" +
+			"  # kopf.Info, kopf.Warn and kopf.Exception.\n")
+		writeRule(&b, "", []string{"events"}, "create")
+	}
+	if opts.Peering {
+		b.WriteString("  # Peering: Kopf's objects for knowing which other operators serve the same\n" +
+			"  # resources (cluster-wide and per namespace).\n")
+		writeRule(&b, "kopf.dev", []string{"clusterkopfpeerings", "kopfpeerings"}, "list", "watch", "patch", "get")
+	}
+	return []byte(b.String()), nil
+}
+
+func writeRule(b *strings.Builder, group string, resources []string, verbs ...string) {
+	fmt.Fprintf(b, "  - apiGroups: [%q]\n    resources: [%s]\n    verbs: [%s]\n", group, quoteAll(resources), quoteAll(verbs))
+}
+
+func quoteAll(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, ", ")
+}
+
+// resolve returns the API group and plural of a registration's resource,
+// or why they cannot be told.
+func resolve(r *model.Registration, declared []*model.Typed) (group, plural, why string) {
+	sel := r.Selector
+	if t := r.Typed; t != nil {
+		if t.Builtin != nil {
+			return t.Builtin.Group, t.Builtin.Plural, ""
+		}
+		plural, _ := PluralAndKind(t)
+		return t.Group, plural, ""
+	}
+	var found []*model.Typed
+	for _, t := range declared {
+		if t.Matches(sel) {
+			found = append(found, t)
+		}
+	}
+	switch len(found) {
+	case 1:
+		plural, _ := PluralAndKind(found[0])
+		return found[0].Group, plural, ""
+	case 0:
+	default:
+		var names []string
+		for _, t := range found {
+			names = append(names, fmt.Sprintf("%s (%s)", resources.Selector{Group: t.Group, Version: t.Version, Name: t.Names[0]}, t.Object.Obj().Name()))
+		}
+		return "", "", fmt.Sprintf("%s names several typed resources of this run: %s; add the group and version", sel, strings.Join(names, ", "))
+	}
+	for _, bi := range builtins.Table() {
+		if !containsName(bi.Names(), sel.Name) {
+			continue
+		}
+		if (sel.Group != "" || sel.Core) && sel.Group != bi.Group {
+			continue
+		}
+		if sel.Version != "" && sel.Version != bi.Version {
+			continue
+		}
+		return bi.Group, bi.Plural, ""
+	}
+	if sel.Group == "" && !sel.Core {
+		return "", "", fmt.Sprintf("cannot tell the API group of %s for the RBAC rules: write it with its group (group/%[1]s, group/version/%[1]s, or v1/%[1]s for the core group), or declare its Go type with %s%s",
+			sel.Name, markers.Prefix, markers.Resource)
+	}
+	if c := sel.Name[0]; c >= 'A' && c <= 'Z' {
+		return "", "", fmt.Sprintf("RBAC rules name resources by their plural, and %s looks like a kind: write the plural (e.g. %s), or declare its Go type with %s%s",
+			sel.Name, strings.ToLower(flect.Pluralize(sel.Name)), markers.Prefix, markers.Resource)
+	}
+	return sel.Group, sel.Name, ""
+}
+
+func containsName(names []string, name string) bool {
+	for _, n := range names {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// PluralAndKind returns the plural and kind of a //kopf:resource type:
+// the kind is the type's name, or the marker's name when it is
+// capitalised; the plural is the marker's name, unless that is the kind
+// or the singular (the kind in lower case), in which case it is the
+// kind's English plural in lower case, as kubebuilder makes it.
+func PluralAndKind(t *model.Typed) (plural, kind string) {
+	name := t.Names[0]
+	kind = t.Object.Obj().Name()
+	if c := name[0]; c >= 'A' && c <= 'Z' {
+		kind = name
+	}
+	if name == kind || name == strings.ToLower(kind) {
+		return strings.ToLower(flect.Pluralize(kind)), kind
+	}
+	return name, kind
+}
+
+func flectPlural(kind string) string { return flect.Pluralize(kind) }

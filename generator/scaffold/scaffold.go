@@ -1,0 +1,365 @@
+// Package scaffold is `kopf-gen init`: it renders the operator repository
+// of package templates for a module, group, version and kind, and writes
+// it without ever overwriting a file that differs, unless forced.
+//
+// # The data of the templates
+//
+//	.Module       the module path, e.g. github.com/acme/widget-operator
+//	.Name         the operator's name (binary, role, service account,
+//	              Deployment): manifests.DefaultRoleName(Module)
+//	.Group        the API group, e.g. example.com
+//	.Version      the API version and the Go package of the types, e.g. v1alpha1
+//	.APIPackage   the name handlers import the types as (Version)
+//	.Kind         the kind and Go type, e.g. Widget
+//	.Plural       the plural, e.g. widgets
+//	.Namespace    the namespace of the Deployment and service account
+//	.GoVersion    the go directive of go.mod, e.g. 1.26.0; .GoMinor 1.26
+//	.KopfVersion  the version of github.com/kopf-go/kopf to require, or ""
+//	.KopfReplace  the directory to replace github.com/kopf-go/kopf with, or ""
+//
+// # Existing files
+//
+// A file that does not exist is created. A file whose content is what the
+// template renders is left as is. go.mod is kept when it declares the same
+// module (the go command maintains it after creation). Any other existing
+// file is a conflict: it is left alone and reported, unless Force is set,
+// in which case it is overwritten. Files that init does not render (such
+// as the generated ones, go.sum, or the user's own) are never touched by
+// this package.
+package scaffold
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"go/format"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"text/template"
+
+	"github.com/gobuffalo/flect"
+	"golang.org/x/mod/modfile"
+	"golang.org/x/mod/module"
+	"golang.org/x/mod/semver"
+
+	"github.com/kopf-go/kopf/generator"
+	"github.com/kopf-go/kopf/generator/manifests"
+	"github.com/kopf-go/kopf/templates"
+)
+
+// GoVersion is the go directive of scaffolded modules: kopf-go's own.
+const GoVersion = "1.26.0"
+
+// KopfModule is the module path of kopf-go.
+const KopfModule = "github.com/kopf-go/kopf"
+
+// ManifestsDir is where the scaffold keeps its manifests; its main.go
+// generates with GenerateOptions' settings:
+//
+//	//go:generate kopf-gen --manifests=config --deepcopy
+const ManifestsDir = "config"
+
+// GenerateOptions are the generator's options for a scaffolded repository
+// in dir, as its //go:generate line and `make verify` give them.
+func GenerateOptions(dir string) generator.Options {
+	return generator.Options{Dir: dir, Manifests: ManifestsDir, DeepCopy: true}
+}
+
+// Options are init's inputs.
+type Options struct {
+	// Dir is the directory of the new repository; it is created if needed.
+	Dir string
+	// Module, Group, Version, Kind and Plural describe the operator and
+	// its resource; Plural defaults to DefaultPlural(Kind).
+	Module, Group, Version, Kind, Plural string
+	// Namespace is where the Deployment runs; "" means "default".
+	Namespace string
+	// KopfVersion is the version of kopf-go to require; "" means
+	// DefaultKopfVersion(), or v0.0.0 with KopfReplace.
+	KopfVersion string
+	// KopfReplace, if set, is a directory holding kopf-go, for a replace
+	// directive (development of kopf-go itself).
+	KopfReplace string
+	// Force overwrites existing files that differ.
+	Force bool
+}
+
+// Status is what became of a file.
+type Status int
+
+// The statuses of files.
+const (
+	// Created files did not exist.
+	Created Status = iota
+	// Unchanged files already had the rendered content.
+	Unchanged
+	// Kept is a go.mod of the same module, left as the go command keeps it.
+	Kept
+	// Conflict files exist with other content and were left alone.
+	Conflict
+	// Overwritten files existed with other content and were replaced (Force).
+	Overwritten
+)
+
+func (s Status) String() string {
+	return [...]string{"created", "unchanged", "kept", "conflict", "overwritten"}[s]
+}
+
+// Result lists the files of the scaffold, by path relative to Dir with
+// forward slashes, in sorted order.
+type Result struct {
+	Files  []string
+	Status map[string]Status
+}
+
+// Conflicts returns the files left alone because they differ.
+func (r *Result) Conflicts() []string {
+	var out []string
+	for _, f := range r.Files {
+		if r.Status[f] == Conflict {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+var (
+	versionRE = regexp.MustCompile(`^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$`)
+	kindRE    = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
+)
+
+// DefaultPlural is the plural of a kind when none is given: the kind's
+// English plural in lower case, as kubebuilder makes it (Widget: widgets,
+// Policy: policies).
+func DefaultPlural(kind string) string { return strings.ToLower(flect.Pluralize(kind)) }
+
+// DefaultKopfVersion is the version of kopf-go that this kopf-gen was
+// built from, when it was built from a published version, or "".
+func DefaultKopfVersion() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	for _, m := range append([]*debug.Module{&info.Main}, info.Deps...) {
+		if m.Path == KopfModule && semver.IsValid(m.Version) {
+			return m.Version
+		}
+	}
+	return ""
+}
+
+// Validate checks the options and fills the defaults. It reports every
+// problem at once, one error per line.
+func (o *Options) Validate() error {
+	var errs []error
+	bad := func(flag, value, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("--%s %q: %s", flag, value, fmt.Sprintf(format, args...)))
+	}
+	if o.Dir == "" {
+		errs = append(errs, errors.New("the directory is missing: kopf-gen init DIR --module M --group G --version V --kind K"))
+	} else if st, err := os.Stat(o.Dir); err == nil && !st.IsDir() {
+		errs = append(errs, fmt.Errorf("%s is not a directory", o.Dir))
+	}
+	switch {
+	case o.Module == "":
+		errs = append(errs, errors.New("--module is required: the module path, e.g. github.com/acme/widget-operator"))
+	case module.CheckImportPath(o.Module) != nil:
+		bad("module", o.Module, "not a valid module path: %v", unwrapModuleErr(module.CheckImportPath(o.Module)))
+	case o.Module == KopfModule || strings.HasPrefix(o.Module, KopfModule+"/"):
+		bad("module", o.Module, "the operator needs a module of its own, not kopf-go's")
+	}
+	switch {
+	case o.Group == "":
+		errs = append(errs, errors.New("--group is required: the API group of the resource, a DNS name such as example.com"))
+	case !manifests.IsDNSSubdomain(o.Group) || !strings.Contains(o.Group, "."):
+		bad("group", o.Group, "an API group must be a lower-case DNS subdomain with at least one dot (such as example.com or widgets.acme.io)")
+	}
+	switch {
+	case o.Version == "":
+		errs = append(errs, errors.New("--version is required: the API version, such as v1, v1beta1 or v1alpha1"))
+	case !versionRE.MatchString(o.Version):
+		bad("version", o.Version, "an API version is v<N>, v<N>alpha<M> or v<N>beta<M>, such as v1, v1beta1 or v2alpha3")
+	}
+	switch {
+	case o.Kind == "":
+		errs = append(errs, errors.New("--kind is required: the resource's kind in CamelCase, such as Widget"))
+	case !kindRE.MatchString(o.Kind):
+		bad("kind", o.Kind, "a kind is CamelCase: an upper-case letter, then letters and digits (such as Widget or DatabaseClaim)")
+	case strings.HasSuffix(o.Kind, "List"):
+		bad("kind", o.Kind, "a kind must not end with List: %sList is the kind of lists of %[1]s", o.Kind)
+	}
+	if o.Plural == "" && kindRE.MatchString(o.Kind) {
+		o.Plural = DefaultPlural(o.Kind)
+	} else if o.Plural != "" && (!manifests.IsDNSLabel(o.Plural) || o.Plural[0] < 'a' || o.Plural[0] > 'z') {
+		bad("plural", o.Plural, "a plural is lower-case letters, digits and '-', starting with a letter, at most 63 characters (such as widgets)")
+	}
+	if o.Namespace == "" {
+		o.Namespace = "default"
+	} else if !manifests.IsDNSLabel(o.Namespace) {
+		bad("namespace", o.Namespace, "a namespace is a DNS label: lower-case letters, digits and '-'")
+	}
+	if v := o.KopfVersion; v != "" && (!semver.IsValid(v) || semver.Canonical(v) != strings.TrimSuffix(v, "+incompatible")) {
+		bad("kopf-version", o.KopfVersion, "not a module version such as v0.1.0")
+	}
+	if o.KopfReplace != "" {
+		abs, err := filepath.Abs(o.KopfReplace)
+		if err != nil {
+			bad("kopf-replace", o.KopfReplace, "%v", err)
+		} else if _, err := os.Stat(filepath.Join(abs, "go.mod")); err != nil {
+			bad("kopf-replace", o.KopfReplace, "no go.mod there: it must be a checkout of %s", KopfModule)
+		} else {
+			o.KopfReplace = abs
+		}
+	}
+	if o.KopfVersion == "" {
+		o.KopfVersion = DefaultKopfVersion()
+		if o.KopfVersion == "" && o.KopfReplace != "" {
+			o.KopfVersion = "v0.0.0"
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// unwrapModuleErr drops the path that module's errors repeat.
+func unwrapModuleErr(err error) error {
+	var ipe *module.InvalidPathError
+	if errors.As(err, &ipe) && ipe.Err != nil {
+		return ipe.Err
+	}
+	return err
+}
+
+// data is what the templates see.
+type data struct {
+	Module, Name, Group, Version, APIPackage, Kind, Plural, Namespace string
+	GoVersion, GoMinor, KopfVersion, KopfReplace                      string
+}
+
+// Render returns the files of the scaffold by path relative to Dir, with
+// forward slashes. The options must be valid (see Validate).
+func Render(o Options) (map[string][]byte, error) {
+	d := data{
+		Module: o.Module, Name: manifests.DefaultRoleName(o.Module), Group: o.Group, Version: o.Version,
+		APIPackage: o.Version, Kind: o.Kind, Plural: o.Plural, Namespace: o.Namespace,
+		GoVersion: GoVersion, GoMinor: goMinor(GoVersion),
+		KopfVersion: o.KopfVersion, KopfReplace: filepath.ToSlash(o.KopfReplace),
+	}
+	out := map[string][]byte{}
+	err := fs.WalkDir(templates.FS, templates.Root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		rel := strings.TrimPrefix(p, templates.Root+"/")
+		name, ok := strings.CutSuffix(rel, ".tmpl")
+		if !ok {
+			return fmt.Errorf("template %s: the name does not end with .tmpl", p)
+		}
+		name = renderPath(name, d)
+		src, err := fs.ReadFile(templates.FS, p)
+		if err != nil {
+			return err
+		}
+		t, err := template.New(rel).Option("missingkey=error").Parse(string(src))
+		if err != nil {
+			return fmt.Errorf("template %s: %w", p, err)
+		}
+		var b bytes.Buffer
+		if err := t.Execute(&b, d); err != nil {
+			return fmt.Errorf("template %s: %w", p, err)
+		}
+		content := b.Bytes()
+		if strings.HasSuffix(name, ".go") {
+			if content, err = format.Source(content); err != nil {
+				return fmt.Errorf("template %s renders Go that does not parse: %w", p, err)
+			}
+		}
+		if path.Base(name) == "go.mod" {
+			if _, err := modfile.Parse(name, content, nil); err != nil {
+				return fmt.Errorf("template %s renders an invalid go.mod: %w", p, err)
+			}
+		}
+		out[name] = content
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// renderPath replaces the placeholders of template paths.
+func renderPath(p string, d data) string {
+	parts := strings.Split(p, "/")
+	for i, part := range parts {
+		switch {
+		case part == "VERSION":
+			parts[i] = d.Version
+		case part == "PLURAL.yaml":
+			parts[i] = d.Plural + ".yaml"
+		}
+	}
+	return strings.Join(parts, "/")
+}
+
+func goMinor(v string) string {
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) < 2 {
+		return v
+	}
+	return parts[0] + "." + parts[1]
+}
+
+// Write renders the scaffold and writes it into o.Dir (see the package
+// doc for existing files). The options must be valid.
+func Write(o Options) (*Result, error) {
+	files, err := Render(o)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Status: map[string]Status{}}
+	for name := range files {
+		res.Files = append(res.Files, name)
+	}
+	sort.Strings(res.Files)
+	for _, name := range res.Files {
+		want := files[name]
+		target := filepath.Join(o.Dir, filepath.FromSlash(name))
+		have, err := os.ReadFile(target)
+		status := Created
+		switch {
+		case os.IsNotExist(err):
+		case err != nil:
+			return res, err
+		case bytes.Equal(have, want):
+			status = Unchanged
+		case name == "go.mod" && sameModule(have, o.Module):
+			status = Kept
+		case o.Force:
+			status = Overwritten
+		default:
+			status = Conflict
+		}
+		res.Status[name] = status
+		if status != Created && status != Overwritten {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return res, err
+		}
+		if err := os.WriteFile(target, want, 0o644); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// sameModule reports whether go.mod content declares the module.
+func sameModule(gomod []byte, mod string) bool {
+	return modfile.ModulePath(gomod) == mod
+}

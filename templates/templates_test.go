@@ -1,0 +1,40 @@
+package templates
+
+import (
+	"io/fs"
+	"strings"
+	"testing"
+
+	"golang.org/x/mod/module"
+)
+
+// TestNames checks that every template ends with .tmpl (so that none is Go
+// source or a go.mod of this module) and that its path can be part of a
+// module zip, so that publishing kopf-go never fails on a template.
+func TestNames(t *testing.T) {
+	n := 0
+	err := fs.WalkDir(FS, Root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		n++
+		if !strings.HasSuffix(p, ".tmpl") {
+			t.Errorf("%s does not end with .tmpl", p)
+		}
+		if err := module.CheckFilePath("templates/" + p); err != nil {
+			t.Errorf("%s cannot be in a module zip: %v", p, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{".github/workflows/ci.yml.tmpl", "Dockerfile.tmpl", "Makefile.tmpl", "go.mod.tmpl", "api/VERSION/types.go.tmpl"} {
+		if _, err := fs.Stat(FS, Root+"/"+want); err != nil {
+			t.Errorf("%s is missing: %v", want, err)
+		}
+	}
+	if n < 10 {
+		t.Errorf("only %d templates", n)
+	}
+}
