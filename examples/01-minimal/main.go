@@ -7,7 +7,7 @@
 //	go run . run -A --standalone --verbose
 package main
 
-//go:generate go run github.com/kopf-go/kopf/cmd/kopf-gen
+//go:generate go tool kopf-gen
 
 import (
 	"context"

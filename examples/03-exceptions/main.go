@@ -3,7 +3,7 @@
 // Kopf's words.
 package main
 
-//go:generate go run github.com/kopf-go/kopf/cmd/kopf-gen
+//go:generate go tool kopf-gen
 
 import (
 	"context"

@@ -3,7 +3,7 @@
 // with its own progress under the id CreateFn/<item>.
 package main
 
-//go:generate go run github.com/kopf-go/kopf/cmd/kopf-gen
+//go:generate go tool kopf-gen
 
 import (
 	"context"

@@ -5,7 +5,7 @@
 // alone.
 package main
 
-//go:generate go run github.com/kopf-go/kopf/cmd/kopf-gen
+//go:generate go tool kopf-gen
 
 import (
 	"context"

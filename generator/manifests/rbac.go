@@ -159,6 +159,15 @@ func quoteAll(ss []string) string {
 // or why they cannot be told.
 func resolve(r *model.Registration, declared []*model.Typed) (group, plural, why string) {
 	sel := r.Selector
+	if sel.Name == markers.Everything {
+		// Every watchable resource (of a group, if given): the runtime
+		// discovers them at run time, so RBAC cannot be narrower.
+		group = sel.Group
+		if group == "" && !sel.Core {
+			group = "*"
+		}
+		return group, "*", ""
+	}
 	if t := r.Typed; t != nil {
 		if t.Builtin != nil {
 			return t.Builtin.Group, t.Builtin.Plural, ""

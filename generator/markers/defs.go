@@ -308,7 +308,7 @@ func resourceArg() Arg {
 	return Arg{
 		Name: "resource",
 		Type: TypeResource,
-		Doc:  "the resource: plural, kind, plural.group, plural.version.group, group/version/plural, group/plural, v1/plural (core) or * (everything, not supported yet)",
+		Doc:  "the resource: plural, kind, plural.group, plural.version.group, group/version/plural, group/plural, v1/plural (core) or * (everything)",
 	}
 }
 

@@ -22,7 +22,7 @@ errors, reported as file:line:col.
 
 Resource selectors: plural, kind, plural.group, plural.version.group,
 group/version/plural, group/plural, v1/plural (the core group); *, group/*
-or group/version/* (everything; not supported by the runtime yet).
+or group/version/* (everything watchable but Events, as Kopf's EVERYTHING).
 
 Filters (labels=, annotations=, value=, old=, new=): a quoted value is always
 a literal string; the bare words PRESENT and ABSENT check presence; fn:NAME

@@ -215,7 +215,7 @@ type wantErr struct {
 
 func TestParseErrors(t *testing.T) {
 	tbl := testTable(t)
-	const resourceHelp = "one positional argument, <resource> (the resource: plural, kind, plural.group, plural.version.group, group/version/plural, group/plural, v1/plural (core) or * (everything, not supported yet))"
+	const resourceHelp = "one positional argument, <resource> (the resource: plural, kind, plural.group, plural.version.group, group/version/plural, group/plural, v1/plural (core) or * (everything))"
 	const knownArgs = "id, param, errors, timeout, retries, backoff, labels, annotations, when, field, value"
 	tests := []struct {
 		text string

@@ -648,10 +648,6 @@ func (b *builder) registration(h *Handler, m *markers.Marker) (*Registration, *T
 		FieldHandler: m.Name == markers.OnField,
 	}
 	ok := true
-	if sel.Name == markers.Everything {
-		b.errorf(m.Positional[0].Pos, "resource: the everything selector %s is not supported yet: the runtime's resources.Selector cannot match every resource", m.Positional[0].Raw)
-		ok = false
-	}
 	for _, a := range m.Args {
 		switch a.Name {
 		case "id":

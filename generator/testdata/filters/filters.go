@@ -60,6 +60,13 @@ func Watch(ctx context.Context, kw WatchKwargs) error {
 	return nil
 }
 
+// Everything shows Kopf's EVERYTHING selector: every watchable resource
+// but Events, and of one group.
+//
+//kopf:on.event *
+//kopf:on.event kopf.dev/* id=everythingKopf
+func Everything(ctx context.Context, kw EverythingKwargs) error { return nil }
+
 func isOwner(value string) bool { return strings.HasPrefix(value, "team-") }
 
 func hasNote(value string, kw *kopf.ResourceKwargs) bool { return value != "" && kw.Name != "" }
