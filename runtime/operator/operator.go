@@ -90,6 +90,12 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	conns := connrotation.NewDialer(dial)
 	cfg.Dial = conns.DialContext
 	opts.dropConnections = conns.CloseAll
+	if cfg.QPS == 0 && cfg.RateLimiter == nil {
+		// client-go's default of 5 requests/s would throttle the reactor to
+		// a few objects per second. Like Kopf, no client-side limit: the API
+		// server's priority and fairness protects it.
+		cfg.QPS = -1
+	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("creating the dynamic client: %w", err)
