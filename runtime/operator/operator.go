@@ -96,6 +96,9 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 		// server's priority and fairness protects it.
 		cfg.QPS = -1
 	}
+	if n := opts.Settings.Networking.MaxInFlight; n > 0 {
+		cfg.Wrap(limitInFlight(n))
+	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("creating the dynamic client: %w", err)

@@ -69,6 +69,11 @@ type Watching struct {
 type Networking struct {
 	// RequestTimeout bounds every patch the reactor sends (not watches).
 	RequestTimeout time.Duration
+	// MaxInFlight bounds the operator's concurrent API requests, watches
+	// excepted (0: unbounded). Workers remain one per object; in a burst,
+	// their requests queue briefly instead of opening a new connection each
+	// past the API server's HTTP/2 stream limit.
+	MaxInFlight int
 }
 
 // Posting governs the Kubernetes Events the operator posts.
@@ -101,7 +106,7 @@ func Default() *Settings {
 			ErrorDelays: seconds(1, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 377, 610),
 		},
 		Watching:   Watching{InactivityTimeout: 70 * time.Second},
-		Networking: Networking{RequestTimeout: 300 * time.Second},
+		Networking: Networking{RequestTimeout: 300 * time.Second, MaxInFlight: 16},
 		Posting: Posting{
 			Enabled:            true,
 			ReportingComponent: "kopf",

@@ -1,0 +1,34 @@
+package operator
+
+import (
+	"net/http"
+)
+
+// limitInFlight bounds the operator's concurrent API requests, watches
+// excepted (they are long-lived and few). One worker per object means that
+// a burst of objects would otherwise send as many requests at once; past
+// the API server's HTTP/2 stream limit, client-go's transport dials a new
+// TLS connection for each, which costs more CPU and memory than the
+// requests themselves. Workers stay one per object; only their requests
+// queue here, briefly.
+func limitInFlight(limit int) func(http.RoundTripper) http.RoundTripper {
+	sem := make(chan struct{}, limit)
+	return func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+			if req.URL.Query().Get("watch") == "true" {
+				return rt.RoundTrip(req)
+			}
+			select {
+			case sem <- struct{}{}:
+			case <-req.Context().Done():
+				return nil, req.Context().Err()
+			}
+			defer func() { <-sem }()
+			return rt.RoundTrip(req)
+		})
+	}
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
