@@ -378,7 +378,7 @@ func fatalErrors(p *packages.Package) scanner.ErrorList {
 		if e.Kind == packages.TypeError || isCompileOutput(e) {
 			continue
 		}
-		pos := parsePos(e.Pos)
+		pos := ParsePos(e.Pos)
 		msg := e.Msg
 		if !pos.IsValid() && pos.Filename == "" {
 			msg = p.PkgPath + ": " + msg
@@ -400,8 +400,8 @@ func isCompileOutput(e packages.Error) bool {
 	return e.Kind == packages.ListError && strings.HasPrefix(e.Msg, "# ")
 }
 
-// parsePos parses go/packages' "file:line:col" or "file:line" positions.
-func parsePos(s string) token.Position {
+// ParsePos parses go/packages' "file:line:col" or "file:line" positions.
+func ParsePos(s string) token.Position {
 	if s == "" || s == "-" {
 		return token.Position{}
 	}

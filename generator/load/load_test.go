@@ -19,8 +19,8 @@ func TestParsePos(t *testing.T) {
 		"/a/b.go":              {Filename: "/a/b.go"},
 		"/a/with:colon.go:1:2": {Filename: "/a/with:colon.go", Line: 1, Column: 2},
 	} {
-		if got := parsePos(s); got != want {
-			t.Errorf("parsePos(%q) = %#v, want %#v", s, got, want)
+		if got := ParsePos(s); got != want {
+			t.Errorf("ParsePos(%q) = %#v, want %#v", s, got, want)
 		}
 	}
 }

@@ -27,6 +27,7 @@ import (
 	ctmarkers "sigs.k8s.io/controller-tools/pkg/markers"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kopf-go/kopf/generator/load"
 	"github.com/kopf-go/kopf/generator/markers"
 	"github.com/kopf-go/kopf/generator/model"
 )
@@ -454,7 +455,7 @@ func loaderErrors(roots []*loader.Package) scanner.ErrorList {
 			if e.Kind == packages.TypeError || e.Kind == packages.ListError && strings.HasPrefix(e.Msg, "# ") {
 				continue
 			}
-			pos := parsePos(e.Pos)
+			pos := load.ParsePos(e.Pos)
 			msg := e.Msg
 			if !pos.IsValid() && pos.Filename == "" {
 				msg = p.PkgPath + ": " + msg
@@ -474,35 +475,6 @@ func dedupe(errs scanner.ErrorList) scanner.ErrorList {
 		out = append(out, e)
 	}
 	return out
-}
-
-// parsePos parses "file:line:col" or "file:line" positions.
-func parsePos(s string) token.Position {
-	if s == "" || s == "-" {
-		return token.Position{}
-	}
-	var nums []int
-	rest := s
-	for len(nums) < 2 {
-		i := strings.LastIndexByte(rest, ':')
-		if i < 0 {
-			break
-		}
-		n, err := strconv.Atoi(rest[i+1:])
-		if err != nil {
-			break
-		}
-		nums = append(nums, n)
-		rest = rest[:i]
-	}
-	switch len(nums) {
-	case 2:
-		return token.Position{Filename: rest, Line: nums[1], Column: nums[0]}
-	case 1:
-		return token.Position{Filename: rest, Line: nums[0]}
-	default:
-		return token.Position{Filename: s}
-	}
 }
 
 // CheckDeepCopy reports the fields of a package's struct types whose
