@@ -25,10 +25,7 @@ const kopfDiffBase = `{"spec":{"duration":"1m","field":"value","items":["item1",
 
 func TestMinimal(t *testing.T) {
 	ctx := context.Background()
-	c := cluster.Start(t)
-	if _, err := cluster.Apply(ctx, c.Config, examples.CRD); err != nil {
-		t.Fatal(err)
-	}
+	c := examples.StartCluster(t)
 	dyn := dynamic.NewForConfigOrDie(c.Config)
 	objects := dyn.Resource(kopfexamples).Namespace("default")
 

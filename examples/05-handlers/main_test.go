@@ -27,10 +27,7 @@ const (
 // cause runs its handlers once each, in the order of their registration.
 func TestHandlers(t *testing.T) {
 	ctx := context.Background()
-	c := cluster.Start(t)
-	if _, err := cluster.Apply(ctx, c.Config, examples.CRD); err != nil {
-		t.Fatal(err)
-	}
+	c := examples.StartCluster(t)
 	objs := kopftest.NewObjects(t, c.Config, kopftest.KopfExamples, "default")
 
 	// Creation: the delete handlers need the finalizer, which is added in a

@@ -13,10 +13,7 @@ import (
 
 func TestSubhandlers(t *testing.T) {
 	ctx := context.Background()
-	c := cluster.Start(t)
-	if _, err := cluster.Apply(ctx, c.Config, examples.CRD); err != nil {
-		t.Fatal(err)
-	}
+	c := examples.StartCluster(t)
 	op := kopftest.Start(t, c.Config, Register, kopftest.Options{})
 	if _, err := cluster.Apply(ctx, c.Config, examples.Object); err != nil {
 		t.Fatal(err)

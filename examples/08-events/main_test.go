@@ -26,10 +26,7 @@ const (
 // ignored, never retried; and the operator never writes to the object.
 func TestEvents(t *testing.T) {
 	ctx := context.Background()
-	c := cluster.Start(t)
-	if _, err := cluster.Apply(ctx, c.Config, examples.CRD); err != nil {
-		t.Fatal(err)
-	}
+	c := examples.StartCluster(t)
 	objs := kopftest.NewObjects(t, c.Config, kopftest.KopfExamples, "default")
 
 	// Creation.

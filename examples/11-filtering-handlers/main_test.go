@@ -76,10 +76,7 @@ func TestFilteringHandlers(t *testing.T) {
 	}
 
 	ctx := context.Background()
-	c := cluster.Start(t)
-	if _, err := cluster.Apply(ctx, c.Config, examples.CRD); err != nil {
-		t.Fatal(err)
-	}
+	c := examples.StartCluster(t)
 	objs := kopftest.NewObjects(t, c.Config, kopftest.KopfExamples, "default")
 	op := kopftest.Start(t, c.Config, Register, kopftest.Options{})
 	if _, err := cluster.Apply(ctx, c.Config, examples.Object); err != nil {
