@@ -17,7 +17,7 @@ VERSION_FLAGS := -X k8s.io/component-base/version.gitVersion=v$(K8S_VERSION) \
                  -X k8s.io/component-base/version.gitMajor=1 \
                  -X k8s.io/component-base/version.gitMinor=35
 # Modules of this repository: the library, the end-to-end kit, the examples.
-MODULES       := . e2e examples
+MODULES       := . e2e examples bench
 TEST_TIMEOUT  ?= 20m
 CLUSTER_DIR   := $(CURDIR)/.cache/cluster
 
@@ -90,3 +90,13 @@ cluster-down:
 
 clean:
 	rm -rf bin .cache
+
+## bench: issue #5's benchmark of kopf-go against a client-go ceiling and controller-runtime on a
+## local control plane; writes bench/RESULTS.md and bench/results.png. BENCH_N=1000 for a quick pass.
+BENCH_N     ?= 1000,10000
+BENCH_FLAGS ?=
+.PHONY: bench
+bench: controlplane
+	cd bench && $(GO) build -o $(CURDIR)/bin/bench/ ./cmd/bench ./operators/...
+	cd bench && $(CURDIR)/bin/bench/bench -bin $(CURDIR)/bin/bench -n $(BENCH_N) \
+		-out $(CURDIR)/bench -work $(CURDIR)/.cache/bench $(BENCH_FLAGS)
