@@ -94,7 +94,9 @@ func (r *Reactor) cycle(ctx context.Context, b body.Body, mem *memory, s *queuei
 		logger.Debug("Handling cycle is finished, waiting for new changes.")
 		return nil
 	}
-	if len(handlers) > 0 {
+	// The body dump costs a JSON encoding of the whole object: only when
+	// debug logging is on.
+	if len(handlers) > 0 && logger.Enabled(ctx, slog.LevelDebug) {
 		logger.Debug(fmt.Sprintf("%s is in progress: %s", reason.Title(), compact(b)))
 		if len(diff) > 0 && detected.Old != nil { // as Kopf: no diff is logged on creation
 			logger.Debug(fmt.Sprintf("%s diff: %s", reason.Title(), diff))
