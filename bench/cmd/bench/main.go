@@ -92,6 +92,7 @@ type config struct {
 	settleDelay, idleTime time.Duration
 	shippedWindow         time.Duration
 	profile, unbounded    bool
+	only                  string
 }
 
 func main() {
@@ -114,6 +115,7 @@ func main() {
 	flag.DurationVar(&cfg.shippedWindow, "shipped-window", 20*time.Second, "at most how long kopf-go through kopf.Main (the user's path) is measured; 0: not at all")
 	flag.BoolVar(&cfg.profile, "profile", true, "profile kopf-go's CPU in an extra catch-up at the smallest N (first variant)")
 	flag.BoolVar(&cfg.unbounded, "unbounded", true, "also run kopf-go with settings.Networking.MaxInFlight = 0 (unbounded requests, as before that setting)")
+	flag.StringVar(&cfg.only, "only", "", "run only these scenarios: catchup (with idle and update) or latency (paced and burst)")
 	flag.StringVar(&render, "render", "", "only regenerate RESULTS.md and results.png from this results.json")
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard()) // envtest's own chatter
@@ -149,6 +151,9 @@ func main() {
 	}
 	if cfg.bin == "" {
 		fatal(fmt.Errorf("-bin is required"))
+	}
+	if cfg.only != "" && cfg.only != "catchup" && cfg.only != "latency" {
+		fatal(fmt.Errorf("-only: unknown scenario %q", cfg.only))
 	}
 	if cfg.work == "" {
 		cfg.work = filepath.Join(cfg.out, ".work")
@@ -280,6 +285,9 @@ func (b *bench) runAll(n int, variant string) error {
 	if n <= 1000 {
 		repeats = max(1, b.cfg.repeat)
 	}
+	if b.cfg.only == "latency" {
+		repeats = 0
+	}
 	for r := 1; r <= repeats; r++ {
 		for i, c := range ceilings {
 			// Above 1,000 objects only c=16 (the ratios' reference), to
@@ -291,18 +299,20 @@ func (b *bench) runAll(n int, variant string) error {
 		}
 		b.catchUp(kopf, n, variant, r, true, "")
 		b.catchUp(cr, n, variant, r, true, "")
-		if b.cfg.unbounded {
+		if b.cfg.unbounded && n <= 1000 { // a contrast: one N is enough
 			b.catchUp(unbounded, n, variant, r, true, "")
 		}
 	}
-	if n == b.cfg.ns[0] && b.cfg.shippedWindow > 0 {
-		b.shipped(shipped, n, variant)
+	if b.cfg.only == "catchup" || b.cfg.only == "" {
+		if n == b.cfg.ns[0] && b.cfg.shippedWindow > 0 {
+			b.shipped(shipped, n, variant)
+		}
 	}
-	if n == b.cfg.ns[0] {
+	if n == b.cfg.ns[0] && (b.cfg.only == "latency" || b.cfg.only == "") {
 		b.latency(kopf, n, variant)
 		b.latency(cr, n, variant)
 	}
-	if b.cfg.profile && n == b.cfg.ns[0] && variant == b.cfg.variants[0] {
+	if b.cfg.profile && b.cfg.only == "" && n == b.cfg.ns[0] && variant == b.cfg.variants[0] {
 		for _, c := range []contender{kopf, unbounded} {
 			if c.Name == unboundedName && !b.cfg.unbounded {
 				continue
