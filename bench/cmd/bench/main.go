@@ -16,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -800,6 +801,16 @@ func startEnvironment(cfg config, variant string, n int) (*environment, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if _, err := cluster.Apply(ctx, c.Config, crd); err != nil {
+		return fail(err)
+	}
+	// Served is not yet listable: the storage of a new CRD answers 429
+	// ("storage is (re)initializing") for a moment.
+	err = cluster.WaitFor(ctx, 30*time.Second, func(ctx context.Context) (bool, error) {
+		var list struct{}
+		err := env.api.call(ctx, "LIST", "GET", "/apis/kopf.dev/v1/kopfexamples", url.Values{"limit": {"1"}}, "", nil, &list)
+		return err == nil, err
+	})
+	if err != nil {
 		return fail(err)
 	}
 	return env, nil
