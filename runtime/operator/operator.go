@@ -16,7 +16,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/connrotation"
 
@@ -99,9 +98,9 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	if n := opts.Settings.Networking.MaxInFlight; n > 0 {
 		cfg.Wrap(limitInFlight(n))
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
+	cl, err := newClients(cfg)
 	if err != nil {
-		return fmt.Errorf("creating the dynamic client: %w", err)
+		return err
 	}
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
@@ -133,7 +132,7 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	served := map[string]bool{}
 rescan:
 	for len(pending) > 0 {
-		if pending, err = serve(ctx, &wg, dc, dyn, reg, opts, sc, served, pending); err != nil {
+		if pending, err = serve(ctx, &wg, dc, cl, reg, opts, sc, served, pending); err != nil {
 			return err
 		}
 		if len(pending) == 0 {
@@ -158,7 +157,7 @@ rescan:
 // returns the selectors that are not resolvable yet.
 // Each resource is served once, however many selectors name it: its
 // reactor runs the handlers of every selector that matches it.
-func serve(ctx context.Context, wg *sync.WaitGroup, dc discovery.DiscoveryInterface, dyn dynamic.Interface, reg *registry.Registry, opts Options, sc scope.Scope, served map[string]bool, selectors []resources.Selector) ([]resources.Selector, error) {
+func serve(ctx context.Context, wg *sync.WaitGroup, dc discovery.DiscoveryInterface, cl clients, reg *registry.Registry, opts Options, sc scope.Scope, served map[string]bool, selectors []resources.Selector) ([]resources.Selector, error) {
 	all, err := resources.Discover(dc)
 	if err != nil {
 		return selectors, nil // the API may be unavailable for a while: retry
@@ -171,7 +170,7 @@ func serve(ctx context.Context, wg *sync.WaitGroup, dc discovery.DiscoveryInterf
 			for _, res := range resources.ResolveAll(all, sel) {
 				if !served[res.String()] {
 					served[res.String()] = true
-					serveResource(ctx, wg, dyn, reg, opts, sc, res)
+					serveResource(ctx, wg, cl, reg, opts, sc, res)
 				}
 			}
 			continue
@@ -186,15 +185,15 @@ func serve(ctx context.Context, wg *sync.WaitGroup, dc discovery.DiscoveryInterf
 		}
 		if !served[res.String()] {
 			served[res.String()] = true
-			serveResource(ctx, wg, dyn, reg, opts, sc, res)
+			serveResource(ctx, wg, cl, reg, opts, sc, res)
 		}
 	}
 	return pending, nil
 }
 
-func serveResource(ctx context.Context, wg *sync.WaitGroup, dyn dynamic.Interface, reg *registry.Registry, opts Options, sc scope.Scope, res resources.Resource) {
-	client := dyn.Resource(schema.GroupVersionResource{Group: res.Group, Version: res.Version, Resource: res.Plural})
-	r := &reactor.Reactor{Resource: res, Client: client, Registry: reg, Settings: opts.Settings, Logger: opts.Logger}
+func serveResource(ctx context.Context, wg *sync.WaitGroup, cl clients, reg *registry.Registry, opts Options, sc scope.Scope, res resources.Resource) {
+	client := cl.dynamic.Resource(schema.GroupVersionResource{Group: res.Group, Version: res.Version, Resource: res.Plural})
+	r := &reactor.Reactor{Resource: res, Client: client, REST: cl.rest, Registry: reg, Settings: opts.Settings, Logger: opts.Logger}
 	// Workers outlive the watchers: on stop, each finishes the cycle it is
 	// in (so that its results are written) for up to the exit timeout, and
 	// only then is its context cancelled.

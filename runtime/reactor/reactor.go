@@ -12,9 +12,9 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
 	"github.com/kopf-go/kopf/runtime/body"
 	"github.com/kopf-go/kopf/runtime/kwargs"
@@ -32,6 +32,9 @@ import (
 type Reactor struct {
 	Resource resources.Resource
 	Client   dynamic.NamespaceableResourceInterface
+	// REST, if set, sends the patches instead of Client: their responses
+	// are read for the resourceVersion only, not decoded whole.
+	REST     rest.Interface
 	Registry *registry.Registry
 	Settings *settings.Settings
 	Logger   *slog.Logger
@@ -136,7 +139,6 @@ func (r *Reactor) apply(ctx context.Context, b body.Body, p patches.Patch) (stri
 		return "", nil
 	}
 	meta := b.Meta()
-	ri := r.resourceClient(meta.Namespace())
 	main, status := patches.Patch(p), patches.Patch(nil)
 	if r.Resource.HasStatusSubresource() {
 		main, status = p.Split()
@@ -153,7 +155,7 @@ func (r *Reactor) apply(ctx context.Context, b body.Body, p patches.Patch) (stri
 		if err != nil {
 			return "", fmt.Errorf("encoding the patch: %w", err)
 		}
-		resp, err := r.patch(ctx, ri, meta.Name(), types.MergePatchType, data, part.sub...)
+		prv, err := r.patch(ctx, meta.Namespace(), meta.Name(), types.MergePatchType, data, part.sub...)
 		if apierrors.IsNotFound(err) {
 			return "", nil
 		}
@@ -163,7 +165,7 @@ func (r *Reactor) apply(ctx context.Context, b body.Body, p patches.Patch) (stri
 		if err != nil {
 			return "", fmt.Errorf("patching %s: %w", b.Ref(), err)
 		}
-		rv = resp.GetResourceVersion()
+		rv = prv
 	}
 	return rv, nil
 }
@@ -178,24 +180,45 @@ func (r *Reactor) jsonPatch(ctx context.Context, b body.Body, ops []map[string]a
 	if err != nil {
 		return "", fmt.Errorf("encoding the patch: %w", err)
 	}
-	resp, err := r.patch(ctx, r.resourceClient(meta.Namespace()), meta.Name(), types.JSONPatchType, data)
+	rv, err := r.patch(ctx, meta.Namespace(), meta.Name(), types.JSONPatchType, data)
 	switch {
 	case apierrors.IsNotFound(err), apierrors.IsInvalid(err), apierrors.IsConflict(err):
 		return "", nil
 	case err != nil:
 		return "", fmt.Errorf("patching %s: %w", b.Ref(), err)
 	}
-	return resp.GetResourceVersion(), nil
+	return rv, nil
 }
 
-// patch sends one patch, bounded by settings.Networking.RequestTimeout.
-func (r *Reactor) patch(ctx context.Context, ri dynamic.ResourceInterface, name string, pt types.PatchType, data []byte, sub ...string) (*unstructured.Unstructured, error) {
+// patch sends one patch, bounded by settings.Networking.RequestTimeout, and
+// returns the patched object's resourceVersion.
+func (r *Reactor) patch(ctx context.Context, namespace, name string, pt types.PatchType, data []byte, sub ...string) (string, error) {
 	if t := r.Settings.Networking.RequestTimeout; t > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, t)
 		defer cancel()
 	}
-	return ri.Patch(ctx, name, pt, data, metav1.PatchOptions{}, sub...)
+	if r.REST == nil {
+		resp, err := r.resourceClient(namespace).Patch(ctx, name, pt, data, metav1.PatchOptions{}, sub...)
+		if err != nil {
+			return "", err
+		}
+		return resp.GetResourceVersion(), nil
+	}
+	res := r.REST.Patch(pt).AbsPath(append([]string{r.Resource.Path(namespace), name}, sub...)...).Body(data).Do(ctx)
+	if err := res.Error(); err != nil { // Error, not Raw: it decodes the API's Status
+		return "", err
+	}
+	raw, _ := res.Raw()
+	var resp struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		return "", fmt.Errorf("decoding the patch response: %w", err)
+	}
+	return resp.Metadata.ResourceVersion, nil
 }
 
 func (r *Reactor) resourceClient(namespace string) dynamic.ResourceInterface {

@@ -76,6 +76,19 @@ func (r Resource) APIVersion() string {
 	return r.Group + "/" + r.Version
 }
 
+// Path returns the URL path of the resource's collection: in a namespace,
+// or cluster-wide if namespace is "" or the resource is cluster-scoped.
+func (r Resource) Path(namespace string) string {
+	p := "/apis/" + r.Group + "/" + r.Version
+	if r.Group == "" {
+		p = "/api/" + r.Version
+	}
+	if r.Namespaced && namespace != "" {
+		p += "/namespaces/" + namespace
+	}
+	return p + "/" + r.Plural
+}
+
 // HasStatusSubresource reports whether status must be patched via /status.
 func (r Resource) HasStatusSubresource() bool {
 	for _, s := range r.Subresources {
