@@ -3,6 +3,7 @@ package progress
 import (
 	"encoding/base64"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/crypto/blake2b"
 
@@ -30,8 +31,18 @@ const maxNameLength = 63
 // else is changed; in particular the result is not guaranteed to be a valid
 // annotation name if the id contains other characters Kubernetes rejects.
 func SafeID(id string) string {
-	return strings.NewReplacer("/", ".", "<", "_", ">", "_").Replace(id)
+	if !strings.ContainsAny(id, "/<>") {
+		return id
+	}
+	return safeIDReplacer.Replace(id)
 }
+
+// The replacers are immutable and safe for concurrent use; building one
+// costs more than using it, so they are built once.
+var (
+	safeIDReplacer = strings.NewReplacer("/", ".", "<", "_", ">", "_")
+	base64Replacer = strings.NewReplacer("+", "-", "/", ".")
+)
 
 // KeyV2 returns the V2 annotation key for a handler id: "prefix/" followed
 // by the SafeID of the id. If the id is longer than 63 characters (Unicode
@@ -117,7 +128,7 @@ func hashSuffix(s string) string {
 	}
 	h.Write([]byte(s))
 	enc := base64.StdEncoding.EncodeToString(h.Sum(nil))
-	enc = strings.NewReplacer("+", "-", "/", ".").Replace(enc)
+	enc = base64Replacer.Replace(enc)
 	return strings.TrimRight("-"+enc, "=-.")
 }
 
@@ -128,11 +139,14 @@ func prefixWithSlash(prefix string) string {
 	return prefix + "/"
 }
 
-func runeLen(s string) int { return len([]rune(s)) }
+func runeLen(s string) int { return utf8.RuneCountInString(s) }
 
 // pyHead returns s[:n] with Python's semantics on code points: a negative n
 // counts from the end, and out-of-range bounds are clamped.
 func pyHead(s string, n int) string {
+	if n >= len(s) {
+		return s // n code points are at least n bytes: nothing to cut
+	}
 	r := []rune(s)
 	if n < 0 {
 		n += len(r)

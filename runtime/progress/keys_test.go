@@ -150,3 +150,12 @@ func TestKeys(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkKeys: the reactor computes the keys of every handler several
+// times per cycle (read, write, purge).
+func BenchmarkKeys(b *testing.B) {
+	for b.Loop() {
+		Keys(DefaultPrefix, "create_fn", true, nil)
+		Keys(DefaultPrefix, "create_fn/item1", true, nil)
+	}
+}
