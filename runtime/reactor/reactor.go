@@ -83,9 +83,11 @@ func (r *Reactor) forget(key string) {
 // panics and never returns an error: failures are logged and retried with
 // the queueing error delays, or left to the next event.
 func (r *Reactor) Process(ctx context.Context, ev watching.Event, s *queueing.Stream) {
-	logger := logging.ForObject(r.Logger, ev.Key)  // local: never posted
+	var logger *slog.Logger
 	if b := body.Body(ev.Object); b.Kind() != "" { // not a stub of a vanished object
-		logger = posting.ForObject(r.Logger, b) // prints the same; posted with settings.Posting.Loggers
+		logger = posting.ForObject(r.Logger, b) // posted with settings.Posting.Loggers
+	} else {
+		logger = logging.ForObject(r.Logger, ev.Key) // prints the same; never posted
 	}
 	mem := r.memory(ev.Key, body.Body(ev.Object).Meta().UID())
 	if ev.Initial {
