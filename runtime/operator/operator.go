@@ -220,6 +220,8 @@ func serveResource(ctx context.Context, wg *sync.WaitGroup, cl clients, reg *reg
 			where += " in " + ns
 		}
 		w := &watching.Watcher{
+			REST:              cl.rest,
+			Path:              res.Path(ns),
 			Client:            client,
 			Namespace:         ns,
 			Callback:          put,

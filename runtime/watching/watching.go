@@ -1,7 +1,11 @@
 // Package watching streams the events of one resource (optionally in one
-// namespace) from the API server to a callback, using client-go's Reflector
-// for listing, watching, bookmarks, resourceVersion bookkeeping, relisting
-// after expiry and reconnecting with backoff.
+// namespace) from the API server to a callback. client-go's Reflector does
+// the bookkeeping: listing (streamed as a watch when the server supports
+// it, else paged), watching from the last resourceVersion, bookmarks,
+// relisting after expiry and reconnecting with backoff. The requests go
+// either through a REST client, with the responses decoded by this package
+// in one pass per object (see decoding.go), or through client-go's dynamic
+// client; the objects are the same either way.
 //
 // Unlike an informer, the watcher keeps no copy of the objects: only each
 // object's key and last seen resourceVersion, so that memory per watched
@@ -28,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kopf-go/kopf/runtime/body"
@@ -61,7 +66,18 @@ type Callback func(Event)
 
 // Watcher watches one resource in one namespace ("" for all namespaces or
 // for cluster-scoped resources).
+//
+// It lists and watches either through REST at Path, decoding the responses
+// itself, or, when REST is nil, through Client in Namespace. Either way the
+// objects are the same *unstructured.Unstructured trees.
 type Watcher struct {
+	// REST, if set, sends the LIST and WATCH requests to Path, the resource's
+	// collection path in the namespace (e.g. /apis/g/v/namespaces/ns/plural),
+	// and the responses are decoded by this package in one pass per object.
+	REST rest.Interface
+	Path string
+	// Client and Namespace are used when REST is nil: client-go's dynamic
+	// client lists, watches and decodes.
 	Client    dynamic.NamespaceableResourceInterface
 	Namespace string
 	Callback  Callback
@@ -77,25 +93,38 @@ type Watcher struct {
 // Run watches until ctx is done. It returns only then (client-go's
 // reflector retries every failure with backoff).
 func (w *Watcher) Run(ctx context.Context) {
-	var ri dynamic.ResourceInterface = w.Client
-	if w.Namespace != "" {
-		ri = w.Client.Namespace(w.Namespace)
-	}
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			return ri.List(ctx, opts)
-		},
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			wi, err := ri.Watch(ctx, opts)
-			if err != nil {
-				return nil, err
-			}
-			return withInactivityTimeout(wi, w.InactivityTimeout, w.OnStall), nil
-		},
-	}
+	lw := &cache.ListWatch{ListWithContextFunc: w.list, WatchFuncWithContext: w.watch}
 	store := &keyStore{callback: w.Callback, versions: map[string]string{}}
 	r := cache.NewReflectorWithOptions(lw, &unstructured.Unstructured{}, store, cache.ReflectorOptions{Name: w.Name})
 	r.RunWithContext(ctx)
+}
+
+func (w *Watcher) list(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	if w.REST != nil {
+		return listREST(ctx, w.REST, w.Path, opts)
+	}
+	return w.resourceClient().List(ctx, opts)
+}
+
+func (w *Watcher) watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	var wi watch.Interface
+	var err error
+	if w.REST != nil {
+		wi, err = watchREST(ctx, w.REST, w.Path, opts)
+	} else {
+		wi, err = w.resourceClient().Watch(ctx, opts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return withInactivityTimeout(wi, w.InactivityTimeout, w.OnStall), nil
+}
+
+func (w *Watcher) resourceClient() dynamic.ResourceInterface {
+	if w.Namespace != "" {
+		return w.Client.Namespace(w.Namespace)
+	}
+	return w.Client
 }
 
 // keyStore is a cache.ReflectorStore that remembers only keys and
@@ -113,7 +142,8 @@ func (s *keyStore) Delete(obj any) error { return s.event(Deleted, obj) }
 func (s *keyStore) Resync() error        { return nil }
 
 // Transformer makes the reflector strip managedFields from the objects it
-// keeps while streaming the initial list (client-go's watch-list mode).
+// keeps while streaming the initial list (client-go's watch-list mode). The
+// decoders of the REST path never build them; the dynamic client's do.
 func (s *keyStore) Transformer() cache.TransformFunc { return stripManagedFields }
 
 // stripManagedFields drops metadata.managedFields: server-side apply

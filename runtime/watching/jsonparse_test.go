@@ -1,0 +1,110 @@
+package watching
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+)
+
+// documents are JSON texts, valid and not, on which the parser must agree
+// with client-go's decoding (sigs.k8s.io/json, via apimachinery's util/json).
+var documents = []string{
+	`{}`, `[]`, `null`, `true`, `false`, `0`, `-0`, `1`, `-1`, `255`, `256`,
+	`9223372036854775807`, `-9223372036854775808`, `9223372036854775808`, `-9223372036854775809`,
+	`123456789012345678`, `1234567890123456789`, `12345678901234567890123`,
+	`1.0`, `1.5`, `-0.0`, `1e3`, `1E3`, `1e+3`, `1e-3`, `1.5e300`, `1e400`, `-1e400`, `1e-400`,
+	`0.1e1`, `100000000000000000000000000000000000000000000e-10`,
+	`"a"`, `""`, `"\"\\\/\b\f\n\r\t"`, `"\u00e9\u0041"`, `"\ud83d\ude00"`, `"\ud83d"`, `"\ude00"`,
+	`"\ud83dx"`, `"\ud83d\u0041"`, `"\ud83d\ud83d\ude00"`, `"é日本"`, "\"\xff\"", "\"a\xc3\"", "\"\xed\xa0\x80\"",
+	`{"a":1,"b":[1,2.5,"x",null,true,{"c":{}}],"d":{"e":-7}}`,
+	`{"a":1,"a":2}`, `{"a":{"x":1},"a":{"y":2}}`, ` { "a" : [ 1 , 2 ] } `, "\t\r\n{}\n",
+	`{"metadata":{"managedFields":[{"manager":"x"}],"name":"n"}}`,
+	// malformed
+	``, ` `, `{`, `}`, `[`, `]`, `{"a"}`, `{"a":}`, `{"a":1,}`, `[1,]`, `[1 2]`, `{"a" 1}`, `{a:1}`,
+	`{"a":1}}`, `{"a":1} x`, `01`, `-`, `-a`, `1.`, `.5`, `1e`, `1e+`, `+1`, `tru`, `truex`, `nul`, `True`,
+	`"abc`, `"\x"`, `"\u12"`, `"\u12g4"`, "\"a\tb\"", "\"a\nb\"", `'a'`, `"\'"`, `[1]]`, `{"a":[}`,
+	`NaN`, `Infinity`, `[1e400]`, `{"a":1e400}`, `{"metadata":{"managedFields":[1e400]}}`,
+	strings.Repeat("[", 10000) + strings.Repeat("]", 10000),
+	strings.Repeat("[", 10001) + strings.Repeat("]", 10001),
+}
+
+func reference(data []byte) (any, error) {
+	var v any
+	err := utiljson.Unmarshal(data, &v)
+	return v, err
+}
+
+func parse(data []byte) (any, error) {
+	p := newParser()
+	p.reset(data)
+	v, err := p.value()
+	if err == nil {
+		err = p.end()
+	}
+	return v, err
+}
+
+func checkSameAsReference(t *testing.T, data []byte) {
+	t.Helper()
+	want, wantErr := reference(data)
+	got, err := parse(data)
+	if (err == nil) != (wantErr == nil) {
+		t.Fatalf("%q: error %v, client-go's %v", data, err, wantErr)
+	}
+	if err == nil && !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q: decoded to %#v, client-go to %#v", data, got, want)
+	}
+}
+
+func TestParserMatchesClientGo(t *testing.T) {
+	for _, doc := range documents {
+		checkSameAsReference(t, []byte(doc))
+	}
+}
+
+func FuzzParser(f *testing.F) {
+	for _, doc := range documents {
+		if len(doc) < 1000 {
+			f.Add([]byte(doc))
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { checkSameAsReference(t, data) })
+}
+
+// Numbers are int64 when they have no "." and fit, float64 otherwise.
+func TestParserNumbers(t *testing.T) {
+	tests := []struct {
+		json string
+		want any
+	}{
+		{`0`, int64(0)},
+		{`-42`, int64(-42)},
+		{`9223372036854775807`, int64(9223372036854775807)},
+		{`9223372036854775808`, float64(9223372036854775808)},
+		{`1.0`, float64(1)},
+		{`1e2`, float64(100)},
+		{`-2.5E-1`, float64(-0.25)},
+	}
+	for _, tt := range tests {
+		got, err := parse([]byte(tt.json))
+		if err != nil || got != tt.want {
+			t.Errorf("%s: got %#v (%v), want %#v", tt.json, got, err, tt.want)
+		}
+	}
+}
+
+// Keys are shared between the objects of one parser.
+func TestParserInternsKeys(t *testing.T) {
+	p := newParser()
+	for range 2 {
+		p.reset([]byte(`{"spec":{"field":1}}`))
+		if _, err := p.value(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(p.keys) != 2 {
+		t.Errorf("interned keys: %v", p.keys)
+	}
+}
