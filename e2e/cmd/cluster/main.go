@@ -17,8 +17,11 @@ import (
 )
 
 func main() {
-	kubeconfig := flag.String("kubeconfig", ".cache/cluster/kubeconfig", "where to write the admin kubeconfig")
-	flag.Parse()
+	// A flag set of its own: controller-runtime (imported by envtest)
+	// registers a global -kubeconfig flag of its own at init.
+	fs := flag.NewFlagSet(os.Args[0], flag.ExitOnError)
+	kubeconfig := fs.String("kubeconfig", ".cache/cluster/kubeconfig", "where to write the admin kubeconfig")
+	_ = fs.Parse(os.Args[1:]) // ExitOnError: never returns an error
 	if err := run(*kubeconfig); err != nil {
 		fmt.Fprintf(os.Stderr, "cluster: %v\n", err)
 		os.Exit(1)
