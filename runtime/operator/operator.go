@@ -198,7 +198,7 @@ func serveResource(ctx context.Context, wg *sync.WaitGroup, cl clients, reg *reg
 	// in (so that its results are written) for up to the exit timeout, and
 	// only then is its context cancelled.
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
-	mux := queueing.NewMultiplexer(workCtx, opts.Settings.Queueing.IdleTimeout, r.Process)
+	mux := queueing.NewMultiplexer(workCtx, queueing.Options{IdleTimeout: opts.Settings.Queueing.IdleTimeout, WorkerLimit: opts.Settings.Queueing.WorkerLimit}, r.Process)
 	// Namespaced resources are watched per namespace when the patterns are
 	// plain names, else cluster-wide and filtered here.
 	namespaces, exact := sc.ExactNamespaces()

@@ -70,10 +70,10 @@ func (r *recorder) expectNext(key, rv string) {
 
 // startMultiplexer starts a multiplexer that is stopped, and all of its
 // workers waited for, when the test ends.
-func startMultiplexer(t *testing.T, idle time.Duration, process Processor) (*Multiplexer, context.CancelFunc) {
+func startMultiplexer(t *testing.T, opts Options, process Processor) (*Multiplexer, context.CancelFunc) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	m := NewMultiplexer(ctx, idle, process)
+	m := NewMultiplexer(ctx, opts, process)
 	t.Cleanup(func() {
 		cancel()
 		waitDone(t, m)
@@ -86,6 +86,19 @@ func waitDone(t *testing.T, m *Multiplexer) {
 	done := make(chan struct{})
 	go func() { m.Wait(); close(done) }()
 	receive(t, done, "the workers to exit")
+}
+
+// commonLimits are the worker limits that the tests of the behaviour common
+// to every limit run with: none (Kopf's default) and one that they do not
+// exceed (the tests of limit_test.go exceed theirs).
+var commonLimits = []int{0, 3}
+
+// forEachLimit runs test as a subtest for each of commonLimits.
+func forEachLimit(t *testing.T, test func(t *testing.T, limit int)) {
+	t.Helper()
+	for _, limit := range commonLimits {
+		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) { test(t, limit) })
+	}
 }
 
 // eventually polls cond until it holds, failing the test after failAfter.
@@ -113,248 +126,268 @@ func blockUntil(started chan<- struct{}, release <-chan struct{}) func(context.C
 }
 
 func TestMultiplexerProcessesOnlyTheLatestWhileBusy(t *testing.T) {
-	started, release := make(chan struct{}), make(chan struct{})
-	r := newRecorder(t, map[string]func(context.Context, *Stream){"a/1": blockUntil(started, release)})
-	m, _ := startMultiplexer(t, time.Minute, r.process)
+	forEachLimit(t, func(t *testing.T, limit int) {
+		started, release := make(chan struct{}), make(chan struct{})
+		r := newRecorder(t, map[string]func(context.Context, *Stream){"a/1": blockUntil(started, release)})
+		m, _ := startMultiplexer(t, Options{IdleTimeout: time.Minute, WorkerLimit: limit}, r.process)
 
-	m.Put(event("a", "1"))
-	r.expectNext("a", "1")
-	receive(t, started, "a/1 to start")
-	for _, rv := range []string{"2", "3", "4"} {
-		m.Put(event("a", rv))
-	}
-	close(release)
-	r.expectNext("a", "4")
+		m.Put(event("a", "1"))
+		r.expectNext("a", "1")
+		receive(t, started, "a/1 to start")
+		for _, rv := range []string{"2", "3", "4"} {
+			m.Put(event("a", rv))
+		}
+		close(release)
+		r.expectNext("a", "4")
 
-	// Versions 2 and 3 would come before 5 if they were still queued.
-	m.Put(event("a", "5"))
-	r.expectNext("a", "5")
+		// Versions 2 and 3 would come before 5 if they were still queued.
+		m.Put(event("a", "5"))
+		r.expectNext("a", "5")
+	})
 }
 
 func TestMultiplexerKeepsTheOrderOfOneObject(t *testing.T) {
-	r := newRecorder(t, nil)
-	m, _ := startMultiplexer(t, time.Minute, r.process)
+	forEachLimit(t, func(t *testing.T, limit int) {
+		r := newRecorder(t, nil)
+		m, _ := startMultiplexer(t, Options{IdleTimeout: time.Minute, WorkerLimit: limit}, r.process)
 
-	const n = 200
-	for i := 1; i <= n; i++ {
-		m.Put(event("a", strconv.Itoa(i)))
-	}
-	last := 0
-	for last < n {
-		got := r.next()
-		rv, err := strconv.Atoi(got.rv)
-		if err != nil || got.key != "a" {
-			t.Fatalf("processed %+v", got)
+		const n = 200
+		for i := 1; i <= n; i++ {
+			m.Put(event("a", strconv.Itoa(i)))
 		}
-		if rv <= last {
-			t.Fatalf("processed version %d after %d", rv, last)
+		last := 0
+		for last < n {
+			got := r.next()
+			rv, err := strconv.Atoi(got.rv)
+			if err != nil || got.key != "a" {
+				t.Fatalf("processed %+v", got)
+			}
+			if rv <= last {
+				t.Fatalf("processed version %d after %d", rv, last)
+			}
+			last = rv
 		}
-		last = rv
-	}
+	})
 }
 
 func TestMultiplexerRunsObjectsInParallel(t *testing.T) {
-	startedA, releaseA := make(chan struct{}), make(chan struct{})
-	startedB, releaseB := make(chan struct{}), make(chan struct{})
-	r := newRecorder(t, map[string]func(context.Context, *Stream){
-		"a/1": blockUntil(startedA, releaseA),
-		"b/1": blockUntil(startedB, releaseB),
+	forEachLimit(t, func(t *testing.T, limit int) {
+		startedA, releaseA := make(chan struct{}), make(chan struct{})
+		startedB, releaseB := make(chan struct{}), make(chan struct{})
+		r := newRecorder(t, map[string]func(context.Context, *Stream){
+			"a/1": blockUntil(startedA, releaseA),
+			"b/1": blockUntil(startedB, releaseB),
+		})
+		m, _ := startMultiplexer(t, Options{IdleTimeout: time.Minute, WorkerLimit: limit}, r.process)
+
+		m.Put(event("a", "1"))
+		receive(t, startedA, "a/1 to start")
+		m.Put(event("b", "1"))
+		receive(t, startedB, "b/1 to start while a/1 is busy")
+		if got := m.Workers(); got != 2 {
+			t.Errorf("Workers() = %d, want 2", got)
+		}
+
+		// A third object is not held up by the two busy ones either.
+		m.Put(event("c", "1"))
+		seen := map[string]bool{}
+		for len(seen) < 3 {
+			got := r.next()
+			seen[got.key+"/"+got.rv] = true
+		}
+		if !seen["c/1"] {
+			t.Errorf("processed %v, want c/1 among them", seen)
+		}
+		close(releaseA)
+		close(releaseB)
 	})
-	m, _ := startMultiplexer(t, time.Minute, r.process)
-
-	m.Put(event("a", "1"))
-	receive(t, startedA, "a/1 to start")
-	m.Put(event("b", "1"))
-	receive(t, startedB, "b/1 to start while a/1 is busy")
-	if got := m.Workers(); got != 2 {
-		t.Errorf("Workers() = %d, want 2", got)
-	}
-
-	// A third object is not held up by the two busy ones either.
-	m.Put(event("c", "1"))
-	seen := map[string]bool{}
-	for len(seen) < 3 {
-		got := r.next()
-		seen[got.key+"/"+got.rv] = true
-	}
-	if !seen["c/1"] {
-		t.Errorf("processed %v, want c/1 among them", seen)
-	}
-	close(releaseA)
-	close(releaseB)
 }
 
 func TestMultiplexerWorkersExitWhenIdleAndRestart(t *testing.T) {
-	r := newRecorder(t, nil)
-	m, _ := startMultiplexer(t, 10*time.Millisecond, r.process)
+	forEachLimit(t, func(t *testing.T, limit int) {
+		r := newRecorder(t, nil)
+		m, _ := startMultiplexer(t, Options{IdleTimeout: 10 * time.Millisecond, WorkerLimit: limit}, r.process)
 
-	for round := 1; round <= 3; round++ {
-		rv := strconv.Itoa(round)
-		m.Put(event("a", rv))
-		m.Put(event("b", rv))
-		got := map[string]bool{}
-		for len(got) < 2 {
-			p := r.next()
-			got[p.key+"/"+p.rv] = true
+		for round := 1; round <= 3; round++ {
+			rv := strconv.Itoa(round)
+			m.Put(event("a", rv))
+			m.Put(event("b", rv))
+			got := map[string]bool{}
+			for len(got) < 2 {
+				p := r.next()
+				got[p.key+"/"+p.rv] = true
+			}
+			if !got["a/"+rv] || !got["b/"+rv] {
+				t.Fatalf("round %d: processed %v", round, got)
+			}
+			eventually(t, fmt.Sprintf("round %d: the idle workers to exit", round), func() bool { return m.Workers() == 0 })
 		}
-		if !got["a/"+rv] || !got["b/"+rv] {
-			t.Fatalf("round %d: processed %v", round, got)
-		}
-		eventually(t, fmt.Sprintf("round %d: the idle workers to exit", round), func() bool { return m.Workers() == 0 })
-	}
+	})
 }
 
 func TestMultiplexerKeepsTheInitialMarkThroughBatching(t *testing.T) {
-	started, release := make(chan struct{}), make(chan struct{})
-	r := newRecorder(t, map[string]func(context.Context, *Stream){"a/1": blockUntil(started, release)})
-	m, _ := startMultiplexer(t, time.Minute, r.process)
+	forEachLimit(t, func(t *testing.T, limit int) {
+		started, release := make(chan struct{}), make(chan struct{})
+		r := newRecorder(t, map[string]func(context.Context, *Stream){"a/1": blockUntil(started, release)})
+		m, _ := startMultiplexer(t, Options{IdleTimeout: time.Minute, WorkerLimit: limit}, r.process)
 
-	m.Put(event("a", "1"))
-	r.expectNext("a", "1")
-	receive(t, started, "a/1 to start")
-	listed := event("a", "2")
-	listed.Initial = true
-	m.Put(listed)
-	m.Put(event("a", "3"))
-	close(release)
-	if got := r.next(); got.rv != "3" || !got.initial {
-		t.Errorf("processed %+v, want rv 3 marked as initial", got)
-	}
+		m.Put(event("a", "1"))
+		r.expectNext("a", "1")
+		receive(t, started, "a/1 to start")
+		listed := event("a", "2")
+		listed.Initial = true
+		m.Put(listed)
+		m.Put(event("a", "3"))
+		close(release)
+		if got := r.next(); got.rv != "3" || !got.initial {
+			t.Errorf("processed %+v, want rv 3 marked as initial", got)
+		}
+	})
 }
 
 func TestMultiplexerStopsWithTheContext(t *testing.T) {
-	started := make(chan struct{})
-	r := newRecorder(t, map[string]func(context.Context, *Stream){
-		"a/1": func(ctx context.Context, _ *Stream) { close(started); <-ctx.Done() },
-	})
-	m, cancel := startMultiplexer(t, time.Minute, r.process)
+	forEachLimit(t, func(t *testing.T, limit int) {
+		started := make(chan struct{})
+		r := newRecorder(t, map[string]func(context.Context, *Stream){
+			"a/1": func(ctx context.Context, _ *Stream) { close(started); <-ctx.Done() },
+		})
+		m, cancel := startMultiplexer(t, Options{IdleTimeout: time.Minute, WorkerLimit: limit}, r.process)
 
-	m.Put(event("a", "1"))
-	m.Put(event("b", "1"))
-	receive(t, started, "a/1 to start")
-	m.Put(event("a", "2")) // pending when the context is cancelled
-	cancel()
-	waitDone(t, m)
-	if got := m.Workers(); got != 0 {
-		t.Errorf("Workers() = %d after Wait, want 0", got)
-	}
-	close(r.seen)
-	for p := range r.seen {
-		if p.key == "a" && p.rv == "2" {
-			t.Error("an event was processed after the context was cancelled")
+		m.Put(event("a", "1"))
+		m.Put(event("b", "1"))
+		receive(t, started, "a/1 to start")
+		m.Put(event("a", "2")) // pending when the context is cancelled
+		cancel()
+		waitDone(t, m)
+		if got := m.Workers(); got != 0 {
+			t.Errorf("Workers() = %d after Wait, want 0", got)
 		}
-	}
+		close(r.seen)
+		for p := range r.seen {
+			if p.key == "a" && p.rv == "2" {
+				t.Error("an event was processed after the context was cancelled")
+			}
+		}
+	})
 }
 
 func TestMultiplexerSleepIsInterruptedByANewEvent(t *testing.T) {
-	sleeping := make(chan struct{})
-	left := make(chan time.Duration, 1)
-	r := newRecorder(t, map[string]func(context.Context, *Stream){
-		"a/1": func(ctx context.Context, s *Stream) {
-			close(sleeping)
-			left <- s.Sleep(ctx, time.Hour)
-		},
-	})
-	m, _ := startMultiplexer(t, time.Minute, r.process)
+	forEachLimit(t, func(t *testing.T, limit int) {
+		sleeping := make(chan struct{})
+		left := make(chan time.Duration, 1)
+		r := newRecorder(t, map[string]func(context.Context, *Stream){
+			"a/1": func(ctx context.Context, s *Stream) {
+				close(sleeping)
+				left <- s.Sleep(ctx, time.Hour)
+			},
+		})
+		m, _ := startMultiplexer(t, Options{IdleTimeout: time.Minute, WorkerLimit: limit}, r.process)
 
-	m.Put(event("a", "1"))
-	receive(t, sleeping, "a/1 to sleep")
-	m.Put(event("a", "2"))
-	if got := receive(t, left, "the sleep to be interrupted"); got <= 0 {
-		t.Errorf("Sleep() = %v left, want some of 1h", got)
-	}
-	r.expectNext("a", "1")
-	r.expectNext("a", "2")
+		m.Put(event("a", "1"))
+		receive(t, sleeping, "a/1 to sleep")
+		m.Put(event("a", "2"))
+		if got := receive(t, left, "the sleep to be interrupted"); got <= 0 {
+			t.Errorf("Sleep() = %v left, want some of 1h", got)
+		}
+		r.expectNext("a", "1")
+		r.expectNext("a", "2")
+	})
 }
 
 // TestMultiplexerSleepIsNotInterruptedByTheCurrentEvent: an event that
 // arrived while the worker was busy is processed next; its arrival must not
 // cut short a sleep during its own processing.
 func TestMultiplexerSleepIsNotInterruptedByTheCurrentEvent(t *testing.T) {
-	started, release := make(chan struct{}), make(chan struct{})
-	left := make(chan time.Duration, 1)
-	r := newRecorder(t, map[string]func(context.Context, *Stream){
-		"a/1": blockUntil(started, release),
-		"a/2": func(ctx context.Context, s *Stream) { left <- s.Sleep(ctx, 20*time.Millisecond) },
-	})
-	m, _ := startMultiplexer(t, time.Minute, r.process)
+	forEachLimit(t, func(t *testing.T, limit int) {
+		started, release := make(chan struct{}), make(chan struct{})
+		left := make(chan time.Duration, 1)
+		r := newRecorder(t, map[string]func(context.Context, *Stream){
+			"a/1": blockUntil(started, release),
+			"a/2": func(ctx context.Context, s *Stream) { left <- s.Sleep(ctx, 20*time.Millisecond) },
+		})
+		m, _ := startMultiplexer(t, Options{IdleTimeout: time.Minute, WorkerLimit: limit}, r.process)
 
-	m.Put(event("a", "1"))
-	receive(t, started, "a/1 to start")
-	m.Put(event("a", "2"))
-	close(release)
-	if got := receive(t, left, "a/2 to sleep"); got != 0 {
-		t.Errorf("Sleep() = %v left, want 0 (slept fully)", got)
-	}
+		m.Put(event("a", "1"))
+		receive(t, started, "a/1 to start")
+		m.Put(event("a", "2"))
+		close(release)
+		if got := receive(t, left, "a/2 to sleep"); got != 0 {
+			t.Errorf("Sleep() = %v left, want 0 (slept fully)", got)
+		}
+	})
 }
 
 // TestMultiplexerWaitsForThePatchedVersion: a processor that patched the
 // object waits, in the next cycle, for its own version to come back.
 func TestMultiplexerWaitsForThePatchedVersion(t *testing.T) {
-	tests := []struct {
-		name string
-		// deliverEarly: the patched version arrives before Expect (the
-		// watch stream can be faster than the patch response).
-		deliverEarly bool
-	}{
-		{name: "patched version arrives after Expect"},
-		{name: "patched version arrives before Expect", deliverEarly: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var m *Multiplexer
-			waited := make(chan bool, 1)
-			r := newRecorder(t, map[string]func(context.Context, *Stream){
-				"a/1": func(_ context.Context, s *Stream) {
-					if tt.deliverEarly {
-						m.Put(event("a", "2"))
-						s.Expect("2")
-					} else {
-						s.Expect("2")
-						m.Put(event("a", "2"))
-					}
-				},
-				"a/2": func(ctx context.Context, s *Stream) { waited <- s.WaitExpected(ctx, long) },
-			})
-			m, _ = startMultiplexer(t, time.Minute, r.process)
+	forEachLimit(t, func(t *testing.T, limit int) {
+		tests := []struct {
+			name string
+			// deliverEarly: the patched version arrives before Expect (the
+			// watch stream can be faster than the patch response).
+			deliverEarly bool
+		}{
+			{name: "patched version arrives after Expect"},
+			{name: "patched version arrives before Expect", deliverEarly: true},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				var m *Multiplexer
+				waited := make(chan bool, 1)
+				r := newRecorder(t, map[string]func(context.Context, *Stream){
+					"a/1": func(_ context.Context, s *Stream) {
+						if tt.deliverEarly {
+							m.Put(event("a", "2"))
+							s.Expect("2")
+						} else {
+							s.Expect("2")
+							m.Put(event("a", "2"))
+						}
+					},
+					"a/2": func(ctx context.Context, s *Stream) { waited <- s.WaitExpected(ctx, long) },
+				})
+				m, _ = startMultiplexer(t, Options{IdleTimeout: time.Minute, WorkerLimit: limit}, r.process)
 
-			m.Put(event("a", "1"))
-			if !receive(t, waited, "a/2 to wait for its version") {
-				t.Error("WaitExpected() = false, want true: the patched version has arrived")
-			}
-			r.expectNext("a", "1")
-			r.expectNext("a", "2")
-		})
-	}
+				m.Put(event("a", "1"))
+				if !receive(t, waited, "a/2 to wait for its version") {
+					t.Error("WaitExpected() = false, want true: the patched version has arrived")
+				}
+				r.expectNext("a", "1")
+				r.expectNext("a", "2")
+			})
+		}
+	})
 }
 
 // Close lets the event in progress finish with its context intact, drops
 // the pending ones, ignores new ones, and lets every worker exit.
 func TestMultiplexerCloseFinishesTheCurrentEvent(t *testing.T) {
-	started, release := make(chan struct{}), make(chan struct{})
-	finished := make(chan error, 1)
-	r := newRecorder(t, map[string]func(context.Context, *Stream){
-		"a/1": func(ctx context.Context, _ *Stream) {
-			close(started)
-			<-release
-			finished <- ctx.Err()
-		},
-	})
-	m, _ := startMultiplexer(t, time.Minute, r.process)
-	m.Put(event("a", "1"))
-	receive(t, started, "a/1 to start")
-	m.Put(event("a", "2")) // pending at Close: dropped
-	m.Close()
-	m.Put(event("b", "1")) // after Close: ignored
-	close(release)
-	if err := receive(t, finished, "a/1 to finish"); err != nil {
-		t.Errorf("the current event's context is done at Close: %v", err)
-	}
-	waitDone(t, m)
-	close(r.seen)
-	for p := range r.seen {
-		if p.rv == "2" || p.key == "b" {
-			t.Errorf("%s/%s was processed after Close", p.key, p.rv)
+	forEachLimit(t, func(t *testing.T, limit int) {
+		started, release := make(chan struct{}), make(chan struct{})
+		finished := make(chan error, 1)
+		r := newRecorder(t, map[string]func(context.Context, *Stream){
+			"a/1": func(ctx context.Context, _ *Stream) {
+				close(started)
+				<-release
+				finished <- ctx.Err()
+			},
+		})
+		m, _ := startMultiplexer(t, Options{IdleTimeout: time.Minute, WorkerLimit: limit}, r.process)
+		m.Put(event("a", "1"))
+		receive(t, started, "a/1 to start")
+		m.Put(event("a", "2")) // pending at Close: dropped
+		m.Close()
+		m.Put(event("b", "1")) // after Close: ignored
+		close(release)
+		if err := receive(t, finished, "a/1 to finish"); err != nil {
+			t.Errorf("the current event's context is done at Close: %v", err)
 		}
-	}
+		waitDone(t, m)
+		close(r.seen)
+		for p := range r.seen {
+			if p.rv == "2" || p.key == "b" {
+				t.Errorf("%s/%s was processed after Close", p.key, p.rv)
+			}
+		}
+	})
 }

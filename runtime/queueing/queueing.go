@@ -1,13 +1,53 @@
-// Package queueing runs one worker per object, as Kopf does: events of one
-// object are processed strictly in order, one at a time; objects are
-// processed in parallel with no fixed pool. A worker exists only while its
-// object has events to process and exits after an idle timeout, so memory
-// is spent on busy objects only.
+// Package queueing runs the workers that process the events of objects, as
+// Kopf does: events of one object are processed strictly in order, one at a
+// time, by the worker that owns the object; different objects are processed
+// in parallel.
 //
-// Events that arrive while the worker is busy are batched: only the latest
-// one is processed next (older versions of an object are obsolete once a
-// newer one is known). The processor can wait inside a cycle for newer
-// events through the Stream it is given.
+// Batching: events that arrive while an object is being processed, or
+// while it waits for a worker, are batched: only the latest one is
+// processed next (older versions of an object are obsolete once a newer one
+// is known), keeping the Initial mark of a first-listing event it replaced.
+// The processor can wait inside a cycle for newer events through the Stream
+// it is given.
+//
+// Workers, with no worker limit (Options.WorkerLimit 0, Kopf's default):
+// every object with a pending event has a worker goroutine of its own,
+// started by Put; it waits for its object's next event up to the idle
+// timeout, then exits and forgets the object's Stream.
+//
+// Workers, with a worker limit L > 0 (Kopf's batching.worker_limit): at
+// most L worker slots are held at once, so at most L objects are processed
+// at once and, sleepers aside (below), at most L worker goroutines exist.
+//
+//   - Put on an object that has no worker starts one if fewer than L slots
+//     are held, else appends the object to a FIFO ready queue (at most once;
+//     its pending event keeps being replaced by the latest).
+//   - A worker whose object has nothing pending serves, first, a sleeper
+//     waiting to get a slot back (it hands its slot over and exits), else the
+//     head of the ready queue (it switches to that object, keeping its
+//     goroutine and grown stack), else waits for its own object's next event
+//     up to the idle timeout, waking up at once to do either of the former
+//     when an object is queued or a sleeper waits meanwhile.
+//   - What holds a slot: a worker processing an event, from taking it until
+//     the processor returns (Stream.WaitExpected and the API requests
+//     included), and a worker waiting idle for its object's next event.
+//     What does not: a processor inside Stream.Sleep (a retry backoff can be
+//     minutes long): its slot is handed on when the sleep starts (to a
+//     waiting sleeper or the queue's head) and taken back when it ends,
+//     waiting if none is free, ahead of the queued objects. A processor
+//     waiting for its slot back still owns its object: the object's events
+//     are batched, not given to another worker. Worker goroutines are at most
+//     L plus those sleeping or waiting for their slot back.
+//
+// Streams: an object's Stream, with the expectation set by Stream.Expect in
+// one cycle for Stream.WaitExpected in the next, lives while a worker owns
+// the object and, with a limit, after a worker hands the object back to
+// serve another one, for as long as it has a pending event or an
+// outstanding expectation (the expectation is dropped if the last event
+// processed was a deletion: the object is gone). A worker that exits on its
+// idle timeout, at Close or when the context is done forgets its object's
+// Stream and expectation, as without a limit (after an idle timeout, its
+// own patch has had that long to come back).
 package queueing
 
 import (
@@ -22,100 +62,340 @@ import (
 // for newer events of the same object.
 type Processor func(ctx context.Context, ev watching.Event, s *Stream)
 
+// Options configure a Multiplexer.
+type Options struct {
+	// IdleTimeout is how long a worker waits for its object's next event
+	// before it exits, unless it is woken to serve another object.
+	IdleTimeout time.Duration
+	// WorkerLimit is the most objects processed at once (worker slots);
+	// 0 or less: unbounded, one worker per object with pending events.
+	WorkerLimit int
+}
+
 // Multiplexer dispatches events to per-object workers.
 type Multiplexer struct {
 	process     Processor
 	idleTimeout time.Duration
+	limit       int
 
 	mu      sync.Mutex
 	streams map[string]*Stream
+	ready   []*Stream       // objects waiting for a slot, first come first served
+	waiters []chan struct{} // sleepers waiting to get a slot back, in order
+	slots   int             // slots held (with a limit only)
+	workers int             // worker goroutines alive
+	// wake tells an idle worker that an object is queued or a sleeper waits
+	// for a slot (with a limit only; nil without).
+	wake    chan struct{}
 	wg      sync.WaitGroup
 	ctx     context.Context
 	closing chan struct{}
 	closed  bool
+	onIdle  func() // tests (set before the first Put): a worker starts to wait idle
 }
 
 // NewMultiplexer returns a multiplexer whose workers run until ctx is done.
-func NewMultiplexer(ctx context.Context, idleTimeout time.Duration, process Processor) *Multiplexer {
-	return &Multiplexer{ctx: ctx, process: process, idleTimeout: idleTimeout, streams: map[string]*Stream{}, closing: make(chan struct{})}
+func NewMultiplexer(ctx context.Context, opts Options, process Processor) *Multiplexer {
+	m := &Multiplexer{
+		ctx: ctx, process: process, idleTimeout: opts.IdleTimeout, limit: max(opts.WorkerLimit, 0),
+		streams: map[string]*Stream{}, closing: make(chan struct{}),
+	}
+	if m.limit > 0 {
+		m.wake = make(chan struct{}, 1)
+	}
+	return m
 }
 
 // Close stops accepting events and lets every worker exit as soon as it has
-// finished the event it is processing now; pending events are dropped (the
-// next operator run will see the objects in its listing). Wait then waits
-// for the workers; cancelling the multiplexer's context makes them hurry.
+// finished the event it is processing now; pending events, and the objects
+// queued for a worker, are dropped (the next operator run will see the
+// objects in its listing). Wait then waits for the workers; cancelling the
+// multiplexer's context makes them hurry.
 func (m *Multiplexer) Close() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.closed {
 		m.closed = true
 		close(m.closing)
+		m.dropReadyLocked()
 	}
 }
 
-// Put hands an event to its object's worker, starting one if needed. It
-// never blocks on processing.
+// Put hands an event to its object's worker, starting one or queueing the
+// object if it has none. It never blocks on processing.
 func (m *Multiplexer) Put(ev watching.Event) {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.closed {
-		m.mu.Unlock()
 		return
 	}
 	s, ok := m.streams[ev.Key]
 	if !ok {
 		s = newStream()
+		s.key, s.mux = ev.Key, m
 		m.streams[ev.Key] = s
-		m.wg.Add(1)
-		go m.worker(ev.Key, s)
 	}
 	s.put(ev)
-	m.mu.Unlock()
+	if s.owned || s.queued {
+		return
+	}
+	if m.limit == 0 || m.slots < m.limit {
+		if m.limit > 0 {
+			m.slots++
+		}
+		m.startLocked(s)
+		return
+	}
+	s.queued = true
+	m.ready = append(m.ready, s)
+	m.signalWake()
 }
 
-// Workers returns how many workers are alive.
+// Workers returns how many worker goroutines are alive, those of
+// processors sleeping in Stream.Sleep included.
 func (m *Multiplexer) Workers() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.streams)
+	return m.workers
+}
+
+// Queued returns how many objects wait for a worker (with a limit only).
+func (m *Multiplexer) Queued() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.ready)
 }
 
 // Wait blocks until every worker has exited (after ctx is done).
 func (m *Multiplexer) Wait() { m.wg.Wait() }
 
-func (m *Multiplexer) worker(key string, s *Stream) {
+// startLocked starts a worker that owns s, on a slot already counted.
+func (m *Multiplexer) startLocked(s *Stream) {
+	s.owned = true
+	m.workers++
+	m.wg.Add(1)
+	go m.worker(s)
+}
+
+func (m *Multiplexer) worker(s *Stream) {
 	defer m.wg.Done()
-	for {
+	deleted := false // the last event processed was a deletion
+	for s != nil {
 		ev, ok := s.take()
 		if !ok {
-			select {
-			case <-m.ctx.Done():
-				m.remove(key, s)
-				return
-			case <-m.closing:
-				m.remove(key, s)
-				return
-			case <-s.signal:
-				continue
-			case <-time.After(m.idleTimeout):
-				// Exit only if nothing arrived meanwhile: Put holds the lock
-				// while it adds, so the check and the removal are atomic.
-				m.mu.Lock()
-				if s.pending() {
-					m.mu.Unlock()
-					continue
-				}
-				delete(m.streams, key)
-				m.mu.Unlock()
-				return
+			next := m.await(s, deleted)
+			if next != s {
+				deleted = false
 			}
+			s = next
+			continue
 		}
 		if m.ctx.Err() != nil || m.isClosed() {
-			m.remove(key, s)
+			m.mu.Lock()
+			m.exitLocked(s)
+			m.mu.Unlock()
 			return
 		}
 		m.process(m.ctx, ev, s)
+		deleted = ev.Type == watching.Deleted
 	}
 }
+
+// await is what the worker that owns s does when s has nothing pending: it
+// returns the stream to go on with (s itself, or another object's), or nil
+// when the worker has exited.
+func (m *Multiplexer) await(s *Stream, deleted bool) *Stream {
+	if next, ok := m.handOff(s, deleted); ok {
+		return next
+	}
+	if m.onIdle != nil {
+		m.onIdle()
+	}
+	idle := time.NewTimer(m.idleTimeout)
+	defer idle.Stop()
+	for {
+		select {
+		case <-m.ctx.Done():
+		case <-m.closing:
+		case <-s.signal:
+			return s
+		case <-m.wake: // never ready without a limit
+			if next, ok := m.handOff(s, deleted); ok {
+				return next
+			}
+			continue
+		case <-idle.C:
+			// Exit only if nothing arrived meanwhile: Put holds the lock
+			// while it adds, so the check and the removal are atomic.
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			if s.pending() {
+				return s
+			}
+			if next, ok := m.handOffLocked(s, deleted); ok {
+				return next
+			}
+			m.exitLocked(s)
+			return nil
+		}
+		m.mu.Lock()
+		m.exitLocked(s)
+		m.mu.Unlock()
+		return nil
+	}
+}
+
+func (m *Multiplexer) handOff(s *Stream, deleted bool) (*Stream, bool) {
+	if m.limit == 0 {
+		return nil, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.handOffLocked(s, deleted)
+}
+
+// handOffLocked lets the worker that owns s, if s has nothing pending,
+// serve a sleeper waiting for a slot (the worker exits: nil, true) or the
+// next queued object (that object's stream, true). It returns false when
+// the worker should wait for its own object, as it always does without a
+// limit.
+func (m *Multiplexer) handOffLocked(s *Stream, deleted bool) (next *Stream, ok bool) {
+	if m.limit == 0 {
+		return nil, false
+	}
+	// Another idle worker may be needed for what remains.
+	defer func() {
+		if len(m.waiters) > 0 || len(m.ready) > 0 {
+			m.signalWake()
+		}
+	}()
+	switch {
+	case s.pending():
+		return s, true
+	case len(m.waiters) > 0:
+		m.leaveLocked(s, deleted)
+		m.workers--
+		m.releaseSlotLocked() // to the first waiter
+		return nil, true
+	case len(m.ready) > 0 && !m.stoppingLocked():
+		m.leaveLocked(s, deleted)
+		next = m.popReadyLocked()
+		next.owned = true
+		return next, true
+	}
+	return nil, false
+}
+
+// leaveLocked hands back s, which has nothing pending, to no worker. Its
+// stream is kept only while it has an expectation outstanding.
+func (m *Multiplexer) leaveLocked(s *Stream, deleted bool) {
+	s.owned = false
+	if deleted {
+		s.Expect("") // the object is gone: none of its versions will come
+	}
+	if !s.expecting() && m.streams[s.key] == s {
+		delete(m.streams, s.key)
+	}
+}
+
+// exitLocked ends the worker that owns s: s is forgotten, the slot freed.
+func (m *Multiplexer) exitLocked(s *Stream) {
+	s.owned = false
+	if m.streams[s.key] == s {
+		delete(m.streams, s.key)
+	}
+	m.workers--
+	if m.limit > 0 {
+		m.releaseSlotLocked()
+	}
+}
+
+// releaseSlotLocked gives up a slot: to the first sleeper waiting to get
+// one back, else to the first queued object (on a new worker), else for
+// good.
+func (m *Multiplexer) releaseSlotLocked() {
+	if len(m.waiters) > 0 {
+		close(m.waiters[0])
+		m.waiters[0] = nil
+		m.waiters = m.waiters[1:]
+		return
+	}
+	if m.stoppingLocked() {
+		m.dropReadyLocked()
+	}
+	if s := m.popReadyLocked(); s != nil {
+		m.startLocked(s)
+		return
+	}
+	m.slots--
+}
+
+// lend gives up the slot of a processor that is going to sleep.
+func (m *Multiplexer) lend() {
+	m.mu.Lock()
+	m.releaseSlotLocked()
+	m.mu.Unlock()
+}
+
+// reclaim takes a slot back for a processor that has slept, waiting for
+// one if none is free. If ctx is done meanwhile, it takes one anyway (over
+// the limit, while everything stops), so that the processor can return.
+func (m *Multiplexer) reclaim(ctx context.Context) {
+	m.mu.Lock()
+	if m.slots < m.limit {
+		m.slots++
+		m.mu.Unlock()
+		return
+	}
+	ch := make(chan struct{})
+	m.waiters = append(m.waiters, ch)
+	m.signalWake()
+	m.mu.Unlock()
+	select {
+	case <-ch: // handed over by releaseSlotLocked
+	case <-ctx.Done():
+		m.mu.Lock()
+		for i, w := range m.waiters {
+			if w == ch {
+				m.waiters = append(m.waiters[:i:i], m.waiters[i+1:]...)
+				m.slots++
+				break
+			}
+		}
+		m.mu.Unlock()
+	}
+}
+
+func (m *Multiplexer) popReadyLocked() *Stream {
+	if len(m.ready) == 0 {
+		return nil
+	}
+	s := m.ready[0]
+	m.ready[0] = nil
+	m.ready = m.ready[1:]
+	s.queued = false
+	return s
+}
+
+// dropReadyLocked forgets the queued objects and their pending events.
+func (m *Multiplexer) dropReadyLocked() {
+	for _, s := range m.ready {
+		s.queued = false
+		if m.streams[s.key] == s {
+			delete(m.streams, s.key)
+		}
+	}
+	m.ready = nil
+}
+
+func (m *Multiplexer) signalWake() {
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (m *Multiplexer) stoppingLocked() bool { return m.closed || m.ctx.Err() != nil }
 
 func (m *Multiplexer) isClosed() bool {
 	select {
@@ -124,139 +404,4 @@ func (m *Multiplexer) isClosed() bool {
 	default:
 		return false
 	}
-}
-
-func (m *Multiplexer) remove(key string, s *Stream) {
-	m.mu.Lock()
-	if m.streams[key] == s {
-		delete(m.streams, key)
-	}
-	m.mu.Unlock()
-}
-
-// Stream is the backlog of one object: at most one pending event (the
-// latest), plus the resourceVersions seen since an expectation was set.
-type Stream struct {
-	mu       sync.Mutex
-	latest   *watching.Event
-	signal   chan struct{}
-	expected string
-	arrived  bool
-}
-
-func newStream() *Stream { return &Stream{signal: make(chan struct{}, 1)} }
-
-func (s *Stream) put(ev watching.Event) {
-	s.mu.Lock()
-	if s.latest != nil && s.latest.Initial {
-		ev.Initial = true // keep the first-listing mark through batching
-	}
-	s.latest = &ev
-	if s.expected != "" && resourceVersion(ev) == s.expected {
-		s.arrived = true
-	}
-	s.mu.Unlock()
-	select {
-	case s.signal <- struct{}{}:
-	default:
-	}
-}
-
-func (s *Stream) take() (watching.Event, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.latest == nil {
-		return watching.Event{}, false
-	}
-	ev := *s.latest
-	s.latest = nil
-	return ev, true
-}
-
-func (s *Stream) pending() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.latest != nil
-}
-
-// Expect records that the object was just patched to this resourceVersion,
-// so that WaitExpected can tell when the patch has come back.
-func (s *Stream) Expect(rv string) {
-	s.mu.Lock()
-	// The watch stream may have delivered that version before the patcher
-	// got here: it is then pending (the worker is busy with the patcher).
-	s.expected = rv
-	s.arrived = rv != "" && s.latest != nil && resourceVersion(*s.latest) == rv
-	s.mu.Unlock()
-}
-
-// WaitExpected waits until the expected resourceVersion has arrived in the
-// stream (or none is expected), up to timeout. It reports whether it did.
-// Events that arrive meanwhile stay pending for the worker loop.
-func (s *Stream) WaitExpected(ctx context.Context, timeout time.Duration) bool {
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	for {
-		s.mu.Lock()
-		done := s.expected == "" || s.arrived
-		if done {
-			s.expected, s.arrived = "", false
-		}
-		s.mu.Unlock()
-		if done {
-			return true
-		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-deadline.C:
-			s.mu.Lock()
-			s.expected, s.arrived = "", false
-			s.mu.Unlock()
-			return false
-		case <-s.signal:
-			// Check again. The worker loop takes pending events without
-			// needing the signal, so consuming it here loses nothing.
-		}
-	}
-}
-
-// Sleep waits for d, or until a new event arrives, or ctx is done. It
-// reports how much of d was left when interrupted (0 if it slept fully).
-func (s *Stream) Sleep(ctx context.Context, d time.Duration) time.Duration {
-	if s.pending() {
-		return d
-	}
-	start := time.Now()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	for {
-		select {
-		case <-t.C:
-			return 0
-		case <-ctx.Done():
-		case <-s.signal:
-			// A signal with nothing pending is left over from an event that
-			// the worker loop took without waiting: keep sleeping.
-			if !s.pending() {
-				continue
-			}
-			// The new event stays pending for the worker loop.
-		}
-		break
-	}
-	left := d - time.Since(start)
-	if left < 0 {
-		left = 0
-	}
-	return left
-}
-
-// Pending reports whether a newer event is waiting.
-func (s *Stream) Pending() bool { return s.pending() }
-
-func resourceVersion(ev watching.Event) string {
-	meta, _ := ev.Object["metadata"].(map[string]any)
-	rv, _ := meta["resourceVersion"].(string)
-	return rv
 }

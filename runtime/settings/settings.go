@@ -49,6 +49,18 @@ type Execution struct {
 type Queueing struct {
 	// IdleTimeout is how long a per-object worker lives with no events.
 	IdleTimeout time.Duration
+	// WorkerLimit is the most objects processed at once (Kopf's
+	// settings.batching.worker_limit); 0: unbounded, a worker goroutine per
+	// object with pending events, as Kopf's default. An object over the
+	// limit waits for a worker in a first-come queue, with only its latest
+	// event; a worker sleeping (a retry's backoff, a delayed handler) does
+	// not count towards it.
+	// kopf-go's default is 64, not unbounded: API requests are bounded by
+	// Networking.MaxInFlight anyway, so more workers only wait for them, each
+	// with a goroutine and its grown stack, whereas a queued object costs
+	// its latest event's body only (this bounds memory in a burst, e.g. the
+	// first listing of many objects).
+	WorkerLimit int
 	// ExitTimeout is how long the operator waits for workers on exit.
 	ExitTimeout time.Duration
 	// ErrorDelays are the delays between attempts of a failed cycle (e.g.
@@ -70,9 +82,9 @@ type Networking struct {
 	// RequestTimeout bounds every patch the reactor sends (not watches).
 	RequestTimeout time.Duration
 	// MaxInFlight bounds the operator's concurrent API requests, watches
-	// excepted (0: unbounded). Workers remain one per object; in a burst,
-	// their requests queue briefly instead of opening a new connection each
-	// past the API server's HTTP/2 stream limit.
+	// excepted (0: unbounded). In a burst, requests queue briefly instead
+	// of opening a new connection each past the API server's HTTP/2 stream
+	// limit.
 	MaxInFlight int
 }
 
@@ -102,6 +114,7 @@ func Default() *Settings {
 		Execution: Execution{DefaultBackoff: 60 * time.Second},
 		Queueing: Queueing{
 			IdleTimeout: 5 * time.Second,
+			WorkerLimit: 64,
 			ExitTimeout: 2 * time.Second,
 			ErrorDelays: seconds(1, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 377, 610),
 		},

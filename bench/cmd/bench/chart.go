@@ -28,7 +28,7 @@ var (
 	}{
 		{"ceiling c=16", "ceiling c=16", color.RGBA{150, 150, 150, 255}},
 		{kopfName, kopfName, color.RGBA{40, 110, 200, 255}},
-		{unboundedName, "kopf-go MaxInFlight=0", color.RGBA{120, 180, 235, 255}},
+		{unboundedName, "kopf-go WorkerLimit=0", color.RGBA{120, 180, 235, 255}},
 		{crName, crName, color.RGBA{235, 130, 40, 255}},
 	}
 )

@@ -115,7 +115,7 @@ func main() {
 	flag.DurationVar(&cfg.idleTime, "idle", 10*time.Second, "window for idle CPU")
 	flag.DurationVar(&cfg.shippedWindow, "shipped-window", 20*time.Second, "at most how long kopf-go through kopf.Main (the user's path) is measured; 0: not at all")
 	flag.BoolVar(&cfg.profile, "profile", true, "profile kopf-go's CPU in an extra catch-up at the smallest N (first variant)")
-	flag.BoolVar(&cfg.unbounded, "unbounded", true, "also run kopf-go with settings.Networking.MaxInFlight = 0 (unbounded requests, as before that setting)")
+	flag.BoolVar(&cfg.unbounded, "unbounded", true, "also run kopf-go with settings.Queueing.WorkerLimit = 0 (one worker per object, as Kopf and as before that setting)")
 	flag.StringVar(&cfg.only, "only", "", "run only these scenarios: catchup (with idle and update) or latency (paced and burst)")
 	flag.StringVar(&render, "render", "", "only regenerate RESULTS.md and results.png from this results.json")
 	flag.Parse()
@@ -251,7 +251,7 @@ func (b *bench) contenders(variant string) (kopf, unbounded, shipped, cr contend
 	kopf = contender{Name: kopfName, Bin: filepath.Join(b.cfg.bin, "kopfgo"), Args: []string{"run", "-A", "--standalone", "-q"}, Env: []string{"BENCH_RUN=operator"}, DiffBase: true}
 	unbounded = kopf
 	unbounded.Name = unboundedName
-	unbounded.Env = []string{"BENCH_RUN=operator", "BENCH_MAX_IN_FLIGHT=0"}
+	unbounded.Env = []string{"BENCH_RUN=operator", "BENCH_WORKER_LIMIT=0"}
 	shipped = contender{Name: shipName, Bin: filepath.Join(b.cfg.bin, "kopfgo"), Args: []string{"run", "-A", "--standalone", "-q"}, DiffBase: true}
 	cr = contender{Name: "controller-runtime", Bin: filepath.Join(b.cfg.bin, "ctrlruntime"), Args: []string{sub}}
 	for _, c := range []int{1, 4, 16} {

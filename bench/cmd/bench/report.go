@@ -80,9 +80,9 @@ const (
 	kopfName = "kopf-go"
 	crName   = "controller-runtime"
 	shipName = "kopf-go via kopf.Main"
-	// unboundedName is kopf-go with settings.Networking.MaxInFlight = 0:
-	// the runtime's behaviour before that setting.
-	unboundedName = "kopf-go MaxInFlight=0"
+	// unboundedName is kopf-go with settings.Queueing.WorkerLimit = 0: one
+	// worker per object, as Kopf (and the runtime before that setting).
+	unboundedName = "kopf-go WorkerLimit=0"
 )
 
 func writeReport(r *Report, dir string) error {
@@ -108,7 +108,7 @@ func writeReport(r *Report, dir string) error {
 	p("- One fresh control plane per N and CRD variant (`e2e/cluster.StartDetached`); the KopfExample CRD of `examples/crd.yaml`, with or without `subresources.status`. Each run gets a fresh namespace; its objects are deleted (deletecollection) before the next run.\n")
 	p("- Objects: `examples/obj.yaml`'s spec (`duration`, `field`, `items`), no labels or annotations. The job: `status.create_fn = {\"message\": \"hello world\"}` on creation; `status.update_fn = {\"value\": spec.value}` when `spec.value` changes.\n")
 	p("- Every contender is a separate process (so RSS and CPU are its own, from `/proc/<pid>`): **kopf-go** = `bench/operators/kopfgo` (hand-registered handlers, default settings, run through `operator.Run` as `run -A --standalone -q` does, plus a count of the connections it dials); ")
-	p("**kopf-go MaxInFlight=0** = the same with `settings.Networking.MaxInFlight = 0` (unbounded concurrent requests: the runtime before that setting); **kopf-go via kopf.Main** = the same binary exactly as users run it (catch-up only, measured for %s at most); ", r.Settings["shipped_window"])
+	p("**kopf-go WorkerLimit=0** = the same with `settings.Queueing.WorkerLimit = 0` (one worker goroutine per object with pending events, as Kopf: the runtime before that setting; requests still bounded by `MaxInFlight = 16`); **kopf-go via kopf.Main** = the same binary exactly as users run it (catch-up only, measured for %s at most); ", r.Settings["shipped_window"])
 	p("**controller-runtime** = `bench/operators/ctrlruntime` (v0.23, typed objects, 4 workers, one merge patch per reconcile, defaults otherwise); ")
 	p("**ceiling c=K** = `bench/operators/ceiling`: one LIST, then K concurrent writers merge-patch each object with the same bytes kopf-go writes (result + `last-handled-configuration` annotation; with the status subresource, /status then the object: 2 writes, as kopf-go).\n")
 	p("- Completion is seen by a separate watcher in the harness (list, then watch from its resourceVersion). Catch-up time runs from the contender's process start to the last object seen with its result (and, for kopf-go and the ceiling, which write the diff-base annotation too, with that annotation: with the status subresource, both writes).\n")
@@ -119,7 +119,7 @@ func writeReport(r *Report, dir string) error {
 
 	// Catch-up.
 	p("## Catch-up throughput (objects/s)\n\nObjects created before the operator starts; from start until every object carries its result.\n\n")
-	p("| variant | N | ceiling c=1 | ceiling c=4 | ceiling c=16 | kopf-go | controller-runtime | kopf-go via kopf.Main | kopf-go MaxInFlight=0 | **kopf-go / ceiling c=16** | **kopf-go / controller-runtime** | controller-runtime / ceiling c=4 | MaxInFlight=0 / ceiling c=16 |\n")
+	p("| variant | N | ceiling c=1 | ceiling c=4 | ceiling c=16 | kopf-go | controller-runtime | kopf-go via kopf.Main | kopf-go WorkerLimit=0 | **kopf-go / ceiling c=16** | **kopf-go / controller-runtime** | controller-runtime / ceiling c=4 | WorkerLimit=0 / ceiling c=16 |\n")
 	p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, v := range variants {
 		for _, n := range ns {
@@ -139,7 +139,7 @@ func writeReport(r *Report, dir string) error {
 
 	// Update.
 	p("## Update throughput (objects/s)\n\nA spec change (`spec.value`) on every object (16 concurrent patches by the harness, while the operator runs), until every update result is in. The ceiling: the same changes made first, then the ceiling (c=16) writes the update results; its time runs from the first change too, so every column's window holds the same two writes per object (three for kopf-go with the status subresource).\n\n")
-	p("| variant | N | ceiling c=16 | kopf-go | controller-runtime | kopf-go MaxInFlight=0 | **kopf-go / ceiling c=16** | **kopf-go / controller-runtime** | MaxInFlight=0 / ceiling c=16 |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	p("| variant | N | ceiling c=16 | kopf-go | controller-runtime | kopf-go WorkerLimit=0 | **kopf-go / ceiling c=16** | **kopf-go / controller-runtime** | WorkerLimit=0 / ceiling c=16 |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, v := range variants {
 		for _, n := range ns {
 			c16 := r.med(n, v, "ceiling c=16", "update", perSec)

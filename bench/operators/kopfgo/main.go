@@ -7,9 +7,11 @@
 // `run -A --standalone -q`. With BENCH_RUN=operator it runs the same
 // runtime through operator.Run, as kopf.Main does, with two additions for
 // the benchmark: it counts the connections it dials (printed on exit as
-// "bench: dials=N"), and BENCH_MAX_IN_FLIGHT, if set, overrides
+// "bench: dials=N"), BENCH_MAX_IN_FLIGHT, if set, overrides
 // settings.Networking.MaxInFlight (0: unbounded, the runtime's behaviour
-// before that setting existed).
+// before that setting existed), and BENCH_WORKER_LIMIT, if set, overrides
+// settings.Queueing.WorkerLimit (0: unbounded, one worker per object, the
+// runtime's behaviour before that setting existed).
 package main
 
 import (
@@ -82,13 +84,21 @@ func run() int {
 	}
 	defer func() { fmt.Fprintf(os.Stderr, "bench: dials=%d\n", dials.Load()) }()
 	s := settings.Default()
-	if v := os.Getenv("BENCH_MAX_IN_FLIGHT"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "BENCH_MAX_IN_FLIGHT: %v\n", err)
-			return 2
+	for _, o := range []struct {
+		env string
+		to  *int
+	}{
+		{"BENCH_MAX_IN_FLIGHT", &s.Networking.MaxInFlight},
+		{"BENCH_WORKER_LIMIT", &s.Queueing.WorkerLimit},
+	} {
+		if v := os.Getenv(o.env); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "%s: %v\n", o.env, err)
+				return 2
+			}
+			*o.to = n
 		}
-		s.Networking.MaxInFlight = n
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

@@ -1,0 +1,162 @@
+package queueing
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/kopf-go/kopf/runtime/watching"
+)
+
+// Stream is the backlog of one object: at most one pending event (the
+// latest), plus the resourceVersions seen since an expectation was set.
+type Stream struct {
+	// Guarded by the multiplexer's lock; mux is nil for a stream of no
+	// multiplexer.
+	key    string
+	mux    *Multiplexer
+	owned  bool // a worker owns the object (processing, sleeping or idle)
+	queued bool // the object is in the ready queue
+
+	mu       sync.Mutex
+	latest   *watching.Event
+	signal   chan struct{}
+	expected string
+	arrived  bool
+}
+
+func newStream() *Stream { return &Stream{signal: make(chan struct{}, 1)} }
+
+func (s *Stream) put(ev watching.Event) {
+	s.mu.Lock()
+	if s.latest != nil && s.latest.Initial {
+		ev.Initial = true // keep the first-listing mark through batching
+	}
+	s.latest = &ev
+	if s.expected != "" && resourceVersion(ev) == s.expected {
+		s.arrived = true
+	}
+	s.mu.Unlock()
+	select {
+	case s.signal <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Stream) take() (watching.Event, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.latest == nil {
+		return watching.Event{}, false
+	}
+	ev := *s.latest
+	s.latest = nil
+	return ev, true
+}
+
+func (s *Stream) pending() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.latest != nil
+}
+
+// expecting reports whether an expectation is outstanding.
+func (s *Stream) expecting() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.expected != ""
+}
+
+// Expect records that the object was just patched to this resourceVersion,
+// so that WaitExpected can tell when the patch has come back.
+func (s *Stream) Expect(rv string) {
+	s.mu.Lock()
+	// The watch stream may have delivered that version before the patcher
+	// got here: it is then pending (the worker is busy with the patcher).
+	s.expected = rv
+	s.arrived = rv != "" && s.latest != nil && resourceVersion(*s.latest) == rv
+	s.mu.Unlock()
+}
+
+// WaitExpected waits until the expected resourceVersion has arrived in the
+// stream (or none is expected), up to timeout. It reports whether it did.
+// Events that arrive meanwhile stay pending for the worker loop. The
+// expectation may have been set in the object's previous cycle, by another
+// worker; the worker keeps its slot while it waits (the wait is short).
+func (s *Stream) WaitExpected(ctx context.Context, timeout time.Duration) bool {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		s.mu.Lock()
+		done := s.expected == "" || s.arrived
+		if done {
+			s.expected, s.arrived = "", false
+		}
+		s.mu.Unlock()
+		if done {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-deadline.C:
+			s.mu.Lock()
+			s.expected, s.arrived = "", false
+			s.mu.Unlock()
+			return false
+		case <-s.signal:
+			// Check again. The worker loop takes pending events without
+			// needing the signal, so consuming it here loses nothing.
+		}
+	}
+}
+
+// Sleep waits for d, or until a new event arrives, or ctx is done. It
+// reports how much of d was left when interrupted (0 if it slept fully).
+//
+// With a worker limit, the sleeping processor does not hold a worker slot:
+// Sleep gives it up for the sleep and takes one back before it returns,
+// waiting for one if none is free (that wait is not counted in what it
+// reports). It must be called by the processor, from the worker's
+// goroutine.
+func (s *Stream) Sleep(ctx context.Context, d time.Duration) time.Duration {
+	if s.pending() {
+		return d
+	}
+	if m := s.mux; m != nil && m.limit > 0 {
+		m.lend()
+		defer m.reclaim(ctx)
+	}
+	start := time.Now()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			return 0
+		case <-ctx.Done():
+		case <-s.signal:
+			// A signal with nothing pending is left over from an event that
+			// the worker loop took without waiting: keep sleeping.
+			if !s.pending() {
+				continue
+			}
+			// The new event stays pending for the worker loop.
+		}
+		break
+	}
+	left := d - time.Since(start)
+	if left < 0 {
+		left = 0
+	}
+	return left
+}
+
+// Pending reports whether a newer event is waiting.
+func (s *Stream) Pending() bool { return s.pending() }
+
+func resourceVersion(ev watching.Event) string {
+	meta, _ := ev.Object["metadata"].(map[string]any)
+	rv, _ := meta["resourceVersion"].(string)
+	return rv
+}
