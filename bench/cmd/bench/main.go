@@ -313,7 +313,7 @@ func (b *bench) runAll(n int, variant string) error {
 		b.latency(kopf, n, variant)
 		b.latency(cr, n, variant)
 	}
-	if b.cfg.profile && b.cfg.only == "" && n == b.cfg.ns[0] && variant == b.cfg.variants[0] {
+	if b.cfg.profile && (b.cfg.only == "" || b.cfg.only == "catchup") && n == b.cfg.ns[0] && variant == b.cfg.variants[0] {
 		for _, c := range []contender{kopf, unbounded} {
 			if c.Name == unboundedName && !b.cfg.unbounded {
 				continue
