@@ -135,7 +135,7 @@ func writeReport(r *Report, dir string) error {
 				ratio(k, c16), ratio(k, cr), ratio(cr, c4), ratio(wi, c16))
 		}
 	}
-	p("\nkopf-go runs one worker per object with no concurrency limit; its ratio is taken against the ceiling's highest concurrency (16). controller-runtime has 4 workers: its fair ceiling is c=4.\n\n")
+	p("\nkopf-go processes up to 64 objects at once (`settings.Queueing.WorkerLimit`) with at most 16 requests in flight (`settings.Networking.MaxInFlight`); its ratio is taken against the ceiling's highest concurrency (16). controller-runtime has 4 workers: its fair ceiling is c=4.\n\n")
 
 	// Update.
 	p("## Update throughput (objects/s)\n\nA spec change (`spec.value`) on every object (16 concurrent patches by the harness, while the operator runs), until every update result is in. The ceiling: the same changes made first, then the ceiling (c=16) writes the update results; its time runs from the first change too, so every column's window holds the same two writes per object (three for kopf-go with the status subresource).\n\n")
