@@ -49,7 +49,8 @@ type Options struct {
 	// RescanInterval is how often unresolved resources are looked up again.
 	RescanInterval time.Duration
 
-	dropConnections func() // closes every connection to the API server
+	dropConnections func()          // closes every connection to the API server
+	releaser        *memoryReleaser // nil: the memory is left to the Go runtime
 }
 
 // Run serves the registry's handlers until ctx is done. It returns nil on a
@@ -97,6 +98,10 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	}
 	if n := opts.Settings.Networking.MaxInFlight; n > 0 {
 		cfg.Wrap(limitInFlight(n))
+	}
+	if d := opts.Settings.Queueing.ReleaseMemoryAfter; d > 0 {
+		opts.releaser = newMemoryReleaser(d)
+		defer opts.releaser.stop()
 	}
 	cl, err := newClients(cfg)
 	if err != nil {
@@ -198,7 +203,12 @@ func serveResource(ctx context.Context, wg *sync.WaitGroup, cl clients, reg *reg
 	// in (so that its results are written) for up to the exit timeout, and
 	// only then is its context cancelled.
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
-	mux := queueing.NewMultiplexer(workCtx, queueing.Options{IdleTimeout: opts.Settings.Queueing.IdleTimeout, WorkerLimit: opts.Settings.Queueing.WorkerLimit}, r.Process)
+	qopts := queueing.Options{IdleTimeout: opts.Settings.Queueing.IdleTimeout, WorkerLimit: opts.Settings.Queueing.WorkerLimit}
+	if opts.releaser != nil {
+		qopts.OnIdle = opts.releaser.idle
+	}
+	mux := queueing.NewMultiplexer(workCtx, qopts, r.Process)
+	opts.releaser.watch(mux.Workers)
 	// Namespaced resources are watched per namespace when the patterns are
 	// plain names, else cluster-wide and filtered here.
 	namespaces, exact := sc.ExactNamespaces()

@@ -391,3 +391,32 @@ func TestMultiplexerCloseFinishesTheCurrentEvent(t *testing.T) {
 		}
 	})
 }
+
+// TestOnIdle: Options.OnIdle is called once the last worker has exited, and
+// not while any is alive.
+func TestOnIdle(t *testing.T) {
+	for _, limit := range []int{0, 2} {
+		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			t.Cleanup(cancel)
+			idle := make(chan int, 100) // Workers() seen at each call
+			var m *Multiplexer
+			m = NewMultiplexer(ctx, Options{IdleTimeout: 20 * time.Millisecond, WorkerLimit: limit, OnIdle: func() { idle <- m.Workers() }},
+				func(context.Context, watching.Event, *Stream) {})
+			for i := range 5 {
+				m.Put(event("obj-"+strconv.Itoa(i), "1"))
+			}
+			select {
+			case n := <-idle:
+				if n != 0 {
+					t.Errorf("OnIdle called with %d workers alive", n)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("OnIdle was not called after the workers exited")
+			}
+			if n := m.Workers(); n != 0 {
+				t.Errorf("%d workers alive after OnIdle", n)
+			}
+		})
+	}
+}

@@ -70,6 +70,11 @@ type Options struct {
 	// WorkerLimit is the most objects processed at once (worker slots);
 	// 0 or less: unbounded, one worker per object with pending events.
 	WorkerLimit int
+	// OnIdle, if set, is called after a worker exits and leaves none alive.
+	// It is called without locks held, from the exiting worker; a new
+	// worker may have started by then, so it is a hint to check Workers,
+	// not a guarantee.
+	OnIdle func()
 }
 
 // Multiplexer dispatches events to per-object workers.
@@ -92,13 +97,15 @@ type Multiplexer struct {
 	closing chan struct{}
 	closed  bool
 	onIdle  func() // tests (set before the first Put): a worker starts to wait idle
+	// onNoWorkers is Options.OnIdle.
+	onNoWorkers func()
 }
 
 // NewMultiplexer returns a multiplexer whose workers run until ctx is done.
 func NewMultiplexer(ctx context.Context, opts Options, process Processor) *Multiplexer {
 	m := &Multiplexer{
 		ctx: ctx, process: process, idleTimeout: opts.IdleTimeout, limit: max(opts.WorkerLimit, 0),
-		streams: map[string]*Stream{}, closing: make(chan struct{}),
+		streams: map[string]*Stream{}, closing: make(chan struct{}), onNoWorkers: opts.OnIdle,
 	}
 	if m.limit > 0 {
 		m.wake = make(chan struct{}, 1)
@@ -179,6 +186,16 @@ func (m *Multiplexer) startLocked(s *Stream) {
 
 func (m *Multiplexer) worker(s *Stream) {
 	defer m.wg.Done()
+	if m.onNoWorkers != nil {
+		defer func() {
+			m.mu.Lock()
+			none := m.workers == 0
+			m.mu.Unlock()
+			if none {
+				m.onNoWorkers()
+			}
+		}()
+	}
 	deleted := false // the last event processed was a deletion
 	for s != nil {
 		ev, ok := s.take()

@@ -61,6 +61,13 @@ type Queueing struct {
 	// its latest event's body only (this bounds memory in a burst, e.g. the
 	// first listing of many objects).
 	WorkerLimit int
+	// ReleaseMemoryAfter: once no worker of any resource has been alive
+	// for this long, the memory freed after the work is returned to the OS
+	// (runtime/debug.FreeOSMemory: one garbage collection per busy → idle
+	// transition, nothing while idle). 0: never; the Go runtime's scavenger
+	// then returns it gradually, after its next collection. Kopf has no
+	// such setting (Python keeps what it has grown).
+	ReleaseMemoryAfter time.Duration
 	// ExitTimeout is how long the operator waits for workers on exit.
 	ExitTimeout time.Duration
 	// ErrorDelays are the delays between attempts of a failed cycle (e.g.
@@ -113,10 +120,11 @@ func Default() *Settings {
 		},
 		Execution: Execution{DefaultBackoff: 60 * time.Second},
 		Queueing: Queueing{
-			IdleTimeout: 5 * time.Second,
-			WorkerLimit: 64,
-			ExitTimeout: 2 * time.Second,
-			ErrorDelays: seconds(1, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 377, 610),
+			IdleTimeout:        5 * time.Second,
+			WorkerLimit:        64,
+			ReleaseMemoryAfter: 10 * time.Second,
+			ExitTimeout:        2 * time.Second,
+			ErrorDelays:        seconds(1, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 377, 610),
 		},
 		Watching:   Watching{InactivityTimeout: 70 * time.Second},
 		Networking: Networking{RequestTimeout: 300 * time.Second, MaxInFlight: 16},

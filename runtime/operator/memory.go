@@ -1,0 +1,79 @@
+package operator
+
+import (
+	"runtime/debug"
+	"sync"
+	"time"
+)
+
+// memoryReleaser returns the memory freed after a burst of work to the OS
+// once the operator has been idle for a while: no worker of any resource
+// alive for the whole delay. The Go runtime's scavenger would return it too,
+// but only gradually and only after the next garbage collection, which an
+// idle operator does not trigger for minutes.
+//
+// It costs one garbage collection per busy → idle transition, and nothing
+// while idle.
+type memoryReleaser struct {
+	delay   time.Duration
+	release func() // debug.FreeOSMemory; replaced in tests
+
+	mu    sync.Mutex
+	busy  []func() int // the multiplexers' Workers
+	timer *time.Timer
+}
+
+func newMemoryReleaser(delay time.Duration) *memoryReleaser {
+	return &memoryReleaser{delay: delay, release: debug.FreeOSMemory}
+}
+
+// watch adds a source of work: a function returning its live workers.
+func (r *memoryReleaser) watch(workers func() int) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	r.busy = append(r.busy, workers)
+	r.mu.Unlock()
+}
+
+// idle is called when one source has no worker left: the release happens
+// after the delay if every source is still idle then. Calls meanwhile
+// restart the delay.
+func (r *memoryReleaser) idle() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.timer != nil {
+		r.timer.Stop()
+	}
+	r.timer = time.AfterFunc(r.delay, r.fire)
+}
+
+func (r *memoryReleaser) fire() {
+	r.mu.Lock()
+	r.timer = nil
+	sources := r.busy
+	r.mu.Unlock()
+	for _, workers := range sources {
+		if workers() > 0 {
+			return // busy again: its next idle() re-arms the release
+		}
+	}
+	r.release()
+}
+
+// stop cancels a pending release.
+func (r *memoryReleaser) stop() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.timer != nil {
+		r.timer.Stop()
+		r.timer = nil
+	}
+}

@@ -1,0 +1,59 @@
+package operator
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestMemoryReleaser(t *testing.T) {
+	tests := []struct {
+		name     string
+		workers  []int // live workers of each source when the delay ends
+		idles    int   // idle() calls in a row
+		releases int32
+	}{
+		{name: "all idle", workers: []int{0, 0}, idles: 1, releases: 1},
+		{name: "repeated idle calls release once", workers: []int{0}, idles: 5, releases: 1},
+		{name: "one source busy again", workers: []int{0, 3}, idles: 1, releases: 0},
+		{name: "no idle call", workers: []int{0}, idles: 0, releases: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var released atomic.Int32
+			r := newMemoryReleaser(20 * time.Millisecond)
+			r.release = func() { released.Add(1) }
+			t.Cleanup(r.stop)
+			for _, n := range tt.workers {
+				r.watch(func() int { return n })
+			}
+			for range tt.idles {
+				r.idle()
+			}
+			time.Sleep(200 * time.Millisecond) // well past the delay
+			if got := released.Load(); got != tt.releases {
+				t.Errorf("released %d times, want %d", got, tt.releases)
+			}
+		})
+	}
+}
+
+func TestMemoryReleaserStop(t *testing.T) {
+	var released atomic.Int32
+	r := newMemoryReleaser(50 * time.Millisecond)
+	r.release = func() { released.Add(1) }
+	r.watch(func() int { return 0 })
+	r.idle()
+	r.stop()
+	time.Sleep(150 * time.Millisecond)
+	if released.Load() != 0 {
+		t.Error("released after stop")
+	}
+}
+
+func TestNilMemoryReleaser(t *testing.T) {
+	var r *memoryReleaser // disabled: every method is a no-op
+	r.watch(func() int { return 0 })
+	r.idle()
+	r.stop()
+}
