@@ -38,6 +38,7 @@ test: lint verify unit e2e
 unit:
 	$(GO) test -count=1 ./...
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 10s ./generator/markers
+	$(GO) test -run '^$$' -fuzz FuzzParser -fuzztime 10s ./runtime/watching
 
 e2e: controlplane
 	cd e2e && $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...

@@ -26,8 +26,9 @@ could be written by hand against this package.
 
   - resolves each handler's resource through the cluster's discovery;
   - watches it (runtime/watching: client-go's Reflector, no object cache);
-  - hands each object's events to its own worker (runtime/queueing), so
-    objects are processed in parallel and each one strictly in order;
+  - hands each object's events to a worker (runtime/queueing), so objects
+    are processed in parallel (up to settings.Queueing.WorkerLimit, 64, at
+    once) and each one strictly in order, its latest version only;
   - detects the cause of each change (runtime/causes: creation, update,
     resume, deletion, ...) by comparing the object with the diff-base that
     Kopf keeps in the kopf.zalando.org/last-handled-configuration annotation
