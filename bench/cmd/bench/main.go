@@ -114,7 +114,7 @@ func main() {
 	flag.DurationVar(&cfg.settleDelay, "settle", 6*time.Second, "wait after a scenario before measuring memory (kopf-go's workers exit after 5 s idle)")
 	flag.DurationVar(&cfg.idleTime, "idle", 10*time.Second, "window for idle CPU")
 	flag.DurationVar(&cfg.shippedWindow, "shipped-window", 20*time.Second, "at most how long kopf-go through kopf.Main (the user's path) is measured; 0: not at all")
-	flag.BoolVar(&cfg.profile, "profile", true, "profile kopf-go's CPU in an extra catch-up at the smallest N (first variant)")
+	flag.BoolVar(&cfg.profile, "profile", true, "profile kopf-go's CPU in an extra catch-up at the smallest N, per variant")
 	flag.BoolVar(&cfg.unbounded, "unbounded", true, "also run kopf-go with settings.Queueing.WorkerLimit = 0 (one worker per object, as Kopf and as before that setting)")
 	flag.StringVar(&cfg.only, "only", "", "run only these scenarios: catchup (with idle and update) or latency (paced and burst)")
 	flag.StringVar(&render, "render", "", "only regenerate RESULTS.md and results.png from this results.json")
@@ -313,7 +313,7 @@ func (b *bench) runAll(n int, variant string) error {
 		b.latency(kopf, n, variant)
 		b.latency(cr, n, variant)
 	}
-	if b.cfg.profile && (b.cfg.only == "" || b.cfg.only == "catchup") && n == b.cfg.ns[0] && variant == b.cfg.variants[0] {
+	if b.cfg.profile && (b.cfg.only == "" || b.cfg.only == "catchup") && n == b.cfg.ns[0] {
 		for _, c := range []contender{kopf, unbounded} {
 			if c.Name == unboundedName && !b.cfg.unbounded {
 				continue
