@@ -54,6 +54,9 @@ type Result struct {
 	// after the scenario, settled (GC + memory returned to the OS).
 	EmptyRSS   int64 `json:"empty_rss,omitempty"`
 	SettledRSS int64 `json:"settled_rss,omitempty"`
+	// Watched is how many objects the contender watched when SettledRSS
+	// was read, if not Objects (after a burst: the paced ones too).
+	Watched int `json:"watched,omitempty"`
 	// Go is the contender's own report when settled: heap_inuse,
 	// stack_inuse, sys, goroutines.
 	Go map[string]int64 `json:"go,omitempty"`
@@ -753,6 +756,9 @@ func (b *bench) latency(c contender, n int, variant string) {
 	time.Sleep(500 * time.Millisecond)
 	s2, _ := env.api.serverCounts(context.Background())
 	burst.Requests = delta(s1, s2, h1, env.api.snapshot())
+	time.Sleep(b.cfg.settleDelay)
+	burst.SettledRSS, burst.Go = p.settle()
+	burst.Watched = 1 + len(objs) + len(bobjs) // the probe, paced, burst
 }
 
 // latencies returns p50, p99 and the maximum, in milliseconds, of the
