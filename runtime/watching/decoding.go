@@ -126,58 +126,12 @@ func (p *parser) listItems() ([]unstructured.Unstructured, error) {
 			return nil, p.unexpected("looking for an item of a list")
 		}
 		items = append(items, unstructured.Unstructured{Object: obj})
-		p.ws()
-		if p.pos >= len(p.data) {
-			return nil, p.unexpected("")
-		}
-		switch p.data[p.pos] {
-		case ',':
-			p.pos++
-		case ']':
-			p.pos++
-			p.depth--
+		if done, err := p.arrayNext(); err != nil {
+			return nil, err
+		} else if done {
 			return items, nil
-		default:
-			return nil, p.unexpected("after array element")
 		}
 	}
-}
-
-// objectKey parses a key and its colon.
-func (p *parser) objectKey() (string, error) {
-	p.ws()
-	if p.pos >= len(p.data) || p.data[p.pos] != '"' {
-		return "", p.unexpected("looking for beginning of object key string")
-	}
-	key, err := p.key()
-	if err != nil {
-		return "", err
-	}
-	p.ws()
-	if p.pos >= len(p.data) || p.data[p.pos] != ':' {
-		return "", p.unexpected("after object key")
-	}
-	p.pos++
-	return key, nil
-}
-
-// objectNext moves past the comma after a key:value pair, or past the
-// closing brace (done).
-func (p *parser) objectNext() (done bool, err error) {
-	p.ws()
-	if p.pos >= len(p.data) {
-		return false, p.unexpected("")
-	}
-	switch p.data[p.pos] {
-	case ',':
-		p.pos++
-		return false, nil
-	case '}':
-		p.pos++
-		p.depth--
-		return true, nil
-	}
-	return false, p.unexpected("after object key:value pair")
 }
 
 // event decodes one watch event, {"type": ..., "object": {...}}, as

@@ -153,19 +153,10 @@ func (p *parser) object(kind objectKind) (map[string]any, error) {
 		return m, nil
 	}
 	for {
-		p.ws()
-		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
-			return nil, p.unexpected("looking for beginning of object key string")
-		}
-		key, err := p.key()
+		key, err := p.objectKey()
 		if err != nil {
 			return nil, err
 		}
-		p.ws()
-		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
-			return nil, p.unexpected("after object key")
-		}
-		p.pos++
 		switch {
 		case kind == metaObject && key == "managedFields":
 			err = p.skip()
@@ -177,19 +168,10 @@ func (p *parser) object(kind objectKind) (map[string]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.ws()
-		if p.pos >= len(p.data) {
-			return nil, p.unexpected("")
-		}
-		switch p.data[p.pos] {
-		case ',':
-			p.pos++
-		case '}':
-			p.pos++
-			p.depth--
+		if done, err := p.objectNext(); err != nil {
+			return nil, err
+		} else if done {
 			return m, nil
-		default:
-			return nil, p.unexpected("after object key:value pair")
 		}
 	}
 }
@@ -222,21 +204,59 @@ func (p *parser) array() ([]any, error) {
 			return nil, err
 		}
 		a = append(a, v)
-		p.ws()
-		if p.pos >= len(p.data) {
-			return nil, p.unexpected("")
-		}
-		switch p.data[p.pos] {
-		case ',':
-			p.pos++
-		case ']':
-			p.pos++
-			p.depth--
+		if done, err := p.arrayNext(); err != nil {
+			return nil, err
+		} else if done {
 			return a, nil
-		default:
-			return nil, p.unexpected("after array element")
 		}
 	}
+}
+
+// objectKey parses a key and its colon.
+func (p *parser) objectKey() (string, error) {
+	p.ws()
+	if p.pos >= len(p.data) || p.data[p.pos] != '"' {
+		return "", p.unexpected("looking for beginning of object key string")
+	}
+	key, err := p.key()
+	if err != nil {
+		return "", err
+	}
+	p.ws()
+	if p.pos >= len(p.data) || p.data[p.pos] != ':' {
+		return "", p.unexpected("after object key")
+	}
+	p.pos++
+	return key, nil
+}
+
+// objectNext moves past the comma after a key:value pair, or past the
+// closing brace (done).
+func (p *parser) objectNext() (done bool, err error) {
+	return p.next('}', "after object key:value pair")
+}
+
+// arrayNext moves past the comma after an element, or past the closing
+// bracket (done).
+func (p *parser) arrayNext() (done bool, err error) {
+	return p.next(']', "after array element")
+}
+
+func (p *parser) next(closing byte, context string) (done bool, err error) {
+	p.ws()
+	if p.pos >= len(p.data) {
+		return false, p.unexpected("")
+	}
+	switch p.data[p.pos] {
+	case ',':
+		p.pos++
+		return false, nil
+	case closing:
+		p.pos++
+		p.depth--
+		return true, nil
+	}
+	return false, p.unexpected(context)
 }
 
 // key parses a string, interned; p.data[p.pos] is '"'.
