@@ -52,6 +52,7 @@ package queueing
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -91,7 +92,10 @@ type Multiplexer struct {
 	workers int             // worker goroutines alive
 	// wake tells an idle worker that an object is queued or a sleeper waits
 	// for a slot (with a limit only; nil without).
-	wake    chan struct{}
+	wake chan struct{}
+	// busy are the keys of the objects being processed now (the processor
+	// called and not returned), for Busy.
+	busy    map[string]struct{}
 	wg      sync.WaitGroup
 	ctx     context.Context
 	closing chan struct{}
@@ -105,7 +109,7 @@ type Multiplexer struct {
 func NewMultiplexer(ctx context.Context, opts Options, process Processor) *Multiplexer {
 	m := &Multiplexer{
 		ctx: ctx, process: process, idleTimeout: opts.IdleTimeout, limit: max(opts.WorkerLimit, 0),
-		streams: map[string]*Stream{}, closing: make(chan struct{}), onNoWorkers: opts.OnIdle,
+		streams: map[string]*Stream{}, busy: map[string]struct{}{}, closing: make(chan struct{}), onNoWorkers: opts.OnIdle,
 	}
 	if m.limit > 0 {
 		m.wake = make(chan struct{}, 1)
@@ -116,8 +120,11 @@ func NewMultiplexer(ctx context.Context, opts Options, process Processor) *Multi
 // Close stops accepting events and lets every worker exit as soon as it has
 // finished the event it is processing now; pending events, and the objects
 // queued for a worker, are dropped (the next operator run will see the
-// objects in its listing). Wait then waits for the workers; cancelling the
-// multiplexer's context makes them hurry.
+// objects in its listing). Processors waiting in Stream.Sleep or
+// Stream.WaitExpected return at once (there is nothing to wait for when no
+// event will come); those running, e.g. in a handler, keep their context
+// until it is cancelled. Wait then waits for the workers; cancelling the
+// multiplexer's context makes them hurry; Busy names those still running.
 func (m *Multiplexer) Close() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -173,6 +180,22 @@ func (m *Multiplexer) Queued() int {
 	return len(m.ready)
 }
 
+// Busy returns the keys of the objects being processed now, sorted: those
+// whose processor has been called and has not returned yet (sleeping in
+// Stream.Sleep included). After Close and a cancelled context, these are
+// the processors that ignore the cancellation, e.g. handlers stuck in
+// a call that takes no context.
+func (m *Multiplexer) Busy() []string {
+	m.mu.Lock()
+	keys := make([]string, 0, len(m.busy))
+	for key := range m.busy {
+		keys = append(keys, key)
+	}
+	m.mu.Unlock()
+	slices.Sort(keys)
+	return keys
+}
+
 // Wait blocks until every worker has exited (after ctx is done).
 func (m *Multiplexer) Wait() { m.wg.Wait() }
 
@@ -213,7 +236,13 @@ func (m *Multiplexer) worker(s *Stream) {
 			m.mu.Unlock()
 			return
 		}
+		m.mu.Lock()
+		m.busy[s.key] = struct{}{}
+		m.mu.Unlock()
 		m.process(m.ctx, ev, s)
+		m.mu.Lock()
+		delete(m.busy, s.key)
+		m.mu.Unlock()
 		deleted = ev.Type == watching.Deleted
 	}
 }
@@ -355,8 +384,9 @@ func (m *Multiplexer) lend() {
 }
 
 // reclaim takes a slot back for a processor that has slept, waiting for
-// one if none is free. If ctx is done meanwhile, it takes one anyway (over
-// the limit, while everything stops), so that the processor can return.
+// one if none is free. If ctx is done or the multiplexer is closed
+// meanwhile, it takes one anyway (over the limit, while everything stops),
+// so that the processor can return.
 func (m *Multiplexer) reclaim(ctx context.Context) {
 	m.mu.Lock()
 	if m.slots < m.limit {
@@ -370,16 +400,25 @@ func (m *Multiplexer) reclaim(ctx context.Context) {
 	m.mu.Unlock()
 	select {
 	case <-ch: // handed over by releaseSlotLocked
+	case <-m.closing:
+		m.takeOver(ch)
 	case <-ctx.Done():
-		m.mu.Lock()
-		for i, w := range m.waiters {
-			if w == ch {
-				m.waiters = append(m.waiters[:i:i], m.waiters[i+1:]...)
-				m.slots++
-				break
-			}
+		m.takeOver(ch)
+	}
+}
+
+// takeOver takes a slot over the limit for the sleeper waiting on ch,
+// unless the slot has been handed over meanwhile (ch is then closed and no
+// longer among the waiters).
+func (m *Multiplexer) takeOver(ch chan struct{}) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, w := range m.waiters {
+		if w == ch {
+			m.waiters = append(m.waiters[:i:i], m.waiters[i+1:]...)
+			m.slots++
+			return
 		}
-		m.mu.Unlock()
 	}
 }
 
