@@ -160,7 +160,7 @@ func (r *Reactor) selectHandlers(c *cycleState) {
 			}
 		}
 	}
-	c.handlers = selectHandlers(candidates, &c.base)
+	c.handlers = r.matching(candidates, &c.base, c.logger)
 }
 
 // finalizerStep adds the finalizer when a handler requires it and it is
@@ -169,7 +169,7 @@ func (r *Reactor) selectHandlers(c *cycleState) {
 // patched (or tried to), and so the cycle ends here.
 func (r *Reactor) finalizerStep(ctx context.Context, c *cycleState) (done bool, err error) {
 	finalizer := r.Settings.Persistence.Finalizer
-	requires := r.requiresFinalizer(&c.base)
+	requires := r.requiresFinalizer(&c.base, c.logger)
 	var rv string
 	switch {
 	case c.deleting:
@@ -360,7 +360,7 @@ func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch,
 			if len(children) == 0 {
 				return execution.Outcome{Success: true, Result: result}
 			}
-			sub := r.runHandlers(ctx, b, p, base, id+"/", selectHandlers(children, base), logger)
+			sub := r.runHandlers(ctx, b, p, base, id+"/", r.matching(children, base, logger), logger)
 			out.ids = append(out.ids, sub.ids...)
 			next.Subrefs = sub.ids
 			switch {
@@ -406,18 +406,6 @@ func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch,
 			out.delay = minDelay(out.delay, res.Delay)
 		}
 		ps.Store(b, p, id, next)
-	}
-	return out
-}
-
-// selectHandlers keeps the handlers whose filters match the object and the
-// change, in order.
-func selectHandlers(handlers []*registry.ChangingHandler, base *kwargs.Changing) []*registry.ChangingHandler {
-	var out []*registry.ChangingHandler
-	for _, h := range handlers {
-		if matches(h, base) {
-			out = append(out, h)
-		}
 	}
 	return out
 }
@@ -469,7 +457,8 @@ func mergeResult(p patches.Patch, id string, result any) error {
 		return nil
 	}
 	if _, ok := result.(map[string]any); !ok {
-		data, err := json.Marshal(result)
+		// A result's own MarshalJSON is user code.
+		data, err := execution.Guard(func() ([]byte, error) { return json.Marshal(result) })
 		if err != nil {
 			return err
 		}
