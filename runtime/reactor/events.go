@@ -9,6 +9,7 @@ import (
 	"github.com/kopf-go/kopf/runtime/execution"
 	"github.com/kopf-go/kopf/runtime/kwargs"
 	"github.com/kopf-go/kopf/runtime/patches"
+	"github.com/kopf-go/kopf/runtime/registry"
 	"github.com/kopf-go/kopf/runtime/watching"
 )
 
@@ -31,20 +32,29 @@ func (r *Reactor) runEventHandlers(ctx context.Context, ev watching.Event, mem *
 			Type:     string(ev.Type),
 			Event:    map[string]any{"type": typ, "object": map[string]any(b)},
 		}
-		if !h.Filter.MatchMeta(&kw.Resource) {
-			continue
-		}
-		if h.Field != nil {
-			v, ok := diffs.Resolve(map[string]any(b), h.Field)
-			if !h.Filter.MatchValues(nil, false, v, ok, false, &kw.Resource) {
-				continue
-			}
-		} else if !h.Filter.MatchValues(nil, false, nil, false, false, &kw.Resource) {
-			continue
-		}
-		if h.When != nil && !h.When(kw) {
+		ok, err := execution.Guard(func() (bool, error) { return matchesEvent(h, b, kw), nil })
+		r.filterFailed(kw.UID, h.ID, "event", err, logger)
+		if !ok {
 			continue
 		}
 		_ = execution.ExecuteEvent(ctx, h, kw, logger)
 	}
+}
+
+// matchesEvent applies an event handler's filters: labels and annotations,
+// the value at its field, then when=. They are user code: call it through
+// execution.Guard.
+func matchesEvent(h *registry.EventHandler, b body.Body, kw *kwargs.Event) bool {
+	if !h.Filter.MatchMeta(&kw.Resource) {
+		return false
+	}
+	if h.Field != nil {
+		v, ok := diffs.Resolve(map[string]any(b), h.Field)
+		if !h.Filter.MatchValues(nil, false, v, ok, false, &kw.Resource) {
+			return false
+		}
+	} else if !h.Filter.MatchValues(nil, false, nil, false, false, &kw.Resource) {
+		return false
+	}
+	return h.When == nil || h.When(kw)
 }

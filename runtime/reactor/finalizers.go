@@ -3,6 +3,7 @@ package reactor
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
 	"github.com/kopf-go/kopf/runtime/body"
 	"github.com/kopf-go/kopf/runtime/causes"
@@ -11,11 +12,11 @@ import (
 
 // requiresFinalizer reports whether any handler needs the object to stay
 // until it has run on deletion: a non-optional delete handler.
-func (r *Reactor) requiresFinalizer(base *kwargs.Changing) bool {
+func (r *Reactor) requiresFinalizer(base *kwargs.Changing, logger *slog.Logger) bool {
 	kw := *base
 	kw.Reason = causes.Delete
 	for _, h := range r.Registry.ChangingHandlers(r.Resource, causes.Delete) {
-		if !h.Optional && matches(h, &kw) {
+		if !h.Optional && r.matches(h, &kw, logger) {
 			return true
 		}
 	}
