@@ -58,7 +58,7 @@ func (r *Reactor) cycle(ctx context.Context, b body.Body, mem *memory, s *queuei
 	if done, err := r.finalizerStep(ctx, c); done {
 		return err
 	}
-	if c.idle() {
+	if c.idle(ctx) {
 		return nil
 	}
 	c.logProgress(ctx)
@@ -189,27 +189,40 @@ func (r *Reactor) finalizerStep(ctx context.Context, c *cycleState) (done bool, 
 
 // idle reports whether nothing of interest has changed (a noop or resume
 // cause with no matching handlers); resuming is then over for the object.
-func (c *cycleState) idle() bool {
+// It logs at debug level what Kopf logs for these causes: for an object
+// found unchanged at the operator's start with no resume handlers to run,
+// "Resuming is in progress: <body>" (Kopf logs every handler cause, even
+// without handlers); for a change outside the essence, "Something has
+// changed, but we are not interested (the essence is the same).".
+func (c *cycleState) idle(ctx context.Context) bool {
 	r := c.detected.Reason
 	if (r == causes.Noop || r == causes.Resume) && len(c.handlers) == 0 {
 		c.mem.resumed = true
-		c.logger.Debug("Something has changed, but we are not interested (the essence is the same).")
+		if r == causes.Resume {
+			c.logProgress(ctx)
+		} else {
+			c.logger.Debug("Something has changed, but we are not interested (the essence is the same).")
+		}
 		c.logger.Debug("Handling cycle is finished, waiting for new changes.")
 		return true
 	}
 	return false
 }
 
-// logProgress logs the cause with the object and its diff, as Kopf does,
-// when handlers are to run. The body dump costs a JSON encoding of the
-// whole object: only when debug logging is on.
+// logProgress logs the cause with the object and its diff, as Kopf does on
+// every cycle of a handler cause (create, update, delete, resume), even
+// with no handlers to run, "to show what has happened and why the
+// diff-base is patched": "<Title> is in progress: <body>", then, unless
+// creating, "<Title> diff: <diff>". The body dump costs a JSON encoding of
+// the whole object: only when debug logging is on.
 func (c *cycleState) logProgress(ctx context.Context) {
 	d := &c.detected
-	if len(c.handlers) > 0 && c.logger.Enabled(ctx, slog.LevelDebug) {
-		c.logger.Debug(fmt.Sprintf("%s is in progress: %s", d.Reason.Title(), compact(c.b)))
-		if len(d.Diff) > 0 && d.Old != nil { // as Kopf: no diff is logged on creation
-			c.logger.Debug(fmt.Sprintf("%s diff: %s", d.Reason.Title(), d.Diff))
-		}
+	if d.Reason == causes.Noop || !c.logger.Enabled(ctx, slog.LevelDebug) {
+		return
+	}
+	c.logger.Debug(fmt.Sprintf("%s is in progress: %s", d.Reason.Title(), compact(c.b)))
+	if len(d.Diff) > 0 && d.Old != nil { // as Kopf: no diff is logged on creation
+		c.logger.Debug(fmt.Sprintf("%s diff: %s", d.Reason.Title(), d.Diff))
 	}
 }
 

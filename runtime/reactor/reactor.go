@@ -105,7 +105,9 @@ func (r *Reactor) Process(ctx context.Context, ev watching.Event, s *queueing.St
 	}
 	r.runEventHandlers(ctx, ev, mem, logger)
 	if ev.Type == watching.Deleted {
-		logger.Debug("Deleted, really deleted, and we are notified.")
+		if r.Registry.HasChanging(r.Resource) { // as Kopf: a GONE cause only with changing handlers
+			logger.Debug("Deleted, really deleted, and we are notified.")
+		}
 		r.forget(ev.Key)
 		return
 	}
