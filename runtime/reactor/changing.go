@@ -305,6 +305,7 @@ type handlersOutcome struct {
 	done              bool // every handler is finished (succeeded or failed)
 	succeeded, failed int
 	delay             time.Duration // the shortest wait for a delayed handler
+	due               bool          // a handler is due now but left to a later cycle
 	ids               []string      // every progress id involved, to purge when done
 	failedIDs         []string
 	cancelled         bool // the operator is exiting: the outcome is not to be stored
@@ -316,6 +317,19 @@ type handlersOutcome struct {
 // outcome is stored before the next handler starts, so a crash never makes
 // a succeeded handler run again. The ids of the handlers are prefixed (for
 // sub-handlers: "parent/").
+//
+// The records are Kopf's (progression.State): every handler that has no
+// record for the cause yet gets one in the first patch, run or not,
+// {"started":<now>,"purpose":<cause>,"retries":0,"success":false,
+// "failure":false}, so that started, runtime and timeout= of the handlers
+// that run later count from the cause's first cycle; the same holds for
+// sub-handlers from their parent's first run that declares them. A record
+// carries subrefs sorted and without duplicates: the ids of its sub-handlers
+// of every depth, those of its previous record included. A parent with
+// unfinished sub-handlers is recorded as Kopf records its
+// HandlerChildrenRetry: delayed until now plus the sub-handlers' delay (0
+// when one is due), retries+1, and the message "None" (Python's str() of
+// that exception, which has no message).
 func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch, base *kwargs.Changing, prefix string, handlers []*registry.ChangingHandler, logger *slog.Logger) handlersOutcome {
 	ps := r.Settings.Persistence.ProgressStorage
 	out := handlersOutcome{done: true}
@@ -353,6 +367,11 @@ func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch,
 		}
 		if h != chosen {
 			out.done = false // due, but runs in a later cycle, after this one's patch
+			out.due = true
+			if rec == nil {
+				fresh := now
+				ps.Store(b, p, id, &progress.Record{Started: &fresh, Purpose: &purpose})
+			}
 			continue
 		}
 		att := execution.Attempt{Started: now}
@@ -368,6 +387,9 @@ func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch,
 		named.ID = id
 		started := att.Started
 		next := &progress.Record{Started: &started, Purpose: &purpose, Retries: att.Retry + 1}
+		if rec != nil {
+			next.Subrefs = subrefs(rec.Subrefs, nil)
+		}
 		att.Finish = func(result any) execution.Outcome {
 			children := subs.List()
 			if len(children) == 0 {
@@ -375,11 +397,15 @@ func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch,
 			}
 			sub := r.runHandlers(ctx, b, p, base, id+"/", r.matching(children, base, logger), logger)
 			out.ids = append(out.ids, sub.ids...)
-			next.Subrefs = sub.ids
+			next.Subrefs = subrefs(next.Subrefs, sub.ids)
 			switch {
 			case !sub.done:
 				logger.Debug(fmt.Sprintf("Handler '%s' has unfinished sub-handlers. Will retry soon.", id))
-				return execution.Outcome{Delay: sub.delay} // 0: the next cycle, at once
+				delay := sub.delay // 0: the next cycle, at once
+				if sub.due {
+					delay = 0
+				}
+				return execution.Outcome{Delay: delay, Message: "None"}
 			case sub.failed > 0:
 				msg := fmt.Sprintf("Some sub-handlers failed: %s", strings.Join(sub.failedIDs, ", "))
 				logger.Error(fmt.Sprintf("Handler '%s' failed permanently: %s", id, msg))
@@ -483,6 +509,17 @@ func mergeResult(p patches.Patch, id string, result any) error {
 	}
 	p.MergeResult(id, result)
 	return nil
+}
+
+// subrefs returns the union of two lists of sub-handler ids, sorted and
+// without duplicates (Kopf's sorted(set(old) | set(new))); nil if empty.
+func subrefs(old, added []string) []string {
+	if len(old)+len(added) == 0 {
+		return nil
+	}
+	out := slices.Concat(old, added)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func minDelay(cur, d time.Duration) time.Duration {
