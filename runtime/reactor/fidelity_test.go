@@ -28,6 +28,7 @@ import (
 	"github.com/kopf-go/kopf/runtime/registry"
 	"github.com/kopf-go/kopf/runtime/resources"
 	"github.com/kopf-go/kopf/runtime/settings"
+	"github.com/kopf-go/kopf/runtime/watching"
 )
 
 // The tests of Kopf fidelity: the progress records that the reactor writes,
@@ -54,6 +55,12 @@ func (l *fidelityLogs) Handle(_ context.Context, r slog.Record) error {
 	defer l.mu.Unlock()
 	l.lines = append(l.lines, r.Level.String()+" "+r.Message)
 	return nil
+}
+
+func (l *fidelityLogs) reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = nil
 }
 
 func (l *fidelityLogs) all() []string {
@@ -357,4 +364,111 @@ func TestCrashBetweenStatusAndObjectPatches(t *testing.T) {
 			t.Errorf("the creation is not processed:\n%s", strings.Join(f.logs.all(), "\n"))
 		}
 	})
+}
+
+// TestGoneLoggedOnlyWithChangingHandlers: Kopf's GONE cause, "Deleted,
+// really deleted, and we are notified.", exists only for resources with
+// changing handlers; an on.event-only operator does not log it.
+func TestGoneLoggedOnlyWithChangingHandlers(t *testing.T) {
+	const gone = "DEBUG Deleted, really deleted, and we are notified."
+	selector := resources.Selector{Group: "kopf.dev", Version: "v1", Name: "kopfexamples"}
+	onEvent := registry.EventHandler{ID: "ev", Selector: selector, Fn: func(context.Context, *kwargs.Event) error { return nil }}
+	tests := []struct {
+		name     string
+		register func(reg *registry.Registry) error
+		want     bool
+	}{
+		{"on.event only", func(reg *registry.Registry) error { return reg.AddEvent(onEvent) }, false},
+		{"changing handlers", func(reg *registry.Registry) error { return reg.AddChanging(createHandler("a", succeed)) }, true},
+		{"both", func(reg *registry.Registry) error {
+			return errors.Join(reg.AddEvent(onEvent), reg.AddChanging(createHandler("a", succeed)))
+		}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFidelityFixture(t, tt.register)
+			f.r.Process(t.Context(), watching.Event{Type: watching.Deleted, Key: "ns/obj", Object: f.object()}, f.stream)
+			if got := slices.Contains(f.logs.all(), gone); got != tt.want {
+				t.Errorf("%q logged: %v, want %v; the log:\n%s", gone, got, tt.want, strings.Join(f.logs.all(), "\n"))
+			}
+		})
+	}
+}
+
+// TestHandledObjectFoundAtStart: an object whose handling is complete, found
+// in the first listing with no resume handlers, is a RESUME cause to Kopf,
+// which logs it as every handler cause ("Resuming is in progress: <body>"),
+// then ends the cycle; the same object changed outside its essence later
+// is a NOOP ("Something has changed, but we are not interested ..."). No
+// handler runs and nothing is written in either case.
+func TestHandledObjectFoundAtStart(t *testing.T) {
+	tests := []struct {
+		name             string
+		noticedByListing bool
+		want             string
+		unwanted         string
+	}{
+		{"found at start", true, "DEBUG Resuming is in progress: {", "not interested"},
+		{"changed later", false, "DEBUG Something has changed, but we are not interested (the essence is the same).", "is in progress"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			runs := 0
+			f := newFidelityFixture(t, func(reg *registry.Registry) error {
+				return reg.AddChanging(createHandler("a", func(context.Context, *kwargs.Changing) (any, error) {
+					runs++
+					return nil, nil
+				}))
+			})
+			if sent, err := f.cycle(t.Context()); err != nil || len(sent) == 0 {
+				t.Fatalf("the creation cycle: %d patches, %v", len(sent), err)
+			}
+			// The operator restarts: a new memory, the object in its first listing.
+			f.logs.reset()
+			f.r.forget("ns/obj")
+			f.mem = f.r.memory("ns/obj", "uid-1")
+			f.mem.noticedByListing = tt.noticedByListing
+			sent, err := f.cycle(t.Context())
+			if err != nil || len(sent) != 0 || runs != 1 {
+				t.Fatalf("the cycle after the restart: %d patches, %v, %d runs of the handler", len(sent), err, runs)
+			}
+			logs := f.logs.all()
+			if len(logs) != 2 || !strings.HasPrefix(logs[0], tt.want) || logs[1] != "DEBUG Handling cycle is finished, waiting for new changes." {
+				t.Errorf("the log is not %q and the end of the cycle:\n%s", tt.want, strings.Join(logs, "\n"))
+			}
+			for _, line := range logs {
+				if strings.Contains(line, tt.unwanted) {
+					t.Errorf("unexpected %q in %q", tt.unwanted, line)
+				}
+			}
+		})
+	}
+}
+
+// TestCauseLoggedWithoutHandlers: Kopf logs every handler cause with its
+// diff, even when no handler matches, "to show what has happened and why
+// the diff-base is patched".
+func TestCauseLoggedWithoutHandlers(t *testing.T) {
+	f := newFidelityFixture(t, func(reg *registry.Registry) error { return reg.AddChanging(createHandler("a", succeed)) })
+	if _, err := f.cycle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	obj := f.object()
+	if err := unstructured.SetNestedField(obj, "changed", "spec", "field"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.client.Resource(fidelityGVR).Namespace("ns").Update(t.Context(), &unstructured.Unstructured{Object: obj}, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.logs.reset()
+	sent, err := f.cycle(t.Context())
+	if err != nil || len(sent) != 1 || !strings.Contains(string(sent[0].GetPatch()), `\"field\":\"changed\"`) {
+		t.Fatalf("the update cycle: %v, %v; want one patch with the new diff-base", sent, err)
+	}
+	logs := f.logs.all()
+	if len(logs) != 3 || !strings.HasPrefix(logs[0], "DEBUG Updating is in progress: {") ||
+		!strings.HasPrefix(logs[1], "DEBUG Updating diff: ") || !strings.Contains(logs[1], "changed") ||
+		logs[2] != "DEBUG Handling cycle is finished, waiting for new changes." {
+		t.Errorf("the log of an update with no handlers:\n%s", strings.Join(logs, "\n"))
+	}
 }
