@@ -1,6 +1,7 @@
 package reactor
 
 import (
+	"reflect"
 	"time"
 
 	"github.com/kopf-go/kopf/runtime/body"
@@ -44,24 +45,28 @@ func userCopy(kw *kwargs.Changing) *kwargs.Changing {
 	u.Resource = kwargs.FromBody(kw.Resource.Resource, kw.Body.DeepCopy(), kw.Patch, kw.Logger, kw.Memo)
 	u.Old = body.DeepCopyValue(kw.Old)
 	u.New = body.DeepCopyValue(kw.New)
-	u.Diff = copyDiff(kw.Diff)
-	return &u
-}
-
-func copyDiff(d diffs.Diff) diffs.Diff {
-	if d == nil {
-		return nil
+	// A value that is the whole old or new essence (the one "add" of a
+	// creation) is that copy again, not a third one.
+	same := func(v, whole, copied any) any {
+		if m, ok := v.(map[string]any); ok && m != nil {
+			if w, ok := whole.(map[string]any); ok && reflect.ValueOf(m).UnsafePointer() == reflect.ValueOf(w).UnsafePointer() {
+				return copied
+			}
+		}
+		return body.DeepCopyValue(v)
 	}
-	c := make(diffs.Diff, len(d))
-	for i, item := range d {
-		c[i] = diffs.Item{
-			Op:   item.Op,
-			Path: append([]string(nil), item.Path...),
-			Old:  body.DeepCopyValue(item.Old),
-			New:  body.DeepCopyValue(item.New),
+	if kw.Diff != nil {
+		u.Diff = make(diffs.Diff, len(kw.Diff))
+		for i, item := range kw.Diff {
+			u.Diff[i] = diffs.Item{
+				Op:   item.Op,
+				Path: append([]string(nil), item.Path...),
+				Old:  same(item.Old, kw.Old, u.Old),
+				New:  same(item.New, kw.New, u.New),
+			}
 		}
 	}
-	return c
+	return &u
 }
 
 // fixedSource is kwargs that are user code's already (those a handler got,
