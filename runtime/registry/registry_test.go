@@ -21,7 +21,7 @@ var (
 )
 
 func fn(context.Context, *kwargs.Changing) (any, error) { return nil, nil }
-func evFn(context.Context, *kwargs.Event) error        { return nil }
+func evFn(context.Context, *kwargs.Event) error         { return nil }
 
 func TestAddChangingValidates(t *testing.T) {
 	for _, tt := range []struct {
