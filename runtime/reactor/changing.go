@@ -33,7 +33,8 @@ type cycleState struct {
 	hasFinalizer bool // our finalizer is on the object
 
 	detected causes.Detected
-	base     kwargs.Changing             // the kwargs shared by this cycle's handlers
+	base     kwargs.Changing             // the reactor's own kwargs, never given to user code
+	userKw   *kwargs.Changing            // user code's copy of base, made on first use
 	handlers []*registry.ChangingHandler // the matching handlers of the cause, in order
 }
 
@@ -64,8 +65,9 @@ func (r *Reactor) cycle(ctx context.Context, b body.Body, mem *memory, s *queuei
 	c.logProgress(ctx)
 
 	p := patches.New()
-	c.base.Patch = p
-	outcome := r.runHandlers(ctx, c.b, p, &c.base, "", c.handlers, c.logger)
+	kw := c.handlersKwargs(r)
+	kw.Patch = p
+	outcome := r.runHandlers(ctx, c.b, p, kw, "", c.handlers, c.logger)
 	if outcome.cancelled {
 		return nil // the operator is exiting: nothing of this cycle is stored
 	}
@@ -160,7 +162,7 @@ func (r *Reactor) selectHandlers(c *cycleState) {
 			}
 		}
 	}
-	c.handlers = r.matching(candidates, &c.base, c.logger)
+	c.handlers = r.matching(candidates, c, c.logger)
 }
 
 // finalizerStep adds the finalizer when a handler requires it and it is
@@ -169,7 +171,7 @@ func (r *Reactor) selectHandlers(c *cycleState) {
 // patched (or tried to), and so the cycle ends here.
 func (r *Reactor) finalizerStep(ctx context.Context, c *cycleState) (done bool, err error) {
 	finalizer := r.Settings.Persistence.Finalizer
-	requires := r.requiresFinalizer(&c.base, c.logger)
+	requires := r.requiresFinalizer(c, c.logger)
 	var rv string
 	switch {
 	case c.deleting:
@@ -395,7 +397,7 @@ func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch,
 			if len(children) == 0 {
 				return execution.Outcome{Success: true, Result: result}
 			}
-			sub := r.runHandlers(ctx, b, p, base, id+"/", r.matching(children, base, logger), logger)
+			sub := r.runHandlers(ctx, b, p, base, id+"/", r.matching(children, fixedSource{base}, logger), logger)
 			out.ids = append(out.ids, sub.ids...)
 			next.Subrefs = subrefs(next.Subrefs, sub.ids)
 			switch {

@@ -6,16 +6,15 @@ import (
 	"sync/atomic"
 
 	"github.com/kopf-go/kopf/runtime/execution"
-	"github.com/kopf-go/kopf/runtime/kwargs"
 	"github.com/kopf-go/kopf/runtime/registry"
 )
 
 // matching returns the handlers whose filters match the object and the
 // change, in order. A handler whose filters panic does not match.
-func (r *Reactor) matching(handlers []*registry.ChangingHandler, base *kwargs.Changing, logger *slog.Logger) []*registry.ChangingHandler {
+func (r *Reactor) matching(handlers []*registry.ChangingHandler, src kwSource, logger *slog.Logger) []*registry.ChangingHandler {
 	var out []*registry.ChangingHandler
 	for _, h := range handlers {
-		if r.matches(h, base, logger) {
+		if r.matches(h, src, logger) {
 			out = append(out, h)
 		}
 	}
@@ -25,7 +24,13 @@ func (r *Reactor) matching(handlers []*registry.ChangingHandler, base *kwargs.Ch
 // matches applies a changing handler's filters through execution.Guard:
 // labels, annotations, value/old/new and when= callbacks are user code. A
 // panic in any of them makes the handler not match (see filterFailed).
-func (r *Reactor) matches(h *registry.ChangingHandler, base *kwargs.Changing, logger *slog.Logger) bool {
+// Callbacks get user code's kwargs from src; filters without them look at
+// the reactor's own.
+func (r *Reactor) matches(h *registry.ChangingHandler, src kwSource, logger *slog.Logger) bool {
+	base := src.own()
+	if h.HasCallbacks() {
+		base = src.user()
+	}
 	ok, err := execution.Guard(func() (bool, error) { return matches(h, base), nil })
 	r.filterFailed(base.UID, h.ID, string(base.Reason), err, logger)
 	return ok
