@@ -203,7 +203,7 @@ func serveResource(ctx context.Context, wg *sync.WaitGroup, cl clients, reg *reg
 	// in (so that its results are written) for up to the exit timeout, and
 	// only then is its context cancelled (see drain).
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
-	qopts := queueing.Options{IdleTimeout: opts.Settings.Queueing.IdleTimeout, WorkerLimit: opts.Settings.Queueing.WorkerLimit}
+	qopts := queueing.Options{IdleTimeout: opts.Settings.Queueing.IdleTimeout, WorkerLimit: opts.Settings.Queueing.WorkerLimit, Logger: opts.Logger}
 	if opts.releaser != nil {
 		qopts.OnIdle = opts.releaser.idle
 	}

@@ -52,10 +52,14 @@ package queueing
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/kopf-go/kopf/runtime/logging"
 	"github.com/kopf-go/kopf/runtime/watching"
 )
 
@@ -76,6 +80,9 @@ type Options struct {
 	// worker may have started by then, so it is a hint to check Workers,
 	// not a guarantee.
 	OnIdle func()
+	// Logger receives the report of a processor's panic (see worker);
+	// nil: slog.Default().
+	Logger *slog.Logger
 }
 
 // Multiplexer dispatches events to per-object workers.
@@ -103,6 +110,7 @@ type Multiplexer struct {
 	onIdle  func() // tests (set before the first Put): a worker starts to wait idle
 	// onNoWorkers is Options.OnIdle.
 	onNoWorkers func()
+	logger      *slog.Logger
 }
 
 // NewMultiplexer returns a multiplexer whose workers run until ctx is done.
@@ -110,6 +118,10 @@ func NewMultiplexer(ctx context.Context, opts Options, process Processor) *Multi
 	m := &Multiplexer{
 		ctx: ctx, process: process, idleTimeout: opts.IdleTimeout, limit: max(opts.WorkerLimit, 0),
 		streams: map[string]*Stream{}, busy: map[string]struct{}{}, closing: make(chan struct{}), onNoWorkers: opts.OnIdle,
+		logger: opts.Logger,
+	}
+	if m.logger == nil {
+		m.logger = slog.Default()
 	}
 	if m.limit > 0 {
 		m.wake = make(chan struct{}, 1)
@@ -239,12 +251,31 @@ func (m *Multiplexer) worker(s *Stream) {
 		m.mu.Lock()
 		m.busy[s.key] = struct{}{}
 		m.mu.Unlock()
-		m.process(m.ctx, ev, s)
+		m.processGuarded(ev, s)
 		m.mu.Lock()
 		delete(m.busy, s.key)
 		m.mu.Unlock()
 		deleted = ev.Type == watching.Deleted
 	}
+}
+
+// processGuarded calls the processor; a panic that escapes it (a bug: the
+// processor guards user code itself) is the last resort's to catch here.
+// It is logged with the object's key, at ERROR with the panic's value and
+// at DEBUG with the stack; the worker then goes on as if the event were
+// processed: its slot, its stream and the other objects are unaffected,
+// and the object's next event is processed as usual. A slot lent by
+// Stream.Sleep is taken back by Sleep's own deferred reclaim as the panic
+// unwinds through it.
+func (m *Multiplexer) processGuarded(ev watching.Event, s *Stream) {
+	defer func() {
+		if v := recover(); v != nil {
+			logger := logging.ForObject(m.logger, ev.Key)
+			logger.Error(fmt.Sprintf("Event processing has failed with an unrecoverable error for %s: %v", ev.Key, v))
+			logger.Debug(fmt.Sprintf("The stack of the panic: %v\n%s", v, debug.Stack()))
+		}
+	}()
+	m.process(m.ctx, ev, s)
 }
 
 // await is what the worker that owns s does when s has nothing pending: it

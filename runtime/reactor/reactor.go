@@ -41,6 +41,10 @@ type Reactor struct {
 
 	mu       sync.Mutex
 	memories map[string]*memory
+	// failedFilters: per object UID, the handler and cause whose filters
+	// panicked and are reported (see filterFailed).
+	failedFilters map[string]map[string]bool
+	filterReports
 }
 
 // memory is what the reactor remembers of one object between cycles.
@@ -67,6 +71,9 @@ func (r *Reactor) memory(key, uid string) *memory {
 	}
 	m, ok := r.memories[key]
 	if !ok || m.uid != uid {
+		if ok {
+			r.forgetFailedFiltersLocked(m.uid)
+		}
 		m = &memory{uid: uid, memo: kwargs.Memo{}}
 		r.memories[key] = m
 	}
@@ -75,6 +82,9 @@ func (r *Reactor) memory(key, uid string) *memory {
 
 func (r *Reactor) forget(key string) {
 	r.mu.Lock()
+	if m, ok := r.memories[key]; ok {
+		r.forgetFailedFiltersLocked(m.uid)
+	}
 	delete(r.memories, key)
 	r.mu.Unlock()
 }
@@ -99,7 +109,9 @@ func (r *Reactor) Process(ctx context.Context, ev watching.Event, s *queueing.St
 	}
 	r.runEventHandlers(ctx, ev, mem, logger)
 	if ev.Type == watching.Deleted {
-		logger.Debug("Deleted, really deleted, and we are notified.")
+		if r.Registry.HasChanging(r.Resource) { // as Kopf: a GONE cause only with changing handlers
+			logger.Debug("Deleted, really deleted, and we are notified.")
+		}
 		r.forget(ev.Key)
 		return
 	}
