@@ -246,7 +246,9 @@ Without a command, kopf-gen runs "generate ./...", so that a line
 		Long: `generate loads the packages (go/packages patterns, default ./...), checks every
 marker and handler signature, and writes zz_generated.kopf.go into each package
 that has markers. It removes the generated file of packages that have no
-markers any more. On any error it writes nothing.
+markers any more. On any error it writes nothing. Comments that look like
+misspelt markers ("// kopf:on.create") are reported on stderr as
+file:line:col: warning: ... and do not fail the run.
 
 With --manifests DIR it also writes DIR/rbac/role.yaml, the ClusterRole with
 exactly the verbs the runtime needs on the resources the markers name, and
@@ -270,7 +272,8 @@ overwritten.`,
 		Short: "Fail with a diff if a generated file is stale, missing or orphaned",
 		Long: `verify generates in memory and compares with the files on disk. It prints a
 unified diff for every file that differs, is missing or should be removed, and
-exits with status 1 if there is any. Give it the flags that generate gets.`,
+exits with status 1 if there is any. Give it the flags that generate gets.
+It prints the warnings that generate prints, on stderr.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, err := verifyF.options(args)
 			if err != nil {
