@@ -77,9 +77,9 @@ func TestPanickingFiltersDoNotMatch(t *testing.T) {
 			}
 			// The reports are forgotten with the object.
 			h.process(ctx, watching.Deleted)
-			h.r.mu.Lock()
-			left, failing := len(h.r.failedFilters), h.r.failingObjects.Load()
-			h.r.mu.Unlock()
+			h.r.filterReports.mu.Lock()
+			left, failing := len(h.r.filterReports.failed), h.r.filterReports.objects.Load()
+			h.r.filterReports.mu.Unlock()
 			if left != 0 || failing != 0 {
 				t.Errorf("reports of %d (%d) objects are left after the deletion", left, failing)
 			}
