@@ -140,3 +140,94 @@ func TestPatchesThroughREST(t *testing.T) {
 		t.Errorf("requests %q, want one merge patch of the object", seen)
 	}
 }
+
+// TestCycleSteps addresses the steps of a cycle one by one.
+func TestCycleSteps(t *testing.T) {
+	t.Run("free", func(t *testing.T) {
+		for _, tt := range []struct {
+			name                         string
+			deleting, finalizer, release bool
+			want                         bool
+		}{
+			{"alive", false, true, false, false},
+			{"deleting, no finalizer of ours", true, false, false, true},
+			{"deleting, our finalizer", true, true, false, false},
+			{"deleting, released", true, true, true, true},
+		} {
+			meta := map[string]any{}
+			if tt.deleting {
+				meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+			}
+			if tt.finalizer {
+				meta["finalizers"] = []any{testFinalizer}
+			}
+			h := newHarness(t, map[string]any{"metadata": meta}, nil)
+			h.mem.released = tt.release
+			c := h.r.newCycle(h.object(), h.mem, h.stream, h.r.Logger)
+			if got := c.free(); got != tt.want {
+				t.Errorf("%s: free() = %v, want %v", tt.name, got, tt.want)
+			}
+		}
+	})
+	t.Run("idle", func(t *testing.T) {
+		for _, tt := range []struct {
+			reason   causes.Reason
+			handlers int
+			want     bool
+		}{
+			{causes.Noop, 0, true},
+			{causes.Resume, 0, true},
+			{causes.Noop, 1, false},
+			{causes.Create, 0, false},
+			{causes.Update, 0, false},
+		} {
+			h := newHarness(t, spec(nil), nil)
+			c := h.r.newCycle(h.object(), h.mem, h.stream, h.r.Logger)
+			c.detected.Reason = tt.reason
+			c.handlers = make([]*registry.ChangingHandler, tt.handlers)
+			if got := c.idle(); got != tt.want || h.mem.resumed != tt.want {
+				t.Errorf("%s with %d handlers: idle() = %v, resumed %v; want %v", tt.reason, tt.handlers, got, h.mem.resumed, tt.want)
+			}
+		}
+	})
+	t.Run("finalizerStep", func(t *testing.T) {
+		for _, tt := range []struct {
+			name                         string
+			deleteHandler, has, deleting bool
+			wantDone                     bool
+			wantOp                       string
+		}{
+			{"required and absent: added", true, false, false, true, `"op":"add"`},
+			{"required and present", true, true, false, false, ""},
+			{"not required and present: removed", false, true, false, true, `"op":"remove"`},
+			{"not required and absent", false, false, false, false, ""},
+			{"deleting: left to the release", false, true, true, false, ""},
+		} {
+			meta := map[string]any{}
+			if tt.has {
+				meta["finalizers"] = []any{testFinalizer}
+			}
+			if tt.deleting {
+				meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+			}
+			h := newHarness(t, map[string]any{"metadata": meta}, func(reg *registry.Registry) {
+				if tt.deleteHandler {
+					mustAdd(t, reg, handler("delete_fn", func(context.Context, *kwargs.Changing) (any, error) { return nil, nil }, causes.Delete))
+				}
+			})
+			c := h.r.newCycle(h.object(), h.mem, h.stream, h.r.Logger)
+			h.r.detect(c)
+			h.r.selectHandlers(c)
+			before := len(h.client.Actions())
+			done, err := h.r.finalizerStep(t.Context(), c)
+			patches := h.patchesSince(before)
+			if err != nil || done != tt.wantDone || (len(patches) == 1) != (tt.wantOp != "") {
+				t.Errorf("%s: finalizerStep() = %v, %v with %d patches; want %v", tt.name, done, err, len(patches), tt.wantDone)
+				continue
+			}
+			if tt.wantOp != "" && !strings.Contains(string(patches[0].GetPatch()), tt.wantOp) {
+				t.Errorf("%s: the patch is %s, want %s", tt.name, patches[0].GetPatch(), tt.wantOp)
+			}
+		}
+	})
+}
