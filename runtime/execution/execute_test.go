@@ -22,6 +22,7 @@ import (
 type logLine struct {
 	Level string `json:"level"`
 	Msg   string `json:"msg"`
+	Stack string `json:"stack"`
 }
 
 func (l logLine) String() string { return l.Level + " " + l.Msg }
@@ -384,7 +385,7 @@ func TestExecute(t *testing.T) {
 				t.Errorf("a DEBUG record with the stack follows: %v, want %v", hasStack, tt.wantStack)
 			}
 			for _, l := range stacks {
-				if l.Level != "DEBUG" || !strings.Contains(l.Msg, "goroutine ") || !strings.Contains(l.Msg, "fnPanicking") {
+				if l.Level != "DEBUG" || !strings.Contains(l.Stack, "goroutine ") || !strings.Contains(l.Stack, "fnPanicking") {
 					t.Errorf("the stack record is %q, want a DEBUG record with the panicking goroutine's stack", l)
 				}
 			}

@@ -27,10 +27,12 @@ func Guard[T any](fn func() (T, error)) (result T, err error) {
 }
 
 // LogPanicStack logs, at DEBUG, the stack of err if it is (or wraps) a
-// *PanicError; the ERROR line that names the panic's value is the
-// caller's. Other errors log nothing.
+// *PanicError: "The stack of the panic: <value>" with the stack in the
+// record's "stack" attribute (which the text formats print on the lines
+// that follow, as Python prints a traceback). The ERROR line that names the
+// panic's value is the caller's. Other errors log nothing.
 func LogPanicStack(logger *slog.Logger, err error) {
 	if p, ok := asPanic(err); ok {
-		logger.Debug(fmt.Sprintf("The stack of the panic: %v\n%s", p.Value, p.Stack))
+		logger.Debug(fmt.Sprintf("The stack of the panic: %v", p.Value), slog.String("stack", string(p.Stack)))
 	}
 }

@@ -272,7 +272,7 @@ func (m *Multiplexer) processGuarded(ev watching.Event, s *Stream) {
 		if v := recover(); v != nil {
 			logger := logging.ForObject(m.logger, ev.Key)
 			logger.Error(fmt.Sprintf("Event processing has failed with an unrecoverable error for %s: %v", ev.Key, v))
-			logger.Debug(fmt.Sprintf("The stack of the panic: %v\n%s", v, debug.Stack()))
+			logger.Debug(fmt.Sprintf("The stack of the panic: %v", v), slog.String("stack", string(debug.Stack())))
 		}
 	}()
 	m.process(m.ctx, ev, s)

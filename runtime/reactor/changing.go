@@ -169,13 +169,18 @@ func (r *Reactor) selectHandlers(c *cycleState) {
 // absent, or removes it when none does and it is present, in a cycle of
 // its own before anything else (as Kopf does). done reports that it
 // patched (or tried to), and so the cycle ends here.
+//
+// While the object is being deleted, the finalizer is left to
+// releaseFinalizer, and the delete handlers' filters are not evaluated
+// for it (their callbacks are user code, called only when it matters).
 func (r *Reactor) finalizerStep(ctx context.Context, c *cycleState) (done bool, err error) {
+	if c.deleting {
+		return false, nil
+	}
 	finalizer := r.Settings.Persistence.Finalizer
 	requires := r.requiresFinalizer(c, c.logger)
 	var rv string
 	switch {
-	case c.deleting:
-		return false, nil
 	case requires && !c.hasFinalizer:
 		c.logger.Debug("Adding the finalizer, thus preventing the actual deletion.")
 		rv, err = r.addFinalizer(ctx, c.b, finalizer)

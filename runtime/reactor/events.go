@@ -30,7 +30,7 @@ func (r *Reactor) runEventHandlers(ctx context.Context, ev watching.Event, mem *
 	b := body.Body(ev.Object)
 	kwFor := func(b body.Body) *kwargs.Event {
 		return &kwargs.Event{
-			Resource: kwargs.FromBody(r.Resource, b, nil, logger, mem.memo),
+			Resource: kwargs.FromBody(r.Resource, b, patches.New(), logger, mem.memo),
 			Type:     string(ev.Type),
 			Event:    map[string]any{"type": typ, "object": map[string]any(b)},
 		}

@@ -3,6 +3,7 @@ package reactor
 import (
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 
 	"github.com/kopf-go/kopf/runtime/execution"
@@ -43,48 +44,67 @@ func (r *Reactor) matches(h *registry.ChangingHandler, src kwSource, logger *slo
 // (the filters worked) re-arms the report, so a later failure is logged
 // again. The reports are forgotten with the object.
 func (r *Reactor) filterFailed(uid, id, cause string, err error, logger *slog.Logger) {
-	if err == nil && r.failingObjects.Load() == 0 {
-		return // the common case, without the lock
-	}
-	key := id + "\x00" + cause
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	seen := r.failedFilters[uid]
-	if err == nil {
-		if seen != nil {
-			delete(seen, key)
-			if len(seen) == 0 {
-				delete(r.failedFilters, uid)
-				r.failingObjects.Add(-1)
-			}
-		}
+	if !r.filterReports.note(uid, id+"\x00"+cause, err != nil) {
 		return
 	}
-	if seen[key] {
-		return
-	}
-	if seen == nil {
-		if r.failedFilters == nil {
-			r.failedFilters = map[string]map[string]bool{}
-		}
-		seen = map[string]bool{}
-		r.failedFilters[uid] = seen
-		r.failingObjects.Add(1)
-	}
-	seen[key] = true
 	logger.Error(fmt.Sprintf("Handler '%s' does not match: its filters have failed: %v", id, err))
 	execution.LogPanicStack(logger, err)
 }
 
-// forgetFailedFiltersLocked drops the filter reports of an object; r.mu is held.
-func (r *Reactor) forgetFailedFiltersLocked(uid string) {
-	if _, ok := r.failedFilters[uid]; ok {
-		delete(r.failedFilters, uid)
-		r.failingObjects.Add(-1)
-	}
+// filterReports remembers, per object UID, the handlers and causes whose
+// filters failed and are reported. The zero value is ready to use.
+type filterReports struct {
+	mu      sync.Mutex
+	failed  map[string]map[string]bool // by UID, then by handler and cause
+	objects atomic.Int32               // len(failed), readable without the lock
 }
 
-// filterReports are a Reactor's reports of failed filters.
-type filterReports struct {
-	failingObjects atomic.Int32 // len(failedFilters), readable without the lock
+// note records whether the filters of key failed for the object, and
+// reports whether this failure is new and to be logged.
+func (f *filterReports) note(uid, key string, failed bool) (report bool) {
+	if !failed && f.objects.Load() == 0 {
+		return false // the common case, without the lock
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	seen := f.failed[uid]
+	if !failed {
+		if seen[key] {
+			delete(seen, key)
+			if len(seen) == 0 {
+				f.forgetLocked(uid)
+			}
+		}
+		return false
+	}
+	if seen[key] {
+		return false
+	}
+	if seen == nil {
+		if f.failed == nil {
+			f.failed = map[string]map[string]bool{}
+		}
+		seen = map[string]bool{}
+		f.failed[uid] = seen
+		f.objects.Add(1)
+	}
+	seen[key] = true
+	return true
+}
+
+// forget drops the reports of an object.
+func (f *filterReports) forget(uid string) {
+	if f.objects.Load() == 0 {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.forgetLocked(uid)
+}
+
+func (f *filterReports) forgetLocked(uid string) {
+	if _, ok := f.failed[uid]; ok {
+		delete(f.failed, uid)
+		f.objects.Add(-1)
+	}
 }

@@ -69,6 +69,11 @@ func TestPanickingFiltersDoNotMatch(t *testing.T) {
 			if n := h.countLogs("DEBUG The stack of the panic: "); n != 2 {
 				t.Errorf("%d stacks logged, want 2", n)
 			}
+			for _, r := range h.logs.records(t) {
+				if strings.HasPrefix(r.Msg, "The stack of the panic: ") && !strings.Contains(r.Stack, "guard_test.go") {
+					t.Errorf("the stack of %q is %q, want the panicking callback's", r.Msg, r.Stack)
+				}
+			}
 			// A change is a new cause for the update handler: reported again.
 			h.update(func(obj map[string]any) { obj["spec"].(map[string]any)["x"] = "z" })
 			h.process(ctx, watching.Modified)
@@ -77,9 +82,9 @@ func TestPanickingFiltersDoNotMatch(t *testing.T) {
 			}
 			// The reports are forgotten with the object.
 			h.process(ctx, watching.Deleted)
-			h.r.mu.Lock()
-			left, failing := len(h.r.failedFilters), h.r.failingObjects.Load()
-			h.r.mu.Unlock()
+			h.r.filterReports.mu.Lock()
+			left, failing := len(h.r.filterReports.failed), h.r.filterReports.objects.Load()
+			h.r.filterReports.mu.Unlock()
 			if left != 0 || failing != 0 {
 				t.Errorf("reports of %d (%d) objects are left after the deletion", left, failing)
 			}

@@ -57,6 +57,7 @@ func (b *logBuffer) Write(p []byte) (int, error) {
 type logRecord struct {
 	Level string `json:"level"`
 	Msg   string `json:"msg"`
+	Stack string `json:"stack"`
 }
 
 func (l logRecord) String() string { return l.Level + " " + l.Msg }

@@ -41,10 +41,9 @@ type Reactor struct {
 
 	mu       sync.Mutex
 	memories map[string]*memory
-	// failedFilters: per object UID, the handler and cause whose filters
-	// panicked and are reported (see filterFailed).
-	failedFilters map[string]map[string]bool
-	filterReports
+	// filterReports: the filters that failed and are reported, by object
+	// (see filterFailed).
+	filterReports filterReports
 }
 
 // memory is what the reactor remembers of one object between cycles.
@@ -72,7 +71,7 @@ func (r *Reactor) memory(key, uid string) *memory {
 	m, ok := r.memories[key]
 	if !ok || m.uid != uid {
 		if ok {
-			r.forgetFailedFiltersLocked(m.uid)
+			r.filterReports.forget(m.uid)
 		}
 		m = &memory{uid: uid, memo: kwargs.Memo{}}
 		r.memories[key] = m
@@ -83,7 +82,7 @@ func (r *Reactor) memory(key, uid string) *memory {
 func (r *Reactor) forget(key string) {
 	r.mu.Lock()
 	if m, ok := r.memories[key]; ok {
-		r.forgetFailedFiltersLocked(m.uid)
+		r.filterReports.forget(m.uid)
 	}
 	delete(r.memories, key)
 	r.mu.Unlock()
