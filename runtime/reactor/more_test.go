@@ -185,7 +185,7 @@ func TestCycleSteps(t *testing.T) {
 			c := h.r.newCycle(h.object(), h.mem, h.stream, h.r.Logger)
 			c.detected.Reason = tt.reason
 			c.handlers = make([]*registry.ChangingHandler, tt.handlers)
-			if got := c.idle(); got != tt.want || h.mem.resumed != tt.want {
+			if got := c.idle(t.Context()); got != tt.want || h.mem.resumed != tt.want {
 				t.Errorf("%s with %d handlers: idle() = %v, resumed %v; want %v", tt.reason, tt.handlers, got, h.mem.resumed, tt.want)
 			}
 		}
