@@ -483,7 +483,7 @@ func TestProcessRetriesAFailedPatch(t *testing.T) {
 		if got := time.Since(start); got != 2*time.Second { // the error delays 1s, 1s
 			t.Errorf("retried after %s, want 2s", got)
 		}
-		if h.countLogs("ERROR Processing failed and will be retried in 1 seconds") != 2 {
+		if h.countLogs("ERROR Throttling for 1 seconds due to an unexpected error") != 2 || h.countLogs("INFO Throttling is over. Switching back to normal operations.") != 2 {
 			t.Errorf("logs: %q", h.messages())
 		}
 		// The handler ran in each attempt: its outcome was never stored.

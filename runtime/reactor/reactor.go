@@ -151,10 +151,11 @@ func (r *Reactor) Process(ctx context.Context, ev watching.Event, s *queueing.St
 		if delay > backoff {
 			logger.Debug(fmt.Sprintf("Overriding the backoff %ss with the retry-after %ss from the server.", seconds(backoff), seconds(delay)))
 		}
-		logger.Error(fmt.Sprintf("Processing failed and will be retried in %s seconds: %v", seconds(delay), err))
+		logger.Error(fmt.Sprintf("Throttling for %s seconds due to an unexpected error: %v", seconds(delay), err))
 		if left := s.Sleep(ctx, delay); left > 0 || ctx.Err() != nil || s.Stopping() {
 			return // a newer event will be processed instead, or none: the operator exits
 		}
+		logger.Info("Throttling is over. Switching back to normal operations.")
 	}
 }
 
