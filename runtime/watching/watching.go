@@ -24,9 +24,11 @@ package watching
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -34,6 +36,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 
 	"github.com/kopf-go/kopf/runtime/body"
 )
@@ -88,6 +91,19 @@ type Watcher struct {
 	InactivityTimeout time.Duration
 	// OnStall is called when a silent watch is being re-established.
 	OnStall func()
+	// OnError, if set, is told of every failed listing or watch request
+	// (not of those cut short by ctx), which the reflector then retries
+	// with backoff. It must return quickly. The reflector's own report of
+	// the failure ("Failed to watch", at ERROR through klog) is then
+	// lowered to DEBUG in Logger, as the caller reports it.
+	OnError func(error)
+	// OnWatching, if set, is called each time a watch request succeeds:
+	// the resource is being watched (again).
+	OnWatching func()
+	// Logger, if set, receives client-go's own log lines about this watch
+	// (the reflector's contextual logger); else they go to klog's global
+	// logger.
+	Logger *slog.Logger
 }
 
 // Run watches until ctx is done. It returns only then (client-go's
@@ -96,14 +112,25 @@ func (w *Watcher) Run(ctx context.Context) {
 	lw := &cache.ListWatch{ListWithContextFunc: w.list, WatchFuncWithContext: w.watch}
 	store := &keyStore{callback: w.Callback, versions: map[string]string{}}
 	r := cache.NewReflectorWithOptions(lw, &unstructured.Unstructured{}, store, cache.ReflectorOptions{Name: w.Name})
+	if w.Logger != nil {
+		h := &reflectorLog{Handler: w.Logger.Handler(), reported: w.OnError != nil}
+		ctx = klog.NewContext(ctx, logr.FromSlogHandler(h))
+	}
 	r.RunWithContext(ctx)
 }
 
 func (w *Watcher) list(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	var list runtime.Object
+	var err error
 	if w.REST != nil {
-		return listREST(ctx, w.REST, w.Path, opts)
+		list, err = listREST(ctx, w.REST, w.Path, opts)
+	} else {
+		list, err = w.resourceClient().List(ctx, opts)
 	}
-	return w.resourceClient().List(ctx, opts)
+	if err != nil && w.OnError != nil && ctx.Err() == nil {
+		w.OnError(err)
+	}
+	return list, err
 }
 
 func (w *Watcher) watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
@@ -115,7 +142,13 @@ func (w *Watcher) watch(ctx context.Context, opts metav1.ListOptions) (watch.Int
 		wi, err = w.resourceClient().Watch(ctx, opts)
 	}
 	if err != nil {
+		if w.OnError != nil && ctx.Err() == nil {
+			w.OnError(err)
+		}
 		return nil, err
+	}
+	if w.OnWatching != nil {
+		w.OnWatching()
 	}
 	return withInactivityTimeout(wi, w.InactivityTimeout, w.OnStall), nil
 }
@@ -229,4 +262,46 @@ func stub(key string) body.Body {
 		meta["namespace"] = ns
 	}
 	return body.Body{"metadata": meta}
+}
+
+// reflectorLog is the slog handler behind the reflector's contextual
+// logger. client-go logs a failed listing or watch as "Failed to watch" at
+// ERROR; when the watcher's owner reports the failures itself (OnError),
+// that line is lowered to DEBUG. "Warning: watch ended with error", which
+// client-go logs at INFO, is raised to WARNING.
+type reflectorLog struct {
+	slog.Handler
+	reported bool
+}
+
+func (h *reflectorLog) level(r slog.Record) slog.Level {
+	switch {
+	case r.Message == "Failed to watch" && h.reported:
+		return slog.LevelDebug
+	case r.Message == "Warning: watch ended with error":
+		return slog.LevelWarn
+	}
+	return r.Level
+}
+
+func (h *reflectorLog) Enabled(ctx context.Context, l slog.Level) bool {
+	// The level of a record is known only in Handle: let ERROR and INFO
+	// records through, to be re-levelled there.
+	return h.Handler.Enabled(ctx, l) || l >= slog.LevelInfo
+}
+
+func (h *reflectorLog) Handle(ctx context.Context, r slog.Record) error {
+	r.Level = h.level(r)
+	if !h.Handler.Enabled(ctx, r.Level) {
+		return nil
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h *reflectorLog) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &reflectorLog{Handler: h.Handler.WithAttrs(attrs), reported: h.reported}
+}
+
+func (h *reflectorLog) WithGroup(name string) slog.Handler {
+	return &reflectorLog{Handler: h.Handler.WithGroup(name), reported: h.reported}
 }

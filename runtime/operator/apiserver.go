@@ -1,0 +1,209 @@
+package operator
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/kopf-go/kopf/runtime/execution"
+)
+
+// UserAgent is the User-Agent of the operator's requests unless the
+// rest.Config sets one: "kopf-go/<Version> (<binary name>)", so that the
+// API server's audit log shows which operator wrote (Kopf's say
+// "kopf/<version>").
+func UserAgent() string {
+	return fmt.Sprintf("kopf-go/%s (%s)", Version, filepath.Base(os.Args[0]))
+}
+
+// apiHealth follows whether the API server answers the operator's
+// requests, as seen by every request the operator sends (discovery,
+// listings, watches, patches, events), and says so in the log:
+//
+//   - at the first failure, at WARNING: "The API server <host> is
+//     unreachable (<cause>): <error>.", where the cause is one of
+//     "connection refused", "TLS", "timeout", "connection reset",
+//     "connection closed", "DNS", "network error" or "401 Unauthorized";
+//   - while it lasts, again at WARNING with the latest error: "The API
+//     server <host> is still unreachable after <N> seconds (<cause>):
+//     <error>." after 1, 2, 4... seconds, and at least once per maxSilence
+//     (the watching inactivity timeout) whether requests are made or not;
+//   - once any request gets a response again (other than a 401), at INFO:
+//     "The API server <host> is reachable again after <N> seconds."
+//
+// A request that fails because its own context ended (the operator
+// stopping, a watch cut for inactivity) or on a connection the operator
+// closed itself says nothing about the server and is not counted.
+type apiHealth struct {
+	server     string
+	logger     *slog.Logger
+	maxSilence time.Duration
+
+	mu       sync.Mutex
+	down     bool
+	since    time.Time
+	cause    string
+	lastErr  error
+	interval time.Duration
+	timer    *time.Timer
+	stopped  bool
+}
+
+func newAPIHealth(server string, logger *slog.Logger, maxSilence time.Duration) *apiHealth {
+	if maxSilence <= 0 {
+		maxSilence = time.Minute
+	}
+	return &apiHealth{server: server, logger: logger, maxSilence: maxSilence}
+}
+
+// wrap is a rest.Config WrapTransport that reports every request's outcome.
+func (h *apiHealth) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+		resp, err := rt.RoundTrip(req)
+		switch {
+		case err != nil:
+			if req.Context().Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, net.ErrClosed) {
+				break // our own doing, not the server's
+			}
+			h.failed(networkCause(err), fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, err))
+		case resp.StatusCode == http.StatusUnauthorized:
+			h.failed("401 Unauthorized", fmt.Errorf("%s %s: the credentials are refused", req.Method, req.URL.Path))
+		default:
+			h.succeeded()
+		}
+		return resp, err
+	})
+}
+
+// failed records a failed request.
+func (h *apiHealth) failed(cause string, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.cause, h.lastErr = cause, err
+	if h.down || h.stopped {
+		return // the timer reports it
+	}
+	h.down, h.since, h.interval = true, time.Now(), time.Second
+	h.logger.Warn(fmt.Sprintf("The API server %s is unreachable (%s): %v.", h.server, cause, err))
+	h.schedule()
+}
+
+// schedule arms the next report; h.mu is held.
+func (h *apiHealth) schedule() {
+	h.timer = time.AfterFunc(h.interval, h.remind)
+}
+
+func (h *apiHealth) remind() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.down || h.stopped {
+		return
+	}
+	h.logger.Warn(fmt.Sprintf("The API server %s is still unreachable after %s seconds (%s): %v.",
+		h.server, seconds(time.Since(h.since)), h.cause, h.lastErr))
+	h.interval = min(2*h.interval, h.maxSilence)
+	h.schedule()
+}
+
+// succeeded records a request that got a response.
+func (h *apiHealth) succeeded() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.down {
+		return
+	}
+	h.down = false
+	h.timer.Stop()
+	if !h.stopped {
+		h.logger.Info(fmt.Sprintf("The API server %s is reachable again after %s seconds.", h.server, seconds(time.Since(h.since))))
+	}
+}
+
+// stop ends the reports (the operator is exiting).
+func (h *apiHealth) stop() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.stopped = true
+	if h.timer != nil {
+		h.timer.Stop()
+	}
+}
+
+// networkCause names the cause of a request's failure in a few words.
+func networkCause(err error) string {
+	var (
+		unknownAuthority x509.UnknownAuthorityError
+		invalidCert      x509.CertificateInvalidError
+		hostname         x509.HostnameError
+		verification     *tls.CertificateVerificationError
+		recordHeader     tls.RecordHeaderError
+		alert            tls.AlertError
+		dns              *net.DNSError
+		netErr           net.Error
+	)
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.As(err, &unknownAuthority), errors.As(err, &invalidCert), errors.As(err, &hostname),
+		errors.As(err, &verification), errors.As(err, &recordHeader), errors.As(err, &alert):
+		return "TLS"
+	case errors.As(err, &dns):
+		return "DNS"
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return "timeout"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "connection closed"
+	}
+	return "network error"
+}
+
+// seconds formats a duration as seconds to a tenth.
+func seconds(d time.Duration) string {
+	return execution.Seconds(d.Round(100 * time.Millisecond))
+}
+
+// logBackoff paces the reports of a failure that persists: the first at
+// once, the next ones after 1, 2, 4... seconds, at most maxSilence apart.
+// It reports only when asked (at a failure); it is not safe for concurrent
+// use.
+type logBackoff struct {
+	maxSilence time.Duration
+	failing    bool
+	since      time.Time
+	next       time.Time
+	interval   time.Duration
+}
+
+// due records a failure and says whether to report it now.
+func (b *logBackoff) due(now time.Time) bool {
+	if !b.failing {
+		b.failing, b.since, b.interval, b.next = true, now, time.Second, now.Add(time.Second)
+		return true
+	}
+	if now.Before(b.next) {
+		return false
+	}
+	b.interval = min(2*b.interval, max(b.maxSilence, time.Second))
+	b.next = now.Add(b.interval)
+	return true
+}
+
+// recovered records a success and says whether a failure was reported.
+func (b *logBackoff) recovered() bool {
+	was := b.failing
+	b.failing = false
+	return was
+}
