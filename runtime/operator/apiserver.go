@@ -38,7 +38,11 @@ func UserAgent() string {
 //   - while it lasts, again at WARNING with the latest error: "The API
 //     server <host> is still unreachable after <N> seconds (<cause>):
 //     <error>." after 1, 2, 4... seconds, and at least once per maxSilence
-//     (the watching inactivity timeout) whether requests are made or not;
+//     (the watching inactivity timeout) whether requests are made or not:
+//     before each of these reports, the server is probed (a GET of
+//     /version), so that a server that is back is noticed even when
+//     nothing else asks it anything (client-go's watches retry after up to
+//     a minute);
 //   - once any request gets a response again (other than a 401), at INFO:
 //     "The API server <host> is reachable again after <N> seconds."
 //
@@ -51,6 +55,7 @@ type apiHealth struct {
 	maxSilence time.Duration
 
 	mu       sync.Mutex
+	probe    func() // sends a request through wrap; nil: none
 	down     bool
 	since    time.Time
 	cause    string
@@ -104,7 +109,21 @@ func (h *apiHealth) schedule() {
 	h.timer = time.AfterFunc(h.interval, h.remind)
 }
 
+// setProbe sets the request sent before each reminder; its outcome is
+// recorded as any other request's.
+func (h *apiHealth) setProbe(probe func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.probe = probe
+}
+
 func (h *apiHealth) remind() {
+	h.mu.Lock()
+	probe := h.probe
+	h.mu.Unlock()
+	if probe != nil {
+		probe() // a success ends the outage (see succeeded)
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.down || h.stopped {

@@ -69,6 +69,46 @@ func TestAPIHealthReportsWithBackoff(t *testing.T) {
 	})
 }
 
+// Before each reminder the server is probed: a server that is back is
+// noticed then, even if nothing else sends it a request.
+func TestAPIHealthProbesBeforeReminding(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &records{}
+		h := newAPIHealth("https://api:6443", slog.New(rec), 5*time.Second)
+		defer h.stop()
+		probes := 0
+		h.setProbe(func() {
+			probes++
+			if probes < 3 {
+				h.failed("connection refused", errors.New("GET /version: refused"))
+			} else {
+				h.succeeded()
+			}
+		})
+		start := time.Now()
+		h.failed("connection refused", errors.New("GET /api: refused"))
+		time.Sleep(time.Minute)
+		got := rec.all()
+		want := []string{
+			"WARN The API server https://api:6443 is unreachable (connection refused): GET /api: refused.",
+			"WARN The API server https://api:6443 is still unreachable after 1 seconds (connection refused): GET /version: refused.",
+			"WARN The API server https://api:6443 is still unreachable after 3 seconds (connection refused): GET /version: refused.",
+			"INFO The API server https://api:6443 is reachable again after 7 seconds.",
+		}
+		if len(got) != len(want) || probes != 3 {
+			t.Fatalf("%d probes and records %v, want 3 and %q", probes, got, want)
+		}
+		for i := range want {
+			if got[i].msg != want[i] {
+				t.Errorf("record %d: %s, want %s", i, got[i].msg, want[i])
+			}
+		}
+		if at := got[3].at.Sub(start); at != 7*time.Second {
+			t.Errorf("the recovery is noticed after %s, want 7s", at)
+		}
+	})
+}
+
 // records is a slog handler that keeps the records' times, levels and
 // messages.
 type records struct {

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -115,7 +116,7 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	if cfg.WarningHandler == nil && cfg.WarningHandlerWithContext == nil {
 		cfg.WarningHandlerWithContext = serverWarnings{logger}
 	}
-	opts.server = cfg.Host
+	opts.server = strings.TrimSuffix(cfg.Host, "/")
 	dial := cfg.Dial
 	if dial == nil {
 		dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
@@ -150,6 +151,11 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	if err != nil {
 		return fmt.Errorf("creating the discovery client: %w", err)
 	}
+	health.setProbe(func() {
+		probeCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		_ = dc.RESTClient().Get().AbsPath("/version").Do(probeCtx).Error()
+	})
 
 	poster, err := posting.NewForConfig(cfg, opts.Settings.Posting, posting.Options{Level: opts.Settings.Posting.Level, Logger: logger})
 	if err != nil {
@@ -197,6 +203,11 @@ rescan:
 			return err
 		case len(pending) == 0:
 			break rescan
+		case !serverReady(ctx, dc):
+			// A starting API server serves discovery before it has
+			// loaded the CRDs: their absence means nothing yet.
+			delay = retry.Step()
+			logger.Debug(fmt.Sprintf("The API server %s is not ready; resolving the resources again in %s seconds.", opts.server, seconds(delay)))
 		default:
 			retry = wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: math.MaxInt32, Cap: opts.RescanInterval}
 			discoveryLog.recovered()
@@ -215,6 +226,14 @@ rescan:
 	}
 	<-ctx.Done()
 	return nil
+}
+
+// serverReady tells whether the API server says it is ready (GET
+// /readyz), or cannot say it (the operator may not read /readyz).
+func serverReady(ctx context.Context, dc discovery.DiscoveryInterface) bool {
+	var code int
+	err := dc.RESTClient().Get().AbsPath("/readyz").Do(ctx).StatusCode(&code).Error()
+	return err == nil || code == http.StatusUnauthorized || code == http.StatusForbidden || code == http.StatusNotFound
 }
 
 // discoveryError is a failure to list the API server's resources: nothing
