@@ -38,13 +38,17 @@ func UserAgent() string {
 //   - while it lasts, again at WARNING with the latest error: "The API
 //     server <host> is still unreachable after <N> seconds (<cause>):
 //     <error>." after 1, 2, 4... seconds, and at least once per maxSilence
-//     (the watching inactivity timeout) whether requests are made or not:
-//     before each of these reports, the server is probed (a GET of
-//     /version), so that a server that is back is noticed even when
-//     nothing else asks it anything (client-go's watches retry after up to
-//     a minute);
+//     (the watching inactivity timeout, or a minute if there is none)
+//     whether requests are made or not;
 //   - once any request gets a response again (other than a 401), at INFO:
 //     "The API server <host> is reachable again after <N> seconds."
+//
+// While the server is unreachable, it is probed (a GET of /version) at
+// least every probeInterval, so that its return is noticed even when
+// nothing else asks it anything, and the watches that wait for it (see
+// await) resume as soon as it is ready (a starting kube-apiserver answers
+// before it serves the CRDs' resources) rather than after client-go's
+// backoff (which grows to a minute in a long outage).
 //
 // A request that fails because its own context ended (the operator
 // stopping, a watch cut for inactivity) or on a connection the operator
@@ -55,15 +59,22 @@ type apiHealth struct {
 	maxSilence time.Duration
 
 	mu       sync.Mutex
-	probe    func() // sends a request through wrap; nil: none
+	probe    func()      // sends a request through wrap; nil: none
+	isReady  func() bool // asks the server whether it is ready; nil: it is
 	down     bool
+	ready    chan struct{} // closed once the server is reachable and ready
 	since    time.Time
 	cause    string
 	lastErr  error
-	interval time.Duration
+	interval time.Duration // between the reports
+	report   time.Time     // the next report
 	timer    *time.Timer
 	stopped  bool
 }
+
+// probeInterval is the longest time between two probes of an unreachable
+// API server.
+const probeInterval = 2 * time.Second
 
 func newAPIHealth(server string, logger *slog.Logger, maxSilence time.Duration) *apiHealth {
 	if maxSilence <= 0 {
@@ -99,25 +110,30 @@ func (h *apiHealth) failed(cause string, err error) {
 	if h.down || h.stopped {
 		return // the timer reports it
 	}
-	h.down, h.since, h.interval = true, time.Now(), time.Second
+	now := time.Now()
+	h.down, h.ready, h.since, h.interval, h.report = true, make(chan struct{}), now, time.Second, now.Add(time.Second)
 	h.logger.Warn(fmt.Sprintf("The API server %s is unreachable (%s): %v.", h.server, cause, err))
-	h.schedule()
+	h.schedule(now)
 }
 
-// schedule arms the next report; h.mu is held.
-func (h *apiHealth) schedule() {
-	h.timer = time.AfterFunc(h.interval, h.remind)
+// schedule arms the next probe or report, whichever comes first; h.mu is
+// held.
+func (h *apiHealth) schedule(now time.Time) {
+	h.timer = time.AfterFunc(min(probeInterval, h.report.Sub(now)), h.tick)
 }
 
-// setProbe sets the request sent before each reminder; its outcome is
-// recorded as any other request's.
-func (h *apiHealth) setProbe(probe func()) {
+// setProbes sets the request sent while the server is unreachable (its
+// outcome is recorded as any other request's), and the check of its
+// readiness once it is reachable again.
+func (h *apiHealth) setProbes(probe func(), isReady func() bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.probe = probe
+	h.probe, h.isReady = probe, isReady
 }
 
-func (h *apiHealth) remind() {
+// tick probes the server, and reports the outage if it persists and a
+// report is due.
+func (h *apiHealth) tick() {
 	h.mu.Lock()
 	probe := h.probe
 	h.mu.Unlock()
@@ -129,10 +145,35 @@ func (h *apiHealth) remind() {
 	if !h.down || h.stopped {
 		return
 	}
-	h.logger.Warn(fmt.Sprintf("The API server %s is still unreachable after %s seconds (%s): %v.",
-		h.server, seconds(time.Since(h.since)), h.cause, h.lastErr))
-	h.interval = min(2*h.interval, h.maxSilence)
-	h.schedule()
+	now := time.Now()
+	if !now.Before(h.report) {
+		h.logger.Warn(fmt.Sprintf("The API server %s is still unreachable after %s seconds (%s): %v.",
+			h.server, seconds(now.Sub(h.since)), h.cause, h.lastErr))
+		h.interval = min(2*h.interval, h.maxSilence)
+		h.report = now.Add(h.interval)
+	}
+	h.schedule(now)
+}
+
+// await waits while the server is unreachable or not ready after an
+// outage, for at most maxWait, and says whether it is ready again. It
+// returns false at once if no outage is known.
+func (h *apiHealth) await(ctx context.Context, maxWait time.Duration) bool {
+	h.mu.Lock()
+	ready := h.ready
+	h.mu.Unlock()
+	if ready == nil {
+		return false
+	}
+	t := time.NewTimer(maxWait)
+	defer t.Stop()
+	select {
+	case <-ready:
+		return true
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	return false
 }
 
 // succeeded records a request that got a response.
@@ -143,11 +184,39 @@ func (h *apiHealth) succeeded() {
 		return
 	}
 	h.down = false
+	go h.awaitReady(h.ready, h.isReady)
 	h.timer.Stop()
 	if !h.stopped {
 		h.logger.Info(fmt.Sprintf("The API server %s is reachable again after %s seconds.", h.server, seconds(time.Since(h.since))))
 	}
 }
+
+// awaitReady closes ready once the server says it is ready, or after
+// readyTimeout (it may never say so: the operator may not read /readyz).
+func (h *apiHealth) awaitReady(ready chan struct{}, isReady func() bool) {
+	defer func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		close(ready)
+		if h.ready == ready && !h.down {
+			h.ready = nil // no outage now
+		}
+	}()
+	deadline := time.Now().Add(readyTimeout)
+	for isReady != nil && !isReady() && time.Now().Before(deadline) {
+		time.Sleep(250 * time.Millisecond)
+		h.mu.Lock()
+		stopped := h.stopped
+		h.mu.Unlock()
+		if stopped {
+			return
+		}
+	}
+}
+
+// readyTimeout bounds the wait for a server that is reachable again to
+// say it is ready.
+const readyTimeout = 30 * time.Second
 
 // stop ends the reports (the operator is exiting).
 func (h *apiHealth) stop() {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -69,31 +70,47 @@ func TestAPIHealthReportsWithBackoff(t *testing.T) {
 	})
 }
 
-// Before each reminder the server is probed: a server that is back is
-// noticed then, even if nothing else sends it a request.
-func TestAPIHealthProbesBeforeReminding(t *testing.T) {
+// While the server is unreachable it is probed, at least every
+// probeInterval: a server that is back is noticed then, even if nothing
+// else sends it a request. Watches waiting for it (await) resume once it
+// is also ready.
+func TestAPIHealthProbesAndAwaitsReadiness(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &records{}
 		h := newAPIHealth("https://api:6443", slog.New(rec), 5*time.Second)
 		defer h.stop()
-		probes := 0
-		h.setProbe(func() {
+		probes, readiness := 0, 0
+		h.setProbes(func() {
 			probes++
 			if probes < 3 {
 				h.failed("connection refused", errors.New("GET /version: refused"))
 			} else {
 				h.succeeded()
 			}
+		}, func() bool {
+			readiness++
+			return readiness > 2
 		})
+		if h.await(t.Context(), time.Minute) {
+			t.Errorf("await says the server is back before any outage")
+		}
 		start := time.Now()
 		h.failed("connection refused", errors.New("GET /api: refused"))
+		var resumed time.Duration
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			if h.await(t.Context(), time.Minute) {
+				resumed = time.Since(start)
+			}
+		})
 		time.Sleep(time.Minute)
+		wg.Wait()
 		got := rec.all()
 		want := []string{
 			"WARN The API server https://api:6443 is unreachable (connection refused): GET /api: refused.",
 			"WARN The API server https://api:6443 is still unreachable after 1 seconds (connection refused): GET /version: refused.",
 			"WARN The API server https://api:6443 is still unreachable after 3 seconds (connection refused): GET /version: refused.",
-			"INFO The API server https://api:6443 is reachable again after 7 seconds.",
+			"INFO The API server https://api:6443 is reachable again after 5 seconds.",
 		}
 		if len(got) != len(want) || probes != 3 {
 			t.Fatalf("%d probes and records %v, want 3 and %q", probes, got, want)
@@ -103,8 +120,14 @@ func TestAPIHealthProbesBeforeReminding(t *testing.T) {
 				t.Errorf("record %d: %s, want %s", i, got[i].msg, want[i])
 			}
 		}
-		if at := got[3].at.Sub(start); at != 7*time.Second {
-			t.Errorf("the recovery is noticed after %s, want 7s", at)
+		if at := got[3].at.Sub(start); at != 5*time.Second {
+			t.Errorf("the recovery is noticed after %s, want 5s (the third probe)", at)
+		}
+		if want := 5*time.Second + 500*time.Millisecond; resumed != want {
+			t.Errorf("a waiting watch resumes after %s, want %s (when the server says it is ready)", resumed, want)
+		}
+		if h.await(t.Context(), time.Minute) {
+			t.Errorf("await says the server is back with no outage")
 		}
 	})
 }
@@ -148,11 +171,24 @@ func TestNetworkCause(t *testing.T) {
 		_, err = net.Dial("tcp", addr)
 		return err
 	}()
+	untrusted := func() error {
+		s := httptest.NewUnstartedServer(http.NotFoundHandler())
+		s.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshake fails, as it should
+		s.StartTLS()
+		defer s.Close()
+		resp, err := http.Get(s.URL) // without the server's CA
+		if err == nil {
+			resp.Body.Close()
+			t.Fatal("a server with an unknown CA is trusted")
+		}
+		return err
+	}()
 	for _, tc := range []struct {
 		err  error
 		want string
 	}{
 		{refused, "connection refused"},
+		{untrusted, "TLS"},
 		{fmt.Errorf("tls: %w", x509.UnknownAuthorityError{}), "TLS"},
 		{&net.DNSError{Err: "no such host", Name: "api"}, "DNS"},
 		{context.DeadlineExceeded, "timeout"},

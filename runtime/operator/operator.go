@@ -66,6 +66,7 @@ type Options struct {
 	dropConnections func()          // closes every connection to the API server
 	releaser        *memoryReleaser // nil: the memory is left to the Go runtime
 	server          string          // the API server's address, for the log
+	health          *apiHealth      // whether the API server answers
 }
 
 // Run serves the registry's handlers until ctx is done. It returns nil on a
@@ -138,6 +139,7 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	}
 	health := newAPIHealth(opts.server, logger, opts.Settings.Watching.InactivityTimeout)
 	defer health.stop()
+	opts.health = health
 	cfg.Wrap(health.wrap) // outermost: it sees each request's final outcome
 	if d := opts.Settings.Queueing.ReleaseMemoryAfter; d > 0 {
 		opts.releaser = newMemoryReleaser(d)
@@ -151,10 +153,14 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	if err != nil {
 		return fmt.Errorf("creating the discovery client: %w", err)
 	}
-	health.setProbe(func() {
+	health.setProbes(func() {
 		probeCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		_ = dc.RESTClient().Get().AbsPath("/version").Do(probeCtx).Error()
+	}, func() bool {
+		probeCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		return serverReady(probeCtx, dc) || ctx.Err() != nil
 	})
 
 	poster, err := posting.NewForConfig(cfg, opts.Settings.Posting, posting.Options{Level: opts.Settings.Posting.Level, Logger: logger})
@@ -336,6 +342,7 @@ func serveResource(ctx context.Context, wg *sync.WaitGroup, cl clients, reg *reg
 			Logger:            opts.Logger,
 			OnError:           report.failed,
 			OnWatching:        report.watching,
+			AwaitServer:       func(ctx context.Context) bool { return opts.health.await(ctx, time.Minute) },
 			OnStall: func() {
 				opts.Logger.Warn(fmt.Sprintf("The watch stream of %s has been silent for %s seconds; re-establishing it.", where, execution.Seconds(timeout)))
 				opts.dropConnections()

@@ -23,12 +23,14 @@ package watching
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -97,6 +99,13 @@ type Watcher struct {
 	// the failure ("Failed to watch", at ERROR through klog) is then
 	// lowered to DEBUG in Logger, as the caller reports it.
 	OnError func(error)
+	// AwaitServer, if set, is called when a listing or a watch request
+	// fails with a network error (no response from the API server). It
+	// waits while the server is known to be unreachable and says whether
+	// it is reachable again: then the request is sent again at once;
+	// otherwise the error goes to the reflector, which retries it with its
+	// backoff (growing to a minute in a long outage).
+	AwaitServer func(ctx context.Context) bool
 	// OnWatching, if set, is called each time a watch request succeeds:
 	// the resource is being watched (again).
 	OnWatching func()
@@ -120,37 +129,52 @@ func (w *Watcher) Run(ctx context.Context) {
 }
 
 func (w *Watcher) list(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-	var list runtime.Object
-	var err error
-	if w.REST != nil {
-		list, err = listREST(ctx, w.REST, w.Path, opts)
-	} else {
-		list, err = w.resourceClient().List(ctx, opts)
+	for {
+		var list runtime.Object
+		var err error
+		if w.REST != nil {
+			list, err = listREST(ctx, w.REST, w.Path, opts)
+		} else {
+			list, err = w.resourceClient().List(ctx, opts)
+		}
+		if err == nil || !w.failed(ctx, err) {
+			return list, err
+		}
 	}
-	if err != nil && w.OnError != nil && ctx.Err() == nil {
-		w.OnError(err)
-	}
-	return list, err
 }
 
 func (w *Watcher) watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	var wi watch.Interface
 	var err error
-	if w.REST != nil {
-		wi, err = watchREST(ctx, w.REST, w.Path, opts)
-	} else {
-		wi, err = w.resourceClient().Watch(ctx, opts)
-	}
-	if err != nil {
-		if w.OnError != nil && ctx.Err() == nil {
-			w.OnError(err)
+	for {
+		if w.REST != nil {
+			wi, err = watchREST(ctx, w.REST, w.Path, opts)
+		} else {
+			wi, err = w.resourceClient().Watch(ctx, opts)
 		}
-		return nil, err
+		if err == nil {
+			break
+		}
+		if !w.failed(ctx, err) {
+			return nil, err
+		}
 	}
 	if w.OnWatching != nil {
 		w.OnWatching()
 	}
 	return withInactivityTimeout(wi, w.InactivityTimeout, w.OnStall), nil
+}
+
+// failed reports a failed request and says whether to send it again now.
+func (w *Watcher) failed(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	if w.OnError != nil {
+		w.OnError(err)
+	}
+	var status apierrors.APIStatus
+	return w.AwaitServer != nil && !errors.As(err, &status) && w.AwaitServer(ctx)
 }
 
 func (w *Watcher) resourceClient() dynamic.ResourceInterface {
