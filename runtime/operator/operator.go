@@ -302,9 +302,9 @@ func serveResource(ctx context.Context, wg *sync.WaitGroup, cl clients, reg *reg
 	r := &reactor.Reactor{Resource: res, Client: client, REST: cl.rest, Registry: reg, Settings: opts.Settings, Logger: opts.Logger}
 	// Workers outlive the watchers: on stop, each finishes the cycle it is
 	// in (so that its results are written) for up to the exit timeout, and
-	// only then is its context cancelled.
+	// only then is its context cancelled (see drain).
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
-	qopts := queueing.Options{IdleTimeout: opts.Settings.Queueing.IdleTimeout, WorkerLimit: opts.Settings.Queueing.WorkerLimit}
+	qopts := queueing.Options{IdleTimeout: opts.Settings.Queueing.IdleTimeout, WorkerLimit: opts.Settings.Queueing.WorkerLimit, Logger: opts.Logger}
 	if opts.releaser != nil {
 		qopts.OnIdle = opts.releaser.idle
 	}
@@ -357,16 +357,7 @@ func serveResource(ctx context.Context, wg *sync.WaitGroup, cl clients, reg *reg
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		defer cancelWork()
 		<-ctx.Done()
-		mux.Close()
-		done := make(chan struct{})
-		go func() { mux.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(opts.Settings.Queueing.ExitTimeout):
-			cancelWork()
-			<-done
-		}
+		drain(mux, cancelWork, opts.Settings.Queueing.ExitTimeout, res.String(), opts.Logger)
 	}()
 }
