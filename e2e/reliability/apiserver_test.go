@@ -339,7 +339,7 @@ func TestKubeconfigTokenReloadedOn401(t *testing.T) {
 			t.Fatalf("the operator did not log %q in %s", text, timeout)
 		}
 	}
-	waitLog("The API server "+host+" is unreachable (401 Unauthorized): GET /api: the credentials are refused.", 10*time.Second)
+	waitLog("The API server "+host+" refuses the operator's credentials (401 Unauthorized): GET /api.", 10*time.Second)
 	waitLog("Re-authentication has failed: the credentials at their source are the ones refused (401 Unauthorized).", 10*time.Second)
 
 	writeKubeconfig(shared.Token())

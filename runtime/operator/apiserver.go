@@ -34,12 +34,15 @@ func UserAgent() string {
 //   - at the first failure, at WARNING: "The API server <host> is
 //     unreachable (<cause>): <error>.", where the cause is one of
 //     "connection refused", "TLS", "timeout", "connection reset",
-//     "connection closed", "DNS", "network error" or "401 Unauthorized";
-//   - while it lasts, again at WARNING with the latest error: "The API
+//     "connection closed", "DNS" or "network error"; or, if the server
+//     answers 401 Unauthorized: "The API server <host> refuses the
+//     operator's credentials (401 Unauthorized): <method> <path>.";
+//   - while it lasts, again at WARNING with the latest failure: "The API
 //     server <host> is still unreachable after <N> seconds (<cause>):
-//     <error>." after 1, 2, 4... seconds, and at least once per maxSilence
-//     (the watching inactivity timeout, or a minute if there is none)
-//     whether requests are made or not;
+//     <error>." (or "... still refuses the operator's credentials after
+//     <N> seconds (401 Unauthorized): ...") after 1, 2, 4... seconds, and
+//     at least once per maxSilence (the watching inactivity timeout, or a
+//     minute if there is none) whether requests are made or not;
 //   - once any request gets a response again (other than a 401), at INFO:
 //     "The API server <host> is reachable again after <N> seconds."
 //
@@ -72,6 +75,9 @@ type apiHealth struct {
 	stopped  bool
 }
 
+// unauthorized is the cause of a failure that is the server's 401.
+const unauthorized = "401 Unauthorized"
+
 // probeInterval is the longest time between two probes of an unreachable
 // API server.
 const probeInterval = 2 * time.Second
@@ -94,7 +100,7 @@ func (h *apiHealth) wrap(rt http.RoundTripper) http.RoundTripper {
 			}
 			h.failed(networkCause(err), fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, err))
 		case resp.StatusCode == http.StatusUnauthorized:
-			h.failed("401 Unauthorized", fmt.Errorf("%s %s: the credentials are refused", req.Method, req.URL.Path))
+			h.failed(unauthorized, fmt.Errorf("%s %s", req.Method, req.URL.Path))
 		default:
 			h.succeeded()
 		}
@@ -112,7 +118,11 @@ func (h *apiHealth) failed(cause string, err error) {
 	}
 	now := time.Now()
 	h.down, h.ready, h.since, h.interval, h.report = true, make(chan struct{}), now, time.Second, now.Add(time.Second)
-	h.logger.Warn(fmt.Sprintf("The API server %s is unreachable (%s): %v.", h.server, cause, err))
+	if cause == unauthorized {
+		h.logger.Warn(fmt.Sprintf("The API server %s refuses the operator's credentials (%s): %v.", h.server, cause, err))
+	} else {
+		h.logger.Warn(fmt.Sprintf("The API server %s is unreachable (%s): %v.", h.server, cause, err))
+	}
 	h.schedule(now)
 }
 
@@ -147,8 +157,12 @@ func (h *apiHealth) tick() {
 	}
 	now := time.Now()
 	if !now.Before(h.report) {
-		h.logger.Warn(fmt.Sprintf("The API server %s is still unreachable after %s seconds (%s): %v.",
-			h.server, seconds(now.Sub(h.since)), h.cause, h.lastErr))
+		state := "is still unreachable"
+		if h.cause == unauthorized {
+			state = "still refuses the operator's credentials"
+		}
+		h.logger.Warn(fmt.Sprintf("The API server %s %s after %s seconds (%s): %v.",
+			h.server, state, seconds(now.Sub(h.since)), h.cause, h.lastErr))
 		h.interval = min(2*h.interval, h.maxSilence)
 		h.report = now.Add(h.interval)
 	}

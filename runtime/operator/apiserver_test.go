@@ -368,7 +368,7 @@ func TestRunUnauthorizedWithoutNewCredentials(t *testing.T) {
 		login LoginFunc
 		want  string
 	}{
-		{"no login", nil, " is still unreachable after 1 seconds (401 Unauthorized)"},
+		{"no login", nil, " still refuses the operator's credentials after 1 seconds (401 Unauthorized): GET /version."},
 		{"same token", func(context.Context) (*rest.Config, error) { return &rest.Config{BearerToken: "bad-token"}, nil },
 			"Re-authentication has failed: the credentials at their source are the ones refused (401 Unauthorized)."},
 		{"no token", func(context.Context) (*rest.Config, error) { return &rest.Config{}, nil },
