@@ -75,8 +75,8 @@ type Options struct {
 // The API server is not needed at start: while it cannot be reached, Run
 // logs why (see apiHealth) and keeps trying. The requests carry the
 // User-Agent of cfg, or UserAgent() if it has none. Warnings that the API
-// server sends in responses (e.g. about deprecated APIs) are logged at
-// WARNING unless cfg has a warning handler.
+// server sends in responses (e.g. about deprecated APIs or pruned fields)
+// are logged at WARNING, each text once, unless cfg has a warning handler.
 //
 // Run changes no process-wide state: client-go's log lines about the
 // watches go to Options.Logger through client-go's contextual logging, but
@@ -115,7 +115,7 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 		handlersCfg.UserAgent = cfg.UserAgent
 	}
 	if cfg.WarningHandler == nil && cfg.WarningHandlerWithContext == nil {
-		cfg.WarningHandlerWithContext = serverWarnings{logger}
+		cfg.WarningHandlerWithContext = &serverWarnings{logger: logger, seen: map[string]bool{}}
 	}
 	opts.server = strings.TrimSuffix(cfg.Host, "/")
 	dial := cfg.Dial
@@ -249,11 +249,31 @@ type discoveryError struct{ err error }
 func (e *discoveryError) Error() string { return e.err.Error() }
 func (e *discoveryError) Unwrap() error { return e.err }
 
-// serverWarnings logs the warnings that the API server sends in responses.
-type serverWarnings struct{ logger *slog.Logger }
+// serverWarnings logs the warnings that the API server sends in responses
+// ("The API server warns: <text>"), each distinct text once: the same
+// warning (e.g. about a field that a CRD's schema prunes) may come with
+// every patch.
+type serverWarnings struct {
+	logger *slog.Logger
+	mu     sync.Mutex
+	seen   map[string]bool
+}
 
-func (w serverWarnings) HandleWarningHeaderWithContext(_ context.Context, code int, _ string, text string) {
-	if code == 299 && text != "" {
+// maxWarnings bounds the texts remembered; past it, they are forgotten.
+const maxWarnings = 256
+
+func (w *serverWarnings) HandleWarningHeaderWithContext(_ context.Context, code int, _ string, text string) {
+	if code != 299 || text == "" {
+		return
+	}
+	w.mu.Lock()
+	if len(w.seen) >= maxWarnings {
+		clear(w.seen)
+	}
+	seen := w.seen[text]
+	w.seen[text] = true
+	w.mu.Unlock()
+	if !seen {
 		w.logger.Warn("The API server warns: " + text)
 	}
 }
