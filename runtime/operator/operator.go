@@ -58,7 +58,8 @@ type Options struct {
 	// kubeconfig file, the service account's token): the operator calls it
 	// when the API server answers 401 Unauthorized, and if the bearer token
 	// has changed, sends the refused request again and every later one
-	// with the new token (see relogin). The command line (package cli)
+	// with the new token (see relogin); so do the clients that handlers
+	// make from RESTConfig. The command line (package cli)
 	// sets it. Nil: the credentials of cfg are used until the operator
 	// exits (client-go still re-reads cfg.BearerTokenFile every minute).
 	Login LoginFunc
@@ -135,7 +136,10 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 		cfg.Wrap(limitInFlight(n))
 	}
 	if opts.Login != nil {
-		cfg.Wrap(newRelogin(opts.Login, logger).wrap)
+		// The handlers' own clients (RESTConfig) renew the token too.
+		relogin := newRelogin(opts.Login, logger)
+		cfg.Wrap(relogin.wrap)
+		handlersCfg.Wrap(relogin.wrap)
 	}
 	health := newAPIHealth(opts.server, logger, opts.Settings.Watching.InactivityTimeout)
 	defer health.stop()
