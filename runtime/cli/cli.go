@@ -104,6 +104,9 @@ func newRunCommand(register RegisterFunc, logOut io.Writer) *cobra.Command {
 				level = slog.LevelWarn
 			}
 			logger := logging.New(logOut, format, level)
+			// klog is process-wide; this command is the process's only
+			// logger, so client-go's own lines come out in its format too.
+			logging.RouteKlog(logger)
 			reg := registry.New()
 			if err := register(reg); err != nil {
 				return fmt.Errorf("registering the handlers: %w", err)
@@ -124,6 +127,9 @@ func newRunCommand(register RegisterFunc, logOut io.Writer) *cobra.Command {
 					AllNamespaces: f.allNamespaces,
 					Standalone:    f.standalone,
 					Logger:        logger,
+					// On a 401, the credentials are loaded again the same
+					// way: a kubeconfig's token may have been renewed since.
+					Login: func(context.Context) (*rest.Config, error) { return LoadConfig(f.kubeconfig) },
 				})
 			}()
 			select {
