@@ -185,9 +185,13 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	ctx = withRESTConfig(ctx, handlersCfg)
 
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var wg sync.WaitGroup
-	defer wg.Wait() // after cancel(): every watcher and worker has exited
+	defer func() {
+		// Cancel first, then wait: Run may return an error while resources
+		// are served, and their watchers and workers stop only when told.
+		cancel()
+		wg.Wait()
+	}()
 	pending := reg.Selectors()
 	served := map[string]bool{}
 	// While discovery fails, it is retried with backoff, and its failures
