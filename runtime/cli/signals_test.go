@@ -1,35 +1,19 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kopf-go/kopf/internal/testutil"
 )
 
-// lockedBuffer is a bytes.Buffer safe for the watcher's writes and the
-// test's reads.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// lockedBuffer is safe for the watcher's writes and the test's reads.
+type lockedBuffer = testutil.Buffer
 
 // TestWatchSignals: the first signal stops the operator gracefully, the
 // second forces the exit; each is logged once, and nothing happens

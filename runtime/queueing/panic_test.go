@@ -1,32 +1,16 @@
 package queueing
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/kopf-go/kopf/internal/testutil"
 )
 
-// syncBuffer is a bytes.Buffer safe for the workers' concurrent logging.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type syncBuffer = testutil.Buffer
 
 // TestMultiplexerSurvivesAPanickingProcessor: a panic that escapes the
 // processor is logged with the object's key and stack; the worker's slot

@@ -6,9 +6,10 @@ import (
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/kopf-go/kopf/internal/testutil"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -42,16 +43,7 @@ var (
 const testFinalizer = "kopf.zalando.org/KopfFinalizerMarker"
 
 // logBuffer is a concurrency-safe buffer of JSON log records.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
+type logBuffer struct{ testutil.Buffer }
 
 // logRecord is one record as written by slog's JSON handler.
 type logRecord struct {
@@ -65,10 +57,8 @@ func (l logRecord) String() string { return l.Level + " " + l.Msg }
 // records decodes what was logged so far.
 func (b *logBuffer) records(t *testing.T) []logRecord {
 	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	var out []logRecord
-	dec := json.NewDecoder(bytes.NewReader(b.buf.Bytes()))
+	dec := json.NewDecoder(bytes.NewReader(b.Bytes()))
 	for dec.More() {
 		var r logRecord
 		if err := dec.Decode(&r); err != nil {
