@@ -1,0 +1,140 @@
+package chaos
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// Kopf's annotation names, as the operator writes them by default.
+const (
+	AnnotationPrefix = "kopf.zalando.org/"
+	DiffBaseKey      = AnnotationPrefix + "last-handled-configuration"
+)
+
+// AuditPolicy is a kube-apiserver audit policy that records, with their
+// request bodies, the writes to kopf.dev objects, and nothing else.
+// ParseAudit reads the log it produces (--audit-log-format=json).
+const AuditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived", "ResponseStarted", "Panic"]
+rules:
+  - level: Request
+    verbs: ["create", "update", "patch", "delete"]
+    resources:
+      - group: kopf.dev
+  - level: None
+`
+
+// Write is a merge patch of an object that the API server stored (its
+// response was 2xx), reduced to what it stored of the handlers' outcomes.
+type Write struct {
+	Time   time.Time // when the response completed (the audit stage time)
+	Object string    // resource/namespace/name
+	// Status: the patch went to the status subresource.
+	Status bool
+	// Results are the handler ids with a result in the patch's status.
+	Results map[string]bool
+	// Successes are the handler ids whose progress record in the patch's
+	// annotations says success (Kopf's annotation progress storage).
+	Successes map[string]bool
+	// DiffBase: the patch stores a diff-base (the cause is done).
+	DiffBase bool
+	AuditID  string
+}
+
+// Stored reports whether the write stores handler id's success in the
+// object proper (not only in the status subresource): a progress record
+// that says success, a result in the object's own patch, or a diff-base.
+func (w Write) Stored(id string) bool {
+	return w.Successes[id] || w.DiffBase || (!w.Status && w.Results[id])
+}
+
+type auditEvent struct {
+	AuditID   string `json:"auditID"`
+	Stage     string `json:"stage"`
+	Verb      string `json:"verb"`
+	ObjectRef *struct {
+		Resource    string `json:"resource"`
+		Namespace   string `json:"namespace"`
+		Name        string `json:"name"`
+		Subresource string `json:"subresource"`
+	} `json:"objectRef"`
+	ResponseStatus *struct {
+		Code int `json:"code"`
+	} `json:"responseStatus"`
+	RequestObject  json.RawMessage `json:"requestObject"`
+	StageTimestamp time.Time       `json:"stageTimestamp"`
+}
+
+// mergePatch is the part of a patch that tells the handlers' outcomes.
+type mergePatch struct {
+	Metadata struct {
+		Annotations map[string]*string `json:"annotations"`
+	} `json:"metadata"`
+	Status map[string]json.RawMessage `json:"status"`
+}
+
+// ParseAudit reads a kube-apiserver audit log (JSON lines) and returns the
+// stored merge patches of objects, by object, in the log's order. Other
+// events (creations, JSON patches such as finalizer changes, failed
+// requests) are skipped. A line that is not JSON is counted in bad and
+// skipped: kube-apiserver killed mid-write leaves a partial last line.
+func ParseAudit(r io.Reader) (writes map[string][]Write, bad int, err error) {
+	writes = map[string][]Write{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
+	for sc.Scan() {
+		var ev auditEvent
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			bad++
+			continue
+		}
+		if ev.Stage != "ResponseComplete" || ev.Verb != "patch" || ev.ObjectRef == nil ||
+			ev.ResponseStatus == nil || ev.ResponseStatus.Code/100 != 2 {
+			continue
+		}
+		var p mergePatch
+		if err := json.Unmarshal(ev.RequestObject, &p); err != nil {
+			continue // a JSON patch (an array): finalizers, not outcomes
+		}
+		ref := ev.ObjectRef
+		w := Write{
+			Time:      ev.StageTimestamp,
+			Object:    ref.Resource + "/" + ref.Namespace + "/" + ref.Name,
+			Status:    ref.Subresource == "status",
+			Results:   map[string]bool{},
+			Successes: map[string]bool{},
+			AuditID:   ev.AuditID,
+		}
+		for id, v := range p.Status {
+			if string(v) != "null" && id != "kopf" {
+				w.Results[id] = true
+			}
+		}
+		for key, v := range p.Metadata.Annotations {
+			id, ok := strings.CutPrefix(key, AnnotationPrefix)
+			if !ok || v == nil {
+				continue
+			}
+			if key == DiffBaseKey {
+				w.DiffBase = true
+				continue
+			}
+			var rec struct {
+				Success bool `json:"success"`
+			}
+			if json.Unmarshal([]byte(*v), &rec) == nil && rec.Success {
+				w.Successes[id] = true
+			}
+		}
+		writes[w.Object] = append(writes[w.Object], w)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, bad, fmt.Errorf("reading the audit log: %w", err)
+	}
+	return writes, bad, nil
+}
