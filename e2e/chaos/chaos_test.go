@@ -176,6 +176,24 @@ func TestClassify(t *testing.T) {
 	}
 }
 
+func TestInterrupted(t *testing.T) {
+	e := func(line, pid int, handler, event string) Entry {
+		return Entry{Line: line, PID: pid, Object: obj, Handler: handler, Event: event}
+	}
+	ledger := []Entry{
+		e(1, 1, "fast_fn", EventStart), e(2, 1, "fast_fn", EventSucceeded),
+		e(3, 1, "slow_fn", EventStart), // killed
+		e(4, 2, "slow_fn", EventStart), e(5, 2, "slow_fn", EventCancelled),
+		e(6, 2, "retry_fn", EventStart), e(7, 2, "retry_fn", EventFailed),
+		e(8, 2, "retry_fn", EventStart), // killed
+		e(9, 3, "retry_fn", EventStart), e(10, 3, "retry_fn", EventSucceeded),
+	}
+	got := Interrupted(ledger)
+	if len(got) != 2 || got[0].Line != 3 || got[1].Line != 8 {
+		t.Errorf("Interrupted = %+v, want the runs of lines 3 and 8", got)
+	}
+}
+
 func TestUnhandled(t *testing.T) {
 	handlers := []string{"fast_fn", "slow_fn"}
 	done := func() *unstructured.Unstructured {

@@ -128,3 +128,29 @@ func Missing(ledger []Entry, objects []string, handlers []string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// Interrupted returns the runs that never ended: "start" lines with no
+// later "succeeded", "failed" or "cancelled" line of the same handler,
+// object and process. In the campaign, those are the runs that a SIGKILL
+// cut short.
+func Interrupted(ledger []Entry) []Entry {
+	type key struct {
+		object, handler string
+		pid             int
+	}
+	open := map[key]Entry{}
+	for _, e := range ledger {
+		k := key{e.Object, e.Handler, e.PID}
+		if e.Event == EventStart {
+			open[k] = e
+		} else {
+			delete(open, k)
+		}
+	}
+	out := make([]Entry, 0, len(open))
+	for _, e := range open {
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Line < out[j].Line })
+	return out
+}

@@ -91,7 +91,7 @@ func main() {
 	flag.DurationVar(&c.minDown, "min-down", time.Second, "least time kube-apiserver stays down")
 	flag.DurationVar(&c.maxDown, "max-down", 5*time.Second, "most time kube-apiserver stays down")
 	flag.IntVar(&c.createConcurrency, "create-concurrency", 16, "objects created at once")
-	flag.DurationVar(&c.createOver, "create-over", 0, "spread the creations over this time (0: 80% of the disturbances' expected duration)")
+	flag.DurationVar(&c.createOver, "create-over", 0, "spread the creations over this time (0: 90% of the disturbances' expected duration)")
 	flag.DurationVar(&c.settle, "settle", 10*time.Minute, "after the last disturbance, how long the operator has to handle every object")
 	flag.DurationVar(&c.finalUp, "final-up", 10*time.Second, "least uptime of the last operator before it is stopped, so that its start-up is checked too")
 	flag.Parse()
@@ -248,7 +248,11 @@ func (c *campaign) disturb(ctx context.Context) error {
 	meanGap := (c.minUp + c.maxUp) / 2
 	over := c.createOver
 	if over == 0 {
-		over = time.Duration(float64(c.kills+c.restarts) * float64(meanGap) * 0.8)
+		// 90% of the disturbances' expected duration (kube-apiserver takes
+		// about 4 s to start here), so that handlers run at most of them
+		// and the last few hit an operator finishing the last objects.
+		phase := time.Duration(c.kills+c.restarts)*meanGap + time.Duration(c.restarts)*((c.minDown+c.maxDown)/2+4*time.Second)
+		over = phase * 9 / 10
 	}
 	c.created = make(chan struct{})
 	go c.create(ctx, over)
@@ -466,6 +470,7 @@ func (c *campaign) report(ctx context.Context) (int, error) {
 	fmt.Fprintf(tw, "operator SIGKILLs\t%d (%d operator processes)\n", len(c.operators)-1, len(c.operators))
 	fmt.Fprintf(tw, "kube-apiserver restarts\t%d\n", c.restarts)
 	fmt.Fprintf(tw, "handler runs (ledger starts)\t%d\n", starts)
+	fmt.Fprintf(tw, "handler runs cut short by a SIGKILL\t%d\n", len(chaos.Interrupted(ledger)))
 	fmt.Fprintf(tw, "objects not fully handled\t%d\n", len(unhandled))
 	fmt.Fprintf(tw, "handlers that never succeeded\t%d\n", len(missing))
 	fmt.Fprintf(tw, "unreadable audit lines\t%d\n", bad)
