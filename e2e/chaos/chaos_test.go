@@ -194,6 +194,26 @@ func TestInterrupted(t *testing.T) {
 	}
 }
 
+func TestCrashes(t *testing.T) {
+	log := strings.Join([]string{
+		"[2026-11-23 06:38:19,945] kopf.objects [ERROR ] [default/ex-0060] Handler 'slow_fn' failed with an exception: panic: boom",
+		"==================",
+		"WARNING: DATA RACE",
+		"Write at 0x00c000123 by goroutine 7:",
+		"panic: runtime error: invalid memory address or nil pointer dereference",
+		"fatal error: concurrent map writes",
+		"",
+	}, "\n")
+	got, err := Crashes(strings.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"3: WARNING: DATA RACE", "5: panic: runtime error: invalid memory address or nil pointer dereference", "6: fatal error: concurrent map writes"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("Crashes = %q, want %q", got, want)
+	}
+}
+
 func TestUnhandled(t *testing.T) {
 	handlers := []string{"fast_fn", "slow_fn"}
 	done := func() *unstructured.Unstructured {

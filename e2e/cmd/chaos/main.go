@@ -11,7 +11,9 @@
 //     diff-base stored, no progress left;
 //   - every handler succeeded at least once (the ledger says so);
 //   - no handler ran again after the object itself recorded its success
-//     ("outside" re-runs, chaos.Classify), which would be a bug.
+//     ("outside" re-runs, chaos.Classify), which would be a bug;
+//   - no operator process died of a panic or a fatal error, or reported a
+//     data race (when built with -race).
 //
 // Re-runs in the documented crash window (the status patch stored, the
 // object patch not) and re-runs of successes never stored are counted and
@@ -121,6 +123,7 @@ type campaign struct {
 	objects   []object
 	operators []*process // every operator process, in order
 	created   chan struct{}
+	lastExit  string // how the last operator ended on SIGTERM
 }
 
 // object is one object of the campaign.
@@ -330,10 +333,11 @@ func (c *campaign) settleDown(ctx context.Context) error {
 		}
 	}
 	if err := p.terminate(30 * time.Second); err != nil {
-		c.logf("the last operator (pid %d): %v", p.cmd.Process.Pid, err)
+		c.lastExit = err.Error()
 	} else {
-		c.logf("the last operator (pid %d) exited after SIGTERM with code %d", p.cmd.Process.Pid, p.cmd.ProcessState.ExitCode())
+		c.lastExit = fmt.Sprintf("exit code %d", p.cmd.ProcessState.ExitCode())
 	}
+	c.logf("the last operator (pid %d) is stopped: %s", p.cmd.Process.Pid, c.lastExit)
 	return nil
 }
 
@@ -442,6 +446,22 @@ func (c *campaign) report(ctx context.Context) (int, error) {
 		keys[i] = o.key()
 	}
 	missing := chaos.Missing(ledger, keys, handlers)
+	var crashes []string
+	for i := range c.operators {
+		name := fmt.Sprintf("operator-%02d.log", i+1)
+		f, err := os.Open(filepath.Join(c.work, name))
+		if err != nil {
+			return 2, err
+		}
+		lines, err := chaos.Crashes(f)
+		f.Close()
+		if err != nil {
+			return 2, fmt.Errorf("%s: %w", name, err)
+		}
+		for _, l := range lines {
+			crashes = append(crashes, name+":"+l)
+		}
+	}
 
 	reruns := chaos.Classify(ledger, writes)
 	epoch := map[int]int{}
@@ -473,6 +493,8 @@ func (c *campaign) report(ctx context.Context) (int, error) {
 	fmt.Fprintf(tw, "handler runs cut short by a SIGKILL\t%d\n", len(chaos.Interrupted(ledger)))
 	fmt.Fprintf(tw, "objects not fully handled\t%d\n", len(unhandled))
 	fmt.Fprintf(tw, "handlers that never succeeded\t%d\n", len(missing))
+	fmt.Fprintf(tw, "panics, fatal errors, data races in operator logs\t%d\n", len(crashes))
+	fmt.Fprintf(tw, "the last operator's exit on SIGTERM\t%s\n", c.lastExit)
 	fmt.Fprintf(tw, "unreadable audit lines\t%d\n", bad)
 	fmt.Fprintf(tw, "\t\n")
 	fmt.Fprintf(tw, "re-runs of succeeded handlers\tKopfExample\tKopfPlain\n")
@@ -506,7 +528,7 @@ func (c *campaign) report(ctx context.Context) (int, error) {
 	tw.Flush()
 	summary := sb.String()
 	counts := chaos.Counts(reruns)
-	failed := len(unhandled) > 0 || len(missing) > 0 || counts[chaos.Outside] > 0
+	failed := len(unhandled) > 0 || len(missing) > 0 || counts[chaos.Outside] > 0 || len(crashes) > 0
 	verdict := "PASS: every object fully handled, no handler re-run after its success was recorded in the object"
 	if failed {
 		verdict = "FAIL"
@@ -515,6 +537,9 @@ func (c *campaign) report(ctx context.Context) (int, error) {
 	fmt.Fprintf(c.out, "\n%s", summary)
 	for _, u := range first(unhandled, 20) {
 		fmt.Fprintf(c.out, "not fully handled: %s\n", u)
+	}
+	for _, l := range first(crashes, 20) {
+		fmt.Fprintf(c.out, "in an operator's log: %s\n", l)
 	}
 	for _, m := range first(missing, 20) {
 		fmt.Fprintf(c.out, "never succeeded: %s\n", m)
