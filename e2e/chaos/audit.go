@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 )
@@ -32,8 +33,9 @@ rules:
 // Write is a merge patch of an object that the API server stored (its
 // response was 2xx), reduced to what it stored of the handlers' outcomes.
 type Write struct {
-	Time   time.Time // when the response completed (the audit stage time)
-	Object string    // resource/namespace/name
+	Time     time.Time // when the response completed (the audit stage time)
+	Received time.Time // when the request was received
+	Object   string    // resource/namespace/name
 	// Status: the patch went to the status subresource.
 	Status bool
 	// Results are the handler ids with a result in the patch's status.
@@ -66,8 +68,9 @@ type auditEvent struct {
 	ResponseStatus *struct {
 		Code int `json:"code"`
 	} `json:"responseStatus"`
-	RequestObject  json.RawMessage `json:"requestObject"`
-	StageTimestamp time.Time       `json:"stageTimestamp"`
+	RequestObject            json.RawMessage `json:"requestObject"`
+	RequestReceivedTimestamp time.Time       `json:"requestReceivedTimestamp"`
+	StageTimestamp           time.Time       `json:"stageTimestamp"`
 }
 
 // mergePatch is the part of a patch that tells the handlers' outcomes.
@@ -104,6 +107,7 @@ func ParseAudit(r io.Reader) (writes map[string][]Write, bad int, err error) {
 		ref := ev.ObjectRef
 		w := Write{
 			Time:      ev.StageTimestamp,
+			Received:  ev.RequestReceivedTimestamp,
 			Object:    ref.Resource + "/" + ref.Namespace + "/" + ref.Name,
 			Status:    ref.Subresource == "status",
 			Results:   map[string]bool{},
@@ -137,4 +141,22 @@ func ParseAudit(r io.Reader) (writes map[string][]Write, bad int, err error) {
 		return nil, bad, fmt.Errorf("reading the audit log: %w", err)
 	}
 	return writes, bad, nil
+}
+
+// WindowWidths measures the crash window of every cycle that wrote both
+// patches: from the status patch's response to the API server's receipt of
+// the object patch that followed it (the next write of the object). A
+// SIGKILL of the operator within that time re-runs the handlers whose
+// results the status patch stored.
+func WindowWidths(writes map[string][]Write) []time.Duration {
+	var out []time.Duration
+	for _, ws := range writes {
+		for i := 0; i+1 < len(ws); i++ {
+			if ws[i].Status && !ws[i+1].Status {
+				out = append(out, ws[i+1].Received.Sub(ws[i].Time))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -98,6 +99,27 @@ func TestParseAudit(t *testing.T) {
 	}
 	if want := time.Date(2026, 11, 23, 6, 28, 1, 0, time.UTC); !ws[0].Time.Equal(want) {
 		t.Errorf("time = %s, want %s", ws[0].Time, want)
+	}
+	if want := time.Date(2026, 11, 23, 6, 28, 4, 0, time.UTC); !ws[0].Received.Equal(want) {
+		t.Errorf("received = %s, want %s", ws[0].Received, want)
+	}
+}
+
+func TestWindowWidths(t *testing.T) {
+	at := func(ms int) time.Time {
+		return time.Date(2026, 11, 23, 6, 28, 0, 0, time.UTC).Add(time.Duration(ms) * time.Millisecond)
+	}
+	w := func(status bool, received, done int) Write {
+		return Write{Status: status, Received: at(received), Time: at(done)}
+	}
+	writes := map[string][]Write{
+		"a": {w(true, 0, 10), w(false, 12, 20), w(true, 30, 40), w(false, 140, 150)},
+		"b": {w(false, 0, 5), w(true, 10, 20)}, // the last status patch: killed before the object patch
+	}
+	got := WindowWidths(writes)
+	want := []time.Duration{2 * time.Millisecond, 100 * time.Millisecond}
+	if !slices.Equal(got, want) {
+		t.Errorf("WindowWidths = %v, want %v", got, want)
 	}
 }
 

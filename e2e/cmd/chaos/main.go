@@ -496,6 +496,13 @@ func (c *campaign) report(ctx context.Context) (int, error) {
 	fmt.Fprintf(tw, "panics, fatal errors, data races in operator logs\t%d\n", len(crashes))
 	fmt.Fprintf(tw, "the last operator's exit on SIGTERM\t%s\n", c.lastExit)
 	fmt.Fprintf(tw, "unreadable audit lines\t%d\n", bad)
+	if widths := chaos.WindowWidths(writes); len(widths) > 0 {
+		q := func(p float64) time.Duration {
+			return widths[int(p*float64(len(widths)-1))].Round(100 * time.Microsecond)
+		}
+		fmt.Fprintf(tw, "crash window (status stored to object patch received)\tmedian %s, p90 %s, p99 %s, max %s over %d cycles\n",
+			q(0.5), q(0.9), q(0.99), q(1), len(widths))
+	}
 	fmt.Fprintf(tw, "\t\n")
 	fmt.Fprintf(tw, "re-runs of succeeded handlers\tKopfExample\tKopfPlain\n")
 	type row struct {
