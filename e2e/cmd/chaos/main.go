@@ -143,18 +143,27 @@ var (
 // run runs the campaign and returns the exit code; the error says why the
 // campaign could not run (code 2).
 func run(ctx context.Context, cfg config, out io.Writer) (int, error) {
-	c := &campaign{config: cfg, out: out, rng: rand.New(rand.NewPCG(cfg.seed, cfg.seed^0x9e3779b97f4a7c15))}
-	if err := c.prepare(ctx); err != nil {
-		return 2, err
+	if cfg.maxUp < cfg.minUp || cfg.maxDown < cfg.minDown || cfg.minUp < 0 || cfg.minDown < 0 {
+		return 2, fmt.Errorf("want 0 <= -min-up <= -max-up and 0 <= -min-down <= -max-down")
 	}
+	if cfg.kills < 0 || cfg.restarts < 0 || cfg.examples < 0 || cfg.plains < 0 || cfg.createConcurrency < 1 {
+		return 2, fmt.Errorf("want -n, -plain, -kills, -restarts >= 0 and -create-concurrency >= 1")
+	}
+	c := &campaign{config: cfg, out: out, rng: rand.New(rand.NewPCG(cfg.seed, cfg.seed^0x9e3779b97f4a7c15))}
 	defer func() {
 		for _, p := range c.operators {
 			p.kill()
+		}
+		if c.cluster == nil {
+			return
 		}
 		if err := c.cluster.Stop(); err != nil {
 			c.logf("stopping the control plane: %v", err)
 		}
 	}()
+	if err := c.prepare(ctx); err != nil {
+		return 2, err
+	}
 	if err := c.disturb(ctx); err != nil {
 		return 2, err
 	}
@@ -202,7 +211,7 @@ func (c *campaign) prepare(ctx context.Context) error {
 	c.audit = filepath.Join(work, "audit.log")
 	c.ledger = filepath.Join(work, "ledger")
 	c.kubecfg = filepath.Join(work, "kubeconfig")
-	c.cluster, err = cluster.StartDetached(
+	cl, err := cluster.StartDetached(
 		cluster.WithAPIServerFlag("audit-policy-file", policy),
 		cluster.WithAPIServerFlag("audit-log-path", c.audit),
 		cluster.WithAPIServerFlag("audit-log-maxsize", "100000"), // MB: never rotate
@@ -211,6 +220,7 @@ func (c *campaign) prepare(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("starting the control plane: %w", err)
 	}
+	c.cluster = cl
 	c.dyn = dynamic.NewForConfigOrDie(c.cluster.Config)
 	if err := c.cluster.WriteKubeconfig(c.kubecfg); err != nil {
 		return err

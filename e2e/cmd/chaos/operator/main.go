@@ -44,8 +44,8 @@ import (
 	"github.com/kopf-go/kopf/runtime/resources"
 )
 
-// Resources are the plurals of the campaign's two CRDs.
-var Resources = []string{"kopfexamples", "kopfplains"}
+// kinds are the plurals of the campaign's two CRDs.
+var kinds = []string{"kopfexamples", "kopfplains"}
 
 func main() {
 	path := os.Getenv("CHAOS_LEDGER")
@@ -81,7 +81,7 @@ func (l *ledger) write(resource string, kw *kwargs.Changing, handler, event stri
 }
 
 func (l *ledger) register(r *registry.Registry) error {
-	for _, resource := range Resources {
+	for _, resource := range kinds {
 		sel := resources.Selector{Name: resource}
 		for _, h := range []struct {
 			id string
