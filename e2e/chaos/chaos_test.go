@@ -258,6 +258,11 @@ func TestUnhandled(t *testing.T) {
 			a[AnnotationPrefix+"slow_fn"] = "{}"
 			o.SetAnnotations(a)
 		}, want: "annotation kopf.zalando.org/slow_fn left"},
+		{name: "the touch annotation is no progress", change: func(o *unstructured.Unstructured) {
+			a := o.GetAnnotations()
+			a[TouchKey] = "2026-11-23T06:47:33.472985+00:00"
+			o.SetAnnotations(a)
+		}},
 		{name: "status.kopf left", change: func(o *unstructured.Unstructured) {
 			_ = unstructured.SetNestedField(o.Object, map[string]any{}, "status", "kopf")
 		}, want: "status.kopf left"},
@@ -269,6 +274,9 @@ func TestUnhandled(t *testing.T) {
 			got := strings.Join(Unhandled(o, handlers), "; ")
 			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 				t.Errorf("Unhandled = %q, want %q", got, tt.want)
+			}
+			if _, want := o.GetAnnotations()[TouchKey]; TouchLeft(o) != want {
+				t.Errorf("TouchLeft = %t, want %t", TouchLeft(o), want)
 			}
 		})
 	}

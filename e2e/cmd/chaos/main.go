@@ -440,7 +440,7 @@ func (c *campaign) report(ctx context.Context) (int, error) {
 		return 2, err
 	}
 
-	var unhandled []string
+	var unhandled, touched []string
 	for _, o := range c.objects {
 		obj, err := c.dyn.Resource(o.gvr).Namespace(namespace).Get(ctx, o.name, metav1.GetOptions{})
 		if err != nil {
@@ -449,6 +449,9 @@ func (c *campaign) report(ctx context.Context) (int, error) {
 		}
 		if why := chaos.Unhandled(obj, handlers); len(why) > 0 {
 			unhandled = append(unhandled, fmt.Sprintf("%s: %s", o.key(), strings.Join(why, ", ")))
+		}
+		if chaos.TouchLeft(obj) {
+			touched = append(touched, fmt.Sprintf("%s: %s=%s (resourceVersion %s)", o.key(), chaos.TouchKey, obj.GetAnnotations()[chaos.TouchKey], obj.GetResourceVersion()))
 		}
 	}
 	keys := make([]string, len(c.objects))
@@ -503,6 +506,7 @@ func (c *campaign) report(ctx context.Context) (int, error) {
 	fmt.Fprintf(tw, "handler runs cut short by a SIGKILL\t%d\n", len(chaos.Interrupted(ledger)))
 	fmt.Fprintf(tw, "objects not fully handled\t%d\n", len(unhandled))
 	fmt.Fprintf(tw, "handlers that never succeeded\t%d\n", len(missing))
+	fmt.Fprintf(tw, "touch annotations left (not a failure)\t%d\n", len(touched))
 	fmt.Fprintf(tw, "panics, fatal errors, data races in operator logs\t%d\n", len(crashes))
 	fmt.Fprintf(tw, "the last operator's exit on SIGTERM\t%s\n", c.lastExit)
 	fmt.Fprintf(tw, "unreadable audit lines\t%d\n", bad)
@@ -557,6 +561,9 @@ func (c *campaign) report(ctx context.Context) (int, error) {
 	}
 	for _, l := range first(crashes, 20) {
 		fmt.Fprintf(c.out, "in an operator's log: %s\n", l)
+	}
+	for _, l := range first(touched, 20) {
+		fmt.Fprintf(c.out, "touch annotation left: %s\n", l)
 	}
 	for _, m := range first(missing, 20) {
 		fmt.Fprintf(c.out, "never succeeded: %s\n", m)
