@@ -17,11 +17,13 @@ const (
 )
 
 // AuditPolicy is a kube-apiserver audit policy that records, with their
-// request bodies, the writes to kopf.dev objects, and nothing else.
-// ParseAudit reads the log it produces (--audit-log-format=json).
+// request bodies, the writes to kopf.dev objects, and nothing else: each
+// when it is received (without its body: the server has not read it yet)
+// and when it is answered. ParseAudit reads the log it produces
+// (--audit-log-format=json).
 const AuditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
-omitStages: ["RequestReceived", "ResponseStarted", "Panic"]
+omitStages: ["ResponseStarted", "Panic"]
 rules:
   - level: Request
     verbs: ["create", "update", "patch", "delete"]
@@ -45,7 +47,12 @@ type Write struct {
 	Successes map[string]bool
 	// DiffBase: the patch stores a diff-base (the cause is done).
 	DiffBase bool
-	AuditID  string
+	// Unanswered: the request was received and never answered, because
+	// kube-apiserver was killed meanwhile. Whether it was stored is not
+	// known, nor what it held (a received event has no body): Results,
+	// Successes and DiffBase are empty, and Time is when it was received.
+	Unanswered bool
+	AuditID    string
 }
 
 // Stored reports whether the write stores handler id's success in the
@@ -82,12 +89,15 @@ type mergePatch struct {
 }
 
 // ParseAudit reads a kube-apiserver audit log (JSON lines) and returns the
-// stored merge patches of objects, by object, in the log's order. Other
-// events (creations, JSON patches such as finalizer changes, failed
+// stored merge patches of objects, by object, in the log's order, followed
+// by the patches that were received and never answered (Write.Unanswered).
+// Other events (creations, JSON patches such as finalizer changes, failed
 // requests) are skipped. A line that is not JSON is counted in bad and
 // skipped: kube-apiserver killed mid-write leaves a partial last line.
 func ParseAudit(r io.Reader) (writes map[string][]Write, bad int, err error) {
 	writes = map[string][]Write{}
+	received := map[string]auditEvent{} // by audit id, until answered
+	var order []string                  // the received ids, in order
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
 	for sc.Scan() {
@@ -95,6 +105,15 @@ func ParseAudit(r io.Reader) (writes map[string][]Write, bad int, err error) {
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			bad++
 			continue
+		}
+		if ev.Verb == "patch" && ev.ObjectRef != nil {
+			switch ev.Stage {
+			case "RequestReceived":
+				received[ev.AuditID] = ev
+				order = append(order, ev.AuditID)
+			case "ResponseComplete":
+				delete(received, ev.AuditID)
+			}
 		}
 		if ev.Stage != "ResponseComplete" || ev.Verb != "patch" || ev.ObjectRef == nil ||
 			ev.ResponseStatus == nil || ev.ResponseStatus.Code/100 != 2 {
@@ -140,7 +159,37 @@ func ParseAudit(r io.Reader) (writes map[string][]Write, bad int, err error) {
 	if err := sc.Err(); err != nil {
 		return nil, bad, fmt.Errorf("reading the audit log: %w", err)
 	}
+	for _, id := range order {
+		ev, ok := received[id]
+		if !ok {
+			continue
+		}
+		ref := ev.ObjectRef
+		w := Write{
+			Time:       ev.StageTimestamp,
+			Received:   ev.StageTimestamp,
+			Object:     ref.Resource + "/" + ref.Namespace + "/" + ref.Name,
+			Status:     ref.Subresource == "status",
+			Unanswered: true,
+			AuditID:    id,
+		}
+		writes[w.Object] = append(writes[w.Object], w)
+	}
 	return writes, bad, nil
+}
+
+// Unanswered returns the writes that were received and never answered.
+func Unanswered(writes map[string][]Write) []Write {
+	var out []Write
+	for _, ws := range writes {
+		for _, w := range ws {
+			if w.Unanswered {
+				out = append(out, w)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Write) int { return a.Time.Compare(b.Time) })
+	return out
 }
 
 // WindowWidths measures the crash window of every cycle that wrote both
@@ -152,7 +201,7 @@ func WindowWidths(writes map[string][]Write) []time.Duration {
 	var out []time.Duration
 	for _, ws := range writes {
 		for i := 0; i+1 < len(ws); i++ {
-			if ws[i].Status && !ws[i+1].Status {
+			if ws[i].Status && !ws[i+1].Status && !ws[i].Unanswered && !ws[i+1].Unanswered {
 				out = append(out, ws[i+1].Received.Sub(ws[i].Time))
 			}
 		}

@@ -54,6 +54,14 @@ func TestParseLedger(t *testing.T) {
 	}
 }
 
+// receivedLine is the audit event of a request received, trimmed.
+func receivedLine(id, stamp string) string {
+	return `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Request","auditID":"` + id + `","stage":"RequestReceived",` +
+		`"requestURI":"/apis/kopf.dev/v1/namespaces/default/kopfexamples/ex-0001","verb":"patch",` +
+		`"objectRef":{"resource":"kopfexamples","namespace":"default","name":"ex-0001","apiGroup":"kopf.dev","apiVersion":"v1"},` +
+		`"requestReceivedTimestamp":"2026-11-23T06:28:` + stamp + `Z","stageTimestamp":"2026-11-23T06:28:` + stamp + `Z"}`
+}
+
 // auditLine is an audit event as kube-apiserver writes it, trimmed.
 func auditLine(stamp, sub string, code int, body string) string {
 	uri := "/apis/kopf.dev/v1/namespaces/default/kopfexamples/ex-0001"
@@ -70,6 +78,8 @@ func auditLine(stamp, sub string, code int, body string) string {
 
 func TestParseAudit(t *testing.T) {
 	log := strings.Join([]string{
+		receivedLine("id-01.000000", "00.900000"), // answered below
+		receivedLine("lost", "06.000000"),         // never answered
 		auditLine("01.000000", "status", 200, `{"status":{"fast_fn":{"message":"fast_fn done"},"kopf":null}}`),
 		auditLine("02.000000", "", 200, `{"metadata":{"annotations":{"kopf.zalando.org/fast_fn":"{\"started\":\"2026-11-23T06:28:04.648039+00:00\",\"purpose\":\"create\",\"retries\":1,\"success\":true,\"failure\":false}","kopf.zalando.org/retry_fn":"{\"retries\":1,\"success\":false,\"failure\":false}"}}}`),
 		auditLine("03.000000", "", 409, `{"metadata":{"annotations":{"kopf.zalando.org/slow_fn":"{\"success\":true}"}}}`),
@@ -85,8 +95,14 @@ func TestParseAudit(t *testing.T) {
 		t.Errorf("bad = %d, want 1 (the cut last line)", bad)
 	}
 	ws := writes[obj]
-	if len(ws) != 3 {
-		t.Fatalf("got %d writes, want 3 (the failed and the JSON patch skipped): %+v", len(ws), ws)
+	if len(ws) != 4 {
+		t.Fatalf("got %d writes, want 3 stored and 1 unanswered (the failed and the JSON patch skipped): %+v", len(ws), ws)
+	}
+	if w := ws[3]; !w.Unanswered || w.AuditID != "lost" || w.Stored("fast_fn") || !w.Time.Equal(time.Date(2026, 11, 23, 6, 28, 6, 0, time.UTC)) {
+		t.Errorf("unanswered patch = %+v", w)
+	}
+	if got := Unanswered(writes); len(got) != 1 || got[0].AuditID != "lost" {
+		t.Errorf("Unanswered = %+v", got)
 	}
 	if w := ws[0]; !w.Status || !w.Results["fast_fn"] || w.Results["kopf"] || len(w.Successes) != 0 || w.DiffBase {
 		t.Errorf("status patch = %+v", w)
@@ -115,6 +131,7 @@ func TestWindowWidths(t *testing.T) {
 	writes := map[string][]Write{
 		"a": {w(true, 0, 10), w(false, 12, 20), w(true, 30, 40), w(false, 140, 150)},
 		"b": {w(false, 0, 5), w(true, 10, 20)}, // the last status patch: killed before the object patch
+		"c": {w(true, 0, 10), {Unanswered: true, Received: at(11), Time: at(11)}},
 	}
 	got := WindowWidths(writes)
 	want := []time.Duration{2 * time.Millisecond, 100 * time.Millisecond}
@@ -172,6 +189,12 @@ func TestClassify(t *testing.T) {
 		{name: "single patch stored: outside", ledger: runs, writes: []Write{single(2, "fast_fn")}, want: []Class{Outside}},
 		{name: "stored after the re-run began: lost", ledger: runs, writes: []Write{status(11, "fast_fn"), progress(12, "fast_fn")}, want: []Class{Lost}},
 		{name: "stored at the very moment the re-run began: lost", ledger: runs, writes: []Write{progress(10, "fast_fn")}, want: []Class{Lost}},
+		{name: "an unanswered write after the success: unknown", ledger: runs,
+			writes: []Write{status(2, "fast_fn"), {Time: at(3), Object: obj, Unanswered: true}}, want: []Class{Unknown}},
+		{name: "an unanswered write before the success: no matter", ledger: runs,
+			writes: []Write{{Time: at(0), Object: obj, Unanswered: true}, status(2, "fast_fn")}, want: []Class{Window}},
+		{name: "an answered write that stored the success beats an unanswered one", ledger: runs,
+			writes: []Write{{Time: at(2), Object: obj, Unanswered: true}, progress(3, "fast_fn")}, want: []Class{Outside}},
 		{name: "a third run counts again", ledger: append(append([]Entry{}, runs...),
 			entry(5, 20, 3, "fast_fn", EventStart)), writes: []Write{status(2, "fast_fn"), progress(15, "fast_fn")},
 			want: []Class{Window, Outside}},

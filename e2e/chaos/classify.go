@@ -23,6 +23,11 @@ const (
 	// saying success, a diff-base, or the result in a single patch) before
 	// the handler ran again. The reactor promises this never happens.
 	Outside Class = "outside"
+	// Unknown: no answered write stored the success, but a write of the
+	// object was received before the re-run and never answered
+	// (kube-apiserver was killed): it may have stored anything, so the
+	// re-run cannot be told apart.
+	Unknown Class = "unknown"
 )
 
 // Rerun is a run of a handler that began after an earlier run of the same
@@ -44,7 +49,11 @@ func (r Rerun) SameProcess() bool { return r.Start.PID == r.Succeeded.PID }
 func (r Rerun) String() string {
 	s := fmt.Sprintf("%s %s: %s; succeeded at ledger line %d (pid %d), ran again at line %d (pid %d, rv %s)",
 		r.Start.Object, r.Start.Handler, r.Class, r.Succeeded.Line, r.Succeeded.PID, r.Start.Line, r.Start.PID, r.Start.RV)
-	if r.Evidence != nil {
+	switch {
+	case r.Evidence != nil && r.Evidence.Unanswered:
+		s += fmt.Sprintf("; audit event %s received at %s was never answered (status subresource: %t)",
+			r.Evidence.AuditID, r.Evidence.Time.Format("15:04:05.000000"), r.Evidence.Status)
+	case r.Evidence != nil:
 		s += fmt.Sprintf("; stored by audit event %s at %s (status subresource: %t)",
 			r.Evidence.AuditID, r.Evidence.Time.Format("15:04:05.000000"), r.Evidence.Status)
 	}
@@ -57,6 +66,8 @@ func (r Rerun) String() string {
 //
 //   - Outside if a write before it stored the success in the object (see
 //     Write.Stored);
+//   - else Unknown if a write between the success and the re-run was
+//     never answered (see Write.Unanswered);
 //   - else Window if a status-subresource write before it stored the
 //     handler's result;
 //   - else Lost.
@@ -79,6 +90,7 @@ func Classify(ledger []Entry, writes map[string][]Write) []Rerun {
 				continue
 			}
 			r := Rerun{Start: e, Succeeded: prev, Class: Lost}
+			var unanswered *Write
 			ws := writes[e.Object]
 			for i := range ws {
 				w := &ws[i]
@@ -89,9 +101,15 @@ func Classify(ledger []Entry, writes map[string][]Write) []Rerun {
 					r.Class, r.Evidence = Outside, w
 					break
 				}
+				if w.Unanswered && unanswered == nil && w.Time.After(prev.Time) {
+					unanswered = w
+				}
 				if r.Class == Lost && w.Status && w.Results[e.Handler] {
 					r.Class, r.Evidence = Window, w
 				}
+			}
+			if r.Class != Outside && unanswered != nil {
+				r.Class, r.Evidence = Unknown, unanswered
 			}
 			out = append(out, r)
 		}

@@ -510,6 +510,7 @@ func (c *campaign) report(ctx context.Context) (int, error) {
 	fmt.Fprintf(tw, "panics, fatal errors, data races in operator logs\t%d\n", len(crashes))
 	fmt.Fprintf(tw, "the last operator's exit on SIGTERM\t%s\n", c.lastExit)
 	fmt.Fprintf(tw, "unreadable audit lines\t%d\n", bad)
+	fmt.Fprintf(tw, "patches never answered (kube-apiserver killed)\t%d\n", len(chaos.Unanswered(writes)))
 	if widths := chaos.WindowWidths(writes); len(widths) > 0 {
 		q := func(p float64) time.Duration {
 			return widths[int(p*float64(len(widths)-1))].Round(100 * time.Microsecond)
@@ -530,6 +531,7 @@ func (c *campaign) report(ctx context.Context) (int, error) {
 		{"  success never stored, same process", chaos.Lost, 1},
 		{"  in the crash window, after a kill", chaos.Window, 0},
 		{"  in the crash window, same process", chaos.Window, 1},
+		{"  after a patch never answered (maybe stored)", chaos.Unknown, -1},
 		{"  outside the window (bugs)", chaos.Outside, -1},
 	}
 	for _, rw := range rows {
