@@ -36,7 +36,7 @@ demo: controlplane kopf-gen
 test: lint verify unit e2e
 
 unit:
-	$(GO) test -count=1 ./...
+	$(GO) test -race -count=1 ./...
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 10s ./generator/markers
 	$(GO) test -run '^$$' -fuzz FuzzParser -fuzztime 10s ./runtime/watching
 

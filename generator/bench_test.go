@@ -116,7 +116,7 @@ func BenchmarkGenerate500(b *testing.B) {
 	}
 	// Warm the go command's caches, and check once outside the timing.
 	before := load.CountQueries()
-	files, err := Generate(ctx, Options{Dir: dir})
+	files, _, err := Generate(ctx, Options{Dir: dir})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func BenchmarkGenerate500(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		before := load.CountQueries()
-		files, err := Generate(ctx, Options{Dir: dir})
+		files, _, err := Generate(ctx, Options{Dir: dir})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -140,7 +140,7 @@ func TestGenerate500(t *testing.T) {
 	}
 	dir := benchModule(t, 500)
 	before := load.CountQueries()
-	files, err := Generate(context.Background(), Options{Dir: dir})
+	files, _, err := Generate(context.Background(), Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

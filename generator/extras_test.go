@@ -109,7 +109,7 @@ func TestManifests(t *testing.T) {
 		"ops/ops.go":            widgetHandlers,
 	})
 	opts := Options{Dir: dir, Manifests: "config", DeepCopy: true}
-	files, err := Generate(ctx, opts)
+	files, _, err := Generate(ctx, opts)
 	if err != nil {
 		t.Fatalf("Generate: %v", err)
 	}
@@ -154,7 +154,7 @@ func TestManifests(t *testing.T) {
 	if out, err := goCmd(dir, "vet", "./..."); err != nil {
 		t.Fatalf("go vet of the generated code: %v\n%s", err, out)
 	}
-	again, err := Generate(ctx, opts)
+	again, _, err := Generate(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestManifests(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "ops/ops.go"), []byte("package ops\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	files, err = Generate(ctx, opts)
+	files, _, err = Generate(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestManifests(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "config/rbac/role.yaml"), []byte("# mine\nkind: ClusterRole\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Generate(ctx, opts)
+	_, _, err = Generate(ctx, opts)
 	var list scanner.ErrorList
 	if !errors.As(err, &list) || len(list) != 1 || !strings.HasSuffix(list[0].Error(), "config/rbac/role.yaml:1:1: role.yaml is not marked as generated (no \"Code generated ... DO NOT EDIT.\" line at the top); refusing to overwrite it") {
 		t.Errorf("overwriting a hand-written role: %v", err)
@@ -273,7 +273,7 @@ func TestManifestErrors(t *testing.T) {
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := extrasModule(t, tc.files)
-			_, err := Generate(context.Background(), Options{Dir: dir, Manifests: "config", DeepCopy: true})
+			_, _, err := Generate(context.Background(), Options{Dir: dir, Manifests: "config", DeepCopy: true})
 			var list scanner.ErrorList
 			if !errors.As(err, &list) {
 				t.Fatalf("got %v, want a scanner.ErrorList", err)
@@ -300,7 +300,7 @@ func TestRoleName(t *testing.T) {
 	}
 	dir := extrasModule(t, map[string]string{"ops/ops.go": "package ops\n"})
 	for _, tc := range []struct{ name, want string }{{"", "bench-operator"}, {"custom.role", "custom.role"}} {
-		files, err := Generate(context.Background(), Options{Dir: dir, Manifests: "out", RoleName: tc.name})
+		files, _, err := Generate(context.Background(), Options{Dir: dir, Manifests: "out", RoleName: tc.name})
 		if err != nil {
 			t.Fatal(err)
 		}

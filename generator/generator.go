@@ -12,7 +12,9 @@
 //   - Generate loads the packages once and reports every error of every
 //     package together, as a go/scanner.ErrorList of file:line:col: message
 //     entries sorted by position; it then plans no file at all, so a failed
-//     run never leaves a half-generated tree behind.
+//     run never leaves a half-generated tree behind. Warnings (comments that
+//     look like misspelt markers) come apart, sorted too, with or without
+//     errors, and change nothing in what is planned.
 //   - A package with markers gets GeneratedFileName next to its sources.
 //     A package without markers that still has that file gets it removed
 //     (it is orphaned). A file of that name that is not marked as generated
@@ -108,27 +110,32 @@ func (f File) UpToDate() bool {
 // options, and the orphaned generated files to remove. Files come sorted by
 // path. On any error in the sources the error is a scanner.ErrorList holding
 // all of them, and no files are returned.
-func Generate(ctx context.Context, opts Options) ([]File, error) {
+//
+// Warnings are what is most likely a mistake but does not stop generation
+// (a comment that looks like a misspelt marker, see
+// markers.Table.NearMiss): they are returned sorted by position, whether
+// or not there are errors, and never change the files.
+func Generate(ctx context.Context, opts Options) (files []File, warnings scanner.ErrorList, err error) {
 	patterns := opts.Patterns
 	if len(patterns) == 0 {
 		patterns = []string{"./..."}
 	}
 	pkgs, err := load.Load(ctx, opts.Dir, patterns...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	table := markers.Kopf()
 	var (
 		errs   scanner.ErrorList
-		files  []File
 		models []*model.Package
 	)
 	for _, pkg := range pkgs {
-		m, err := model.Build(ctx, pkg, table)
+		m, warns, err := model.Build(ctx, pkg, table)
+		warnings = append(warnings, warns...)
 		if err != nil {
 			var list scanner.ErrorList
 			if !errors.As(err, &list) {
-				return nil, err
+				return nil, nil, err
 			}
 			errs = append(errs, list...)
 			continue
@@ -138,7 +145,7 @@ func Generate(ctx context.Context, opts Options) ([]File, error) {
 		if err != nil {
 			var list scanner.ErrorList
 			if !errors.As(err, &list) {
-				return nil, err
+				return nil, nil, err
 			}
 			errs = append(errs, list...)
 			continue
@@ -147,19 +154,21 @@ func Generate(ctx context.Context, opts Options) ([]File, error) {
 			files = append(files, f)
 		}
 	}
+	warnings.Sort()
+	warnings = dedupe(warnings)
 	if len(errs) > 0 {
 		errs.Sort()
-		return nil, dedupe(errs)
+		return nil, warnings, dedupe(errs)
 	}
 	if opts.Manifests != "" || opts.DeepCopy {
 		more, err := extras(ctx, opts, pkgs, models)
 		if err != nil {
-			return nil, err
+			return nil, warnings, err
 		}
 		files = append(files, more...)
 		sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	}
-	return files, nil
+	return files, warnings, nil
 }
 
 // dedupe removes repeated errors from a sorted list: the markers of a

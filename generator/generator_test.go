@@ -37,9 +37,12 @@ func TestGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := Generate(ctx, Options{Dir: dir})
+	files, warnings, err := Generate(ctx, Options{Dir: dir})
 	if err != nil {
 		t.Fatalf("Generate: %v", err)
+	}
+	if len(warnings) > 0 {
+		t.Errorf("warnings on the golden packages: %v", warnings)
 	}
 	var got []string
 	for _, f := range files {
@@ -73,7 +76,7 @@ func TestGolden(t *testing.T) {
 	}
 
 	// Same input, same bytes.
-	again, err := Generate(ctx, Options{Dir: dir, Patterns: []string{"./..."}})
+	again, _, err := Generate(ctx, Options{Dir: dir, Patterns: []string{"./..."}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,7 +380,7 @@ func T(ctx context.Context, kw TKwargs) error { return nil }
 	})
 	// typed/ imports apimachinery, which the module does not require yet.
 	t.Setenv("GOFLAGS", "-mod=mod "+os.Getenv("GOFLAGS"))
-	_, err := Generate(context.Background(), Options{Dir: dir})
+	_, _, err := Generate(context.Background(), Options{Dir: dir})
 	var list scanner.ErrorList
 	if !errors.As(err, &list) {
 		t.Fatalf("Generate: %v, want a scanner.ErrorList", err)
@@ -454,10 +457,10 @@ func T(ctx context.Context, kw TKwargs) error { return nil }
 		"typed/typed.go:20:1: //kopf:resource is in the doc comment of a group of 2 types; put it in the doc comment of one of them",
 		"typed/typed.go:27:1: KopfExample already has a //kopf:resource marker at line 26",
 		"typed/typed.go:33:1: resource kopf.dev/v1/kopfexamples is already the type of KopfExample at line 26",
-		"typed/typed.go:45:54: field: no \"feild\" in spec of KopfExample (Spec); it has data, field, items",
+		"typed/typed.go:45:54: field: no \"feild\" in spec of KopfExample (Spec); did you mean field?",
 		"typed/typed.go:46:63: field: spec.items of KopfExample is a list ([]string): field paths cannot go into lists",
 		"typed/typed.go:47:61: field: spec.field of KopfExample is a string: it has no \"x\"",
-		"typed/typed.go:48:49: field: no \"spce\" in KopfExample; it has metadata, spec",
+		"typed/typed.go:48:49: field: no \"spce\" in KopfExample; did you mean spec?",
 		"typed/typed.go:49:59: field: spec.data of KopfExample is a string ([]byte): it has no \"x\"",
 		"typed/typed.go:50:69: field: metadata.labels.app of KopfExample is a string: it has no \"x\"",
 		"typed/typed.go:51:37: field: no \"nodeNmae\" in spec of corev1.Pod (corev1.PodSpec); did you mean nodeName?",
@@ -490,7 +493,7 @@ func TestStaleFiles(t *testing.T) {
 		"user/user.go": "package user\n\nimport p \"example.com/m/stale\"\n\nvar _ = p.Register\n",
 	})
 	ctx := context.Background()
-	files, err := Generate(ctx, Options{Dir: dir})
+	files, _, err := Generate(ctx, Options{Dir: dir})
 	if err != nil {
 		t.Fatalf("Generate: %v", err)
 	}
@@ -527,7 +530,7 @@ func TestStaleFiles(t *testing.T) {
 	// Now everything is up to date, and the tree builds. The generated code
 	// imports kopf, so the module needs kopf's requirements: let go add them.
 	t.Setenv("GOFLAGS", "-mod=mod "+os.Getenv("GOFLAGS"))
-	files, err = Generate(ctx, Options{Dir: dir})
+	files, _, err = Generate(ctx, Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

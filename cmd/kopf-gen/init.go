@@ -64,7 +64,7 @@ directive to a checkout of kopf-go (for developing kopf-go itself).`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Dir = args[0]
-			return runInit(cmd.Context(), cmd.OutOrStdout(), o, !skipGenerate)
+			return runInit(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o, !skipGenerate)
 		},
 	}
 	f := cmd.Flags()
@@ -82,7 +82,7 @@ directive to a checkout of kopf-go (for developing kopf-go itself).`,
 }
 
 // runInit scaffolds, then tidies and generates, and reports every file.
-func runInit(ctx context.Context, out io.Writer, o scaffold.Options, gen bool) error {
+func runInit(ctx context.Context, out, errOut io.Writer, o scaffold.Options, gen bool) error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
@@ -102,7 +102,7 @@ func runInit(ctx context.Context, out io.Writer, o scaffold.Options, gen bool) e
 		if err := tidy(ctx, out, o.Dir); err != nil {
 			return err
 		}
-		files, err := generator.Generate(ctx, scaffold.GenerateOptions(o.Dir))
+		files, err := generateFiles(ctx, errOut, scaffold.GenerateOptions(o.Dir))
 		if err != nil {
 			return err
 		}

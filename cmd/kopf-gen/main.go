@@ -36,7 +36,11 @@
 //
 // Errors in the sources are printed one per line as file:line:col: message,
 // file names relative to the current directory, all of them in one run; the
-// exit status is then 1, and no file is written. verify prints its unified
+// exit status is then 1, and no file is written. Warnings (comments that
+// look like misspelt markers, such as "// kopf:on.create") are printed on
+// standard error by generate, verify and the bare command as
+// file:line:col: warning: message, among the errors if there are any, in
+// position order; they change neither the files nor the exit status. verify prints its unified
 // diffs on standard output and exits with status 1 when anything differs.
 package main
 
@@ -49,6 +53,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -90,29 +95,88 @@ func (e errDrift) Error() string {
 }
 
 // report prints an error: positioned source errors one per line with paths
-// relative to the working directory, anything else prefixed by kopf-gen.
+// relative to the working directory (with the run's warnings among them,
+// see diagnostics), anything else prefixed by kopf-gen.
 func report(w io.Writer, err error) {
-	var list scanner.ErrorList
 	if joined, ok := err.(interface{ Unwrap() []error }); ok {
 		for _, e := range joined.Unwrap() {
 			report(w, e)
 		}
 		return
 	}
+	var d diagnostics
+	if errors.As(err, &d) {
+		printDiagnostics(w, d.warnings, d.errors)
+		return
+	}
+	var list scanner.ErrorList
 	if !errors.As(err, &list) {
 		fmt.Fprintf(w, "kopf-gen: %v\n", err)
 		return
 	}
+	printDiagnostics(w, nil, list)
+}
+
+// diagnostics are the errors of a run in the sources and its warnings,
+// printed together.
+type diagnostics struct{ warnings, errors scanner.ErrorList }
+
+func (d diagnostics) Error() string { return d.errors.Error() }
+func (d diagnostics) Unwrap() error { return d.errors }
+
+// printDiagnostics prints warnings and errors in one list sorted by
+// position, one per line: "file:line:col: message" for errors and
+// "file:line:col: warning: message" for warnings (the compilers' format,
+// which editors parse), with paths relative to the working directory.
+func printDiagnostics(w io.Writer, warnings, errs scanner.ErrorList) {
+	type diag struct {
+		*scanner.Error
+		warning bool
+	}
+	all := make([]diag, 0, len(warnings)+len(errs))
+	for _, e := range warnings {
+		all = append(all, diag{e, true})
+	}
+	for _, e := range errs {
+		all = append(all, diag{e, false})
+	}
+	sort.SliceStable(all, func(i, j int) bool {
+		a, b := all[i].Pos, all[j].Pos
+		if a.Filename != b.Filename {
+			return a.Filename < b.Filename
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Column < b.Column
+	})
 	wd, _ := os.Getwd()
-	for _, e := range list {
+	for _, e := range all {
+		msg := e.Msg
+		if e.warning {
+			msg = "warning: " + msg
+		}
 		pos := e.Pos
 		pos.Filename = relative(wd, pos.Filename)
 		if pos.Filename == "" && !pos.IsValid() {
-			fmt.Fprintf(w, "kopf-gen: %s\n", e.Msg)
+			fmt.Fprintf(w, "kopf-gen: %s\n", msg)
 			continue
 		}
-		fmt.Fprintf(w, "%s: %s\n", pos, e.Msg)
+		fmt.Fprintf(w, "%s: %s\n", pos, msg)
 	}
+}
+
+// generateFiles runs the generator and prints its warnings on stderr; with
+// errors in the sources, the warnings go with the error, to be printed
+// among the errors.
+func generateFiles(ctx context.Context, stderr io.Writer, opts generator.Options) ([]generator.File, error) {
+	files, warnings, err := generator.Generate(ctx, opts)
+	var list scanner.ErrorList
+	if errors.As(err, &list) && len(warnings) > 0 {
+		return nil, diagnostics{warnings: warnings, errors: list}
+	}
+	printDiagnostics(stderr, warnings, nil)
+	return files, err
 }
 
 // relative returns path relative to dir when it lies below dir.
@@ -170,7 +234,7 @@ Without a command, kopf-gen runs "generate ./...", so that a line
 			if err != nil {
 				return err
 			}
-			return generate(cmd.Context(), opts)
+			return generate(cmd.Context(), cmd.ErrOrStderr(), opts)
 		},
 	}
 	rootFlags.add(root)
@@ -182,7 +246,9 @@ Without a command, kopf-gen runs "generate ./...", so that a line
 		Long: `generate loads the packages (go/packages patterns, default ./...), checks every
 marker and handler signature, and writes zz_generated.kopf.go into each package
 that has markers. It removes the generated file of packages that have no
-markers any more. On any error it writes nothing.
+markers any more. On any error it writes nothing. Comments that look like
+misspelt markers ("// kopf:on.create") are reported on stderr as
+file:line:col: warning: ... and do not fail the run.
 
 With --manifests DIR it also writes DIR/rbac/role.yaml, the ClusterRole with
 exactly the verbs the runtime needs on the resources the markers name, and
@@ -197,7 +263,7 @@ overwritten.`,
 			if err != nil {
 				return err
 			}
-			return generate(cmd.Context(), opts)
+			return generate(cmd.Context(), cmd.ErrOrStderr(), opts)
 		},
 	}
 	genF.add(generateCmd)
@@ -206,13 +272,14 @@ overwritten.`,
 		Short: "Fail with a diff if a generated file is stale, missing or orphaned",
 		Long: `verify generates in memory and compares with the files on disk. It prints a
 unified diff for every file that differs, is missing or should be removed, and
-exits with status 1 if there is any. Give it the flags that generate gets.`,
+exits with status 1 if there is any. Give it the flags that generate gets.
+It prints the warnings that generate prints, on stderr.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, err := verifyF.options(args)
 			if err != nil {
 				return err
 			}
-			return verify(cmd.Context(), cmd.OutOrStdout(), opts)
+			return verify(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), opts)
 		},
 	}
 	verifyF.add(verifyCmd)
@@ -241,8 +308,8 @@ exits with status 1 if there is any. Give it the flags that generate gets.`,
 	return root
 }
 
-func generate(ctx context.Context, opts generator.Options) error {
-	files, err := generator.Generate(ctx, opts)
+func generate(ctx context.Context, stderr io.Writer, opts generator.Options) error {
+	files, err := generateFiles(ctx, stderr, opts)
 	if err != nil {
 		return err
 	}
@@ -252,8 +319,8 @@ func generate(ctx context.Context, opts generator.Options) error {
 	return nil
 }
 
-func verify(ctx context.Context, stdout io.Writer, opts generator.Options) error {
-	files, err := generator.Generate(ctx, opts)
+func verify(ctx context.Context, stdout, stderr io.Writer, opts generator.Options) error {
+	files, err := generateFiles(ctx, stderr, opts)
 	if err != nil {
 		return err
 	}

@@ -198,3 +198,40 @@ func TestLoadErrors(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 }
+
+// TestWarnings checks that warnings are printed on stderr as
+// file:line:col: warning: message by generate and verify, without failing
+// them, and among the errors, in position order, when there are errors.
+func TestWarnings(t *testing.T) {
+	const nearMiss = `package op
+
+import "context"
+
+// kopf:on.create kopfexamples
+//kopf:on.create kopfexamples
+func CreateFn(ctx context.Context, kw CreateFnKwargs) (any, error) { return nil, nil }
+`
+	dir := chdirModule(t, map[string]string{"op/op.go": nearMiss})
+	warning := "op/op.go:5:1: warning: not a marker: did you mean //kopf:on.create? markers have no space after //\n"
+	if code, out, errOut := kopfGen(t, "generate"); code != 0 || out != "" || errOut != warning {
+		t.Fatalf("generate: exit %d, stdout %q, stderr %q; want 0, \"\", %q", code, out, errOut, warning)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "op", generator.GeneratedFileName)); err != nil {
+		t.Fatalf("a warning kept the file from being written: %v", err)
+	}
+	if code, out, errOut := kopfGen(t, "verify"); code != 0 || out != "" || errOut != warning {
+		t.Fatalf("verify: exit %d, stdout %q, stderr %q; want 0, \"\", %q", code, out, errOut, warning)
+	}
+
+	// With errors, the warnings are among them, by position.
+	write(t, filepath.Join(dir, "op", "op.go"), nearMiss+"\n//kopf:daemon kopfexamples\nfunc D(ctx context.Context, kw DKwargs) error { return nil }\n\n//+kopf:on.delete kopfexamples\n")
+	write(t, filepath.Join(dir, "a", "a.go"), "package a\n\n//kopf:on.craete ex\nfunc F() {}\n")
+	code, out, errOut := kopfGen(t, "verify")
+	want := "a/a.go:3:8: unknown marker //kopf:on.craete; did you mean //kopf:on.create?\n" +
+		warning +
+		"op/op.go:9:8: //kopf:daemon is not supported yet (Kopf's @kopf.daemon); `kopf-gen markers` lists the markers this kopf-gen supports\n" +
+		"op/op.go:12:1: warning: not a marker: did you mean //kopf:on.delete? markers have no '+' (that is kubebuilder's style)\n"
+	if code != 1 || out != "" || errOut != want {
+		t.Errorf("verify with errors: exit %d, stdout %q, stderr:\n%s\nwant:\n%s", code, out, errOut, want)
+	}
+}

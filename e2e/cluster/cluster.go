@@ -32,9 +32,12 @@ type Cluster struct {
 	// Config is an admin's (system:masters) client configuration.
 	Config *rest.Config
 	env    *envtest.Environment
-	// certs and certDirs serve StopAPIServer and StartAPIServer (restart.go).
+	// certs and certDirs serve StopAPIServer and StartAPIServer (restart.go);
+	// certDirs also holds the token file's directory (users.go). Every
+	// directory in it is removed by Stop.
 	certs    map[string][]byte
 	certDirs []string
+	token    string // the admin token of TokenUser
 }
 
 // Start starts a fresh control plane on free loopback ports in temporary
@@ -66,16 +69,22 @@ func StartDetached(opts ...Option) (*Cluster, error) {
 		ControlPlaneStartTimeout: 90 * time.Second,
 		ControlPlaneStopTimeout:  30 * time.Second,
 	}
+	c := &Cluster{env: env}
+	if err := c.configureTokens(); err != nil {
+		_ = c.Stop()
+		return nil, err
+	}
 	for _, opt := range opts {
 		opt(env)
 	}
 	cfg, err := env.Start()
 	if err != nil {
-		_ = env.Stop()
+		_ = c.Stop()
 		return nil, err
 	}
 	cfg.QPS, cfg.Burst = 1000, 2000 // the tests' own clients are not the bottleneck
-	return &Cluster{Config: cfg, env: env}, nil
+	c.Config = cfg
+	return c, nil
 }
 
 // Stop stops the control plane and removes its temporary directories.

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -48,6 +49,7 @@ func Start(t testing.TB, cfg *rest.Config, register func(*registry.Registry) err
 	if opts.Settings == nil {
 		opts.Settings = FastSettings()
 	}
+	routeKlog()
 	buf := &Buffer{}
 	logger := logging.New(buf, logging.Full, slog.LevelDebug)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -70,6 +72,15 @@ func Start(t testing.TB, cfg *rest.Config, register func(*registry.Registry) err
 	})
 	return o
 }
+
+// routeKlog sends klog's output, process-wide, to stderr in Kopf's full
+// format, once per test binary. The operators of the tests share the
+// process, so it cannot go to any one operator's log; the lines about each
+// operator's own watches do, through client-go's contextual logging (see
+// operator.Run).
+var routeKlog = sync.OnceFunc(func() {
+	logging.RouteKlog(logging.New(os.Stderr, logging.Full, slog.LevelInfo))
+})
 
 // FastSettings are Kopf's defaults with the default handler backoff
 // lowered to 1 s, as Kopf's own end-to-end runs of its examples do.

@@ -50,7 +50,7 @@ func TestAPIServerRestart(t *testing.T) {
 	close(outage)
 	// The handler's result cannot be written now: the operator must notice
 	// and retry rather than give up.
-	op.WaitLog("[default/interrupted] Processing failed and will be retried", 10*time.Second)
+	op.WaitLog("[default/interrupted] Throttling for ", 10*time.Second)
 	outageStart := time.Now()
 	if err := c.StartAPIServer(); err != nil {
 		t.Fatalf("starting the API server again: %v", err)

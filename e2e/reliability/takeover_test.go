@@ -141,7 +141,7 @@ func TestTakeoverFromKopf(t *testing.T) {
 
 	// Mid-update.
 	obj = waitHandled(t, ri, "half-updated", 30*time.Second, longID)
-	op.WaitLog(fmt.Sprintf("[%s/half-updated] Update is processed: 2 succeeded; 0 failed.", ns), 5*time.Second)
+	op.WaitLog(fmt.Sprintf("[%s/half-updated] Updating is processed: 2 succeeded; 0 failed.", ns), 5*time.Second)
 	if n := len(rec.of("upd_done_fn", "half-updated")); n != 0 {
 		t.Errorf("upd_done_fn, finished by Kopf, ran %d times", n)
 	}

@@ -77,11 +77,11 @@ func TestHandlers(t *testing.T) {
 	// Update: spec.field changes, so the update handler runs and then the
 	// field handler, with Old and New reduced to the field.
 	objs.MergePatch(name, map[string]any{"spec": map[string]any{"field": "changed"}})
-	op.WaitLog(ref+"Update is processed: 2 succeeded; 0 failed.", 30*time.Second)
+	op.WaitLog(ref+"Updating is processed: 2 succeeded; 0 failed.", 30*time.Second)
 	logs = op.Logs()
 	const diff = "(('change', ('spec', 'field'), 'value', 'changed'),)"
 	inOrder(t, logs,
-		ref+"Update diff: "+diff,
+		ref+"Updating diff: "+diff,
 		ref+"UPDATED",
 		ref+"UPDATED old: ",
 		ref+"UPDATED new: ",
@@ -89,7 +89,7 @@ func TestHandlers(t *testing.T) {
 		ref+"Handler 'UpdateFn' succeeded.",
 		ref+"FIELD CHANGED: value -> changed",
 		ref+"Handler 'FieldFn/spec.field' succeeded.",
-		ref+"Update is processed: 2 succeeded; 0 failed.",
+		ref+"Updating is processed: 2 succeeded; 0 failed.",
 	)
 	if old := lineAfter(logs, ref+"UPDATED old: "); !strings.Contains(old, `"field":"value"`) {
 		t.Errorf("the old essence lacks spec.field=value: %s", old)

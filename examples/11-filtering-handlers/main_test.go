@@ -101,7 +101,7 @@ func TestFilteringHandlers(t *testing.T) {
 
 	// Update: only the handler of this very change of spec.field runs.
 	objs.MergePatch(name, map[string]any{"spec": map[string]any{"field": "changed"}})
-	op.WaitLog(ref+"Update is processed: 1 succeeded; 0 failed.", 30*time.Second)
+	op.WaitLog(ref+"Updating is processed: 1 succeeded; 0 failed.", 30*time.Second)
 	obj = objs.WaitFor(name, 10*time.Second, func(o *unstructured.Unstructured) bool {
 		_, ok, _ := unstructured.NestedMap(o.Object, "status", update[0].id)
 		return ok

@@ -195,10 +195,27 @@ func (d *Definition) Usage() string {
 	return b.String()
 }
 
-// Table is an immutable set of marker definitions.
+// Planned is a decorator of Kopf that kopf-gen has no marker for yet. Its
+// name is reserved: a marker of that name is an error saying that it is not
+// supported yet (or what to do instead), never "unknown marker", and help
+// lists it.
+type Planned struct {
+	// Name is the marker's name, e.g. "daemon".
+	Name string
+	// Kopf is Kopf's decorator, e.g. "@kopf.daemon".
+	Kopf string
+	// Instead, if set, says what to write instead, for a decorator that
+	// will not become a marker; the marker is then "not a marker" rather
+	// than "not supported yet".
+	Instead string
+}
+
+// Table is an immutable set of marker definitions, and of the names of
+// planned markers.
 type Table struct {
-	defs   []Definition
-	byName map[string]int
+	defs    []Definition
+	byName  map[string]int
+	planned []Planned
 }
 
 // NewTable checks the definitions and builds a table of them. It fails on
@@ -245,6 +262,40 @@ func NewTable(defs ...Definition) (*Table, error) {
 	return t, nil
 }
 
+// WithPlanned returns a copy of the table that also reserves the names of
+// planned markers. It fails on a name that is defined, planned twice or
+// not a valid marker name.
+func (t *Table) WithPlanned(planned ...Planned) (*Table, error) {
+	out := &Table{defs: t.defs, byName: t.byName, planned: append([]Planned(nil), t.planned...)}
+	for _, p := range planned {
+		switch {
+		case p.Name == "" || strings.ContainsAny(p.Name, " \t"):
+			return nil, fmt.Errorf("planned marker: invalid name %q", p.Name)
+		case t.Lookup(p.Name) != nil:
+			return nil, fmt.Errorf("marker %s is both defined and planned", p.Name)
+		case out.LookupPlanned(p.Name) != nil:
+			return nil, fmt.Errorf("marker %s is planned twice", p.Name)
+		case p.Kopf == "":
+			return nil, fmt.Errorf("planned marker %s: missing Kopf's decorator", p.Name)
+		}
+		out.planned = append(out.planned, p)
+	}
+	return out, nil
+}
+
+// LookupPlanned returns the planned marker called name, or nil.
+func (t *Table) LookupPlanned(name string) *Planned {
+	for i := range t.planned {
+		if t.planned[i].Name == name {
+			return &t.planned[i]
+		}
+	}
+	return nil
+}
+
+// Planned returns the planned markers, in table order.
+func (t *Table) Planned() []Planned { return append([]Planned(nil), t.planned...) }
+
 // Lookup returns the definition of the marker called name, or nil.
 func (t *Table) Lookup(name string) *Definition {
 	i, ok := t.byName[name]
@@ -273,6 +324,15 @@ func (t *Table) names() []string {
 	return out
 }
 
+// allNames returns the names of the defined, then of the planned markers.
+func (t *Table) allNames() []string {
+	out := t.names()
+	for _, p := range t.planned {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
 // The names of the markers of changing handlers.
 const (
 	OnCreate = "on.create"
@@ -297,11 +357,33 @@ var errorsModes = []string{"ignored", "temporary", "permanent"}
 // table, so callers can never affect one another.
 func Kopf() *Table {
 	t, err := NewTable(kopfDefinitions()...)
+	if err == nil {
+		t, err = t.WithPlanned(kopfPlanned()...)
+	}
 	if err != nil {
 		// The definitions below are constant; a test guards this.
 		panic(fmt.Sprintf("markers: invalid built-in definitions: %v", err))
 	}
 	return t
+}
+
+// kopfPlanned are Kopf's decorators (kopf/on.py of Kopf 1.44.6) that have
+// no marker yet. When one is built, its name moves from here to
+// kopfDefinitions.
+func kopfPlanned() []Planned {
+	return []Planned{
+		{Name: "daemon", Kopf: "@kopf.daemon"},
+		{Name: "timer", Kopf: "@kopf.timer"},
+		{Name: "index", Kopf: "@kopf.index"},
+		{Name: "on.startup", Kopf: "@kopf.on.startup"},
+		{Name: "on.cleanup", Kopf: "@kopf.on.cleanup"},
+		{Name: "on.login", Kopf: "@kopf.on.login"},
+		{Name: "on.probe", Kopf: "@kopf.on.probe"},
+		{Name: "on.validate", Kopf: "@kopf.on.validate"},
+		{Name: "on.mutate", Kopf: "@kopf.on.mutate"},
+		{Name: "subhandler", Kopf: "@kopf.subhandler",
+			Instead: "call kopf.Subhandler(ctx, handler) inside a changing handler to register sub-handlers at run time"},
+	}
 }
 
 func resourceArg() Arg {

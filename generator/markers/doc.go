@@ -18,11 +18,41 @@
 // (typed resources) on struct types; `kopf-gen markers` lists them with
 // their arguments.
 //
+// Kopf's other decorators have planned markers ([Planned]): daemon, timer,
+// index, on.startup, on.cleanup, on.login, on.probe, on.validate and
+// on.mutate. Their names are reserved: such a marker is an error saying
+// that it is "not supported yet" (never "unknown marker"), and `kopf-gen
+// markers` lists them. //kopf:subhandler is an error that points at
+// kopf.Subhandler, which registers sub-handlers at run time. Unknown names
+// that are Kopf's spelling of a marker with or without "on." (on.timer,
+// create) are suggested the marker's name.
+//
 // Markers are Go directives: gofmt moves them to the end of the doc comment
 // and [go/ast.CommentGroup.Text] drops them, so readers of this package must
-// look at the raw comments (FuncDecl.Doc.List). A comment "// kopf:..." (with
-// a space) is ordinary prose and is not a marker. Block comments are never
+// look at the raw comments (FuncDecl.Doc.List). Block comments are never
 // markers.
+//
+// # Near misses
+//
+// A line comment that is not a marker but is most likely a misspelt one is
+// a warning, not an error: it is reported with its position and the fix,
+// and generation goes on as if it were prose. A near miss has, after "//",
+// the prefix "kopf:" in any letter case, preceded by spaces, tabs or a '+'
+// (kubebuilder's style), with spaces allowed around the colon, followed by
+// the name of a marker (defined or planned) or a name close to one (see
+// [Suggest]). So these are warnings:
+//
+//	// kopf:on.create kopfexamples     (a space after //)
+//	//+kopf:on.create kopfexamples     (a '+')
+//	//Kopf:on.create kopfexamples      (upper case)
+//	// kopf : on.craete kopfexamples   (spaces around the colon, and a typo)
+//
+// and these are not: prose ("// kopf: this is great", "// Kopf's on.create
+// handlers"), a marker quoted in prose ("// see //kopf:on.create"), and a
+// marker commented out on purpose ("// //kopf:on.create x"). Comments are
+// checked wherever they are in the file. "//kopf: on.create", which starts
+// like a marker, is a marker with an error (missing name), with the same
+// suggestion; see [Table.NearMiss].
 //
 // Each marker's definition says which declarations it applies to (functions
 // or types). A marker anywhere else (a floating comment, a comment separated
@@ -173,7 +203,10 @@
 // file:line:column with a byte column, and the parser reports every error of
 // a marker it can find rather than stopping at the first. Unknown markers
 // and unknown arguments are errors, with a suggestion when a known name is
-// close.
+// close. Every "did you mean" of kopf-gen (here and in package model: field
+// paths, resources, callbacks) comes from [Suggest] or [SuggestWithin]: the
+// edit distance counting insertions, deletions, substitutions and swaps of
+// adjacent bytes, within a third of the name's length (1 to 3).
 //
 // # Definitions
 //

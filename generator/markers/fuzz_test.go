@@ -25,6 +25,9 @@ func FuzzParse(f *testing.F) {
 	tbl := testTable(f)
 	pos := token.Position{Filename: "fuzz.go", Offset: 40, Line: 7, Column: 3}
 	f.Fuzz(func(t *testing.T, text string) {
+		if _, near := tbl.NearMiss(text); near && IsMarker(text) {
+			t.Fatalf("NearMiss(%q): a marker is not a near miss", text)
+		}
 		m, err := tbl.Parse(text, pos)
 		if err != nil {
 			if m != nil {

@@ -18,7 +18,9 @@ const grammarHelp = `Markers are line comments in the doc comment of a declarati
 Values: bare words (no spaces), Go strings ("two words", ` + "`raw`" + `), integers,
 floats, booleans (true, false), durations (1.5s, 2m, 1h30m, or 90 meaning
 seconds), maps {k: v, ...} and lists [a, b]. Unknown markers and arguments are
-errors, reported as file:line:col.
+errors, reported as file:line:col. A comment that looks like a misspelt marker
+("// kopf:on.create", "//+kopf:on.create", "//Kopf:on.create") is not a marker:
+kopf-gen warns about it, as file:line:col: warning: ..., and goes on.
 
 Resource selectors: plural, kind, plural.group, plural.version.group,
 group/version/plural, group/plural, v1/plural (the core group); *, group/*
@@ -78,6 +80,20 @@ func WriteHelp(w io.Writer, t *Table) error {
 		}
 		if err := tw.Flush(); err != nil {
 			return fmt.Errorf("formatting the help of %s: %w", d.Name, err)
+		}
+	}
+	if len(t.planned) > 0 {
+		b.WriteString("\nNot supported yet: Kopf's decorators that this kopf-gen has no marker for\n(a marker of these names is an error):\n\n")
+		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+		for _, p := range t.planned {
+			what := "Kopf's " + p.Kopf
+			if p.Instead != "" {
+				what = "not a marker: " + p.Instead
+			}
+			fmt.Fprintf(tw, "%s%s\t%s\n", Prefix, p.Name, what)
+		}
+		if err := tw.Flush(); err != nil {
+			return fmt.Errorf("formatting the planned markers: %w", err)
 		}
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {

@@ -175,18 +175,16 @@ func (p *parser) parse(t *Table) *Marker {
 	}
 	name := p.text[start:end]
 	if name == "" {
-		p.errorf(start, "missing marker name after %s (no space is allowed after the colon)", Prefix)
+		if fix := t.markerName(firstWord(p.text[p.skipSpace(start):])); fix != "" {
+			p.errorf(start, "missing marker name after %s; did you mean %s%s? markers have no space after the colon", Prefix, Prefix, fix)
+		} else {
+			p.errorf(start, "missing marker name after %s (no space is allowed after the colon)", Prefix)
+		}
 		return nil
 	}
 	def := t.Lookup(name)
 	if def == nil {
-		msg := fmt.Sprintf("unknown marker %s%s", Prefix, name)
-		if s := suggest(name, t.names()); s != "" {
-			msg += "; did you mean " + Prefix + s + "?"
-		} else {
-			msg += "; known markers: " + strings.Join(t.names(), ", ")
-		}
-		p.errorf(start, "%s", msg)
+		p.errorf(start, "%s", t.unknownMarker(name))
 		return nil
 	}
 
@@ -265,6 +263,64 @@ func (p *parser) parse(t *Table) *Marker {
 		}
 	}
 	return m
+}
+
+// unknownMarker says why name is not a marker of the table: a planned
+// marker is not supported yet; anything else is unknown, with a
+// suggestion if a name is close.
+func (t *Table) unknownMarker(name string) string {
+	if p := t.LookupPlanned(name); p != nil {
+		if p.Instead != "" {
+			return fmt.Sprintf("%s%s is not a marker (Kopf's %s): %s", Prefix, name, p.Kopf, p.Instead)
+		}
+		return fmt.Sprintf("%s%s is not supported yet (Kopf's %s); `kopf-gen markers` lists the markers this kopf-gen supports", Prefix, name, p.Kopf)
+	}
+	msg := fmt.Sprintf("unknown marker %s%s", Prefix, name)
+	s := t.closestName(name)
+	switch {
+	case s == "":
+		return msg + "; known markers: " + strings.Join(t.names(), ", ")
+	case t.LookupPlanned(s) != nil:
+		return msg + "; did you mean " + Prefix + s + "? (not supported yet)"
+	default:
+		return msg + "; did you mean " + Prefix + s + "?"
+	}
+}
+
+// markerName returns the name of a defined or planned marker that word is
+// or is close to, or "".
+func (t *Table) markerName(word string) string {
+	if word == "" {
+		return ""
+	}
+	if t.known(word) {
+		return word
+	}
+	return t.closestName(word)
+}
+
+func (t *Table) known(name string) bool { return t.Lookup(name) != nil || t.LookupPlanned(name) != nil }
+
+// closestName returns the defined or planned marker name that name most
+// likely misspells, or "": the name with or without Kopf's "on." (Kopf
+// has both kopf.timer and kopf.on.timer), else the closest by edit
+// distance.
+func (t *Table) closestName(name string) string {
+	if rest, ok := strings.CutPrefix(name, "on."); ok && t.known(rest) {
+		return rest
+	}
+	if t.known("on." + name) {
+		return "on." + name
+	}
+	return suggest(name, t.allNames())
+}
+
+// firstWord returns s up to its first space or tab.
+func firstWord(s string) string {
+	if i := strings.IndexAny(s, " \t"); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 func positionalSummary(def *Definition) string {

@@ -30,6 +30,9 @@ func testTable(t testing.TB) *Table {
 		},
 	})
 	tbl, err := NewTable(defs...)
+	if err == nil {
+		tbl, err = tbl.WithPlanned(kopfPlanned()...)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,10 +227,30 @@ func TestParseErrors(t *testing.T) {
 		// Marker names.
 		{"// kopf:on.create ex", []wantErr{{col: 1, msg: "not a marker: a marker comment starts with //kopf:"}}},
 		{"//kopf:", []wantErr{{col: 8, msg: "missing marker name after //kopf: (no space is allowed after the colon)"}}},
-		{"//kopf: on.create ex", []wantErr{{col: 8, msg: "missing marker name after //kopf: (no space is allowed after the colon)"}}},
+		{"//kopf: on.create ex", []wantErr{{col: 8, msg: "missing marker name after //kopf:; did you mean //kopf:on.create? markers have no space after the colon"}}},
+		{"//kopf: on.craete ex", []wantErr{{col: 8, msg: "missing marker name after //kopf:; did you mean //kopf:on.create? markers have no space after the colon"}}},
+		{"//kopf: this is great", []wantErr{{col: 8, msg: "missing marker name after //kopf: (no space is allowed after the colon)"}}},
 		{"//kopf:on.create ex\nid=x", []wantErr{{col: 20, msg: "a marker must fit on one line"}}},
 		{"//kopf:on.craete ex", []wantErr{{col: 8, msg: "unknown marker //kopf:on.craete; did you mean //kopf:on.create?"}}},
 		{"//kopf:frobnicate", []wantErr{{at: "frobnicate", msg: "unknown marker //kopf:frobnicate; known markers: on.resume, on.create, on.update, on.delete, on.field, on.event, resource, test.values"}}},
+
+		// Kopf's decorators that have no marker yet.
+		{"//kopf:daemon ex", []wantErr{{col: 8, msg: "//kopf:daemon is not supported yet (Kopf's @kopf.daemon); `kopf-gen markers` lists the markers this kopf-gen supports"}}},
+		{"//kopf:timer ex interval=10", []wantErr{{col: 8, msg: "//kopf:timer is not supported yet (Kopf's @kopf.timer); `kopf-gen markers` lists the markers this kopf-gen supports"}}},
+		{"//kopf:index ex", []wantErr{{col: 8, msg: "//kopf:index is not supported yet (Kopf's @kopf.index); `kopf-gen markers` lists the markers this kopf-gen supports"}}},
+		{"//kopf:on.startup", []wantErr{{col: 8, msg: "//kopf:on.startup is not supported yet (Kopf's @kopf.on.startup); `kopf-gen markers` lists the markers this kopf-gen supports"}}},
+		{"//kopf:on.cleanup", []wantErr{{col: 8, msg: "//kopf:on.cleanup is not supported yet (Kopf's @kopf.on.cleanup); `kopf-gen markers` lists the markers this kopf-gen supports"}}},
+		{"//kopf:on.login", []wantErr{{col: 8, msg: "//kopf:on.login is not supported yet (Kopf's @kopf.on.login); `kopf-gen markers` lists the markers this kopf-gen supports"}}},
+		{"//kopf:on.probe", []wantErr{{col: 8, msg: "//kopf:on.probe is not supported yet (Kopf's @kopf.on.probe); `kopf-gen markers` lists the markers this kopf-gen supports"}}},
+		{"//kopf:on.validate ex", []wantErr{{col: 8, msg: "//kopf:on.validate is not supported yet (Kopf's @kopf.on.validate); `kopf-gen markers` lists the markers this kopf-gen supports"}}},
+		{"//kopf:on.mutate ex", []wantErr{{col: 8, msg: "//kopf:on.mutate is not supported yet (Kopf's @kopf.on.mutate); `kopf-gen markers` lists the markers this kopf-gen supports"}}},
+		{"//kopf:subhandler", []wantErr{{col: 8, msg: "//kopf:subhandler is not a marker (Kopf's @kopf.subhandler): call kopf.Subhandler(ctx, handler) inside a changing handler to register sub-handlers at run time"}}},
+		{"//kopf:deamon ex", []wantErr{{col: 8, msg: "unknown marker //kopf:deamon; did you mean //kopf:daemon? (not supported yet)"}}},
+		{"//kopf:on.daemon ex", []wantErr{{col: 8, msg: "unknown marker //kopf:on.daemon; did you mean //kopf:daemon? (not supported yet)"}}},
+		{"//kopf:on.timer ex", []wantErr{{col: 8, msg: "unknown marker //kopf:on.timer; did you mean //kopf:timer? (not supported yet)"}}},
+		{"//kopf:create ex", []wantErr{{col: 8, msg: "unknown marker //kopf:create; did you mean //kopf:on.create?"}}},
+		{"//kopf:on.index ex", []wantErr{{col: 8, msg: "unknown marker //kopf:on.index; did you mean //kopf:index? (not supported yet)"}}},
+		{"//kopf:on.resmue ex", []wantErr{{col: 8, msg: "unknown marker //kopf:on.resmue; did you mean //kopf:on.resume?"}}},
 
 		// Positional arguments.
 		{"//kopf:on.create", []wantErr{{col: 8, msg: "missing <resource>: //kopf:on.create takes " + resourceHelp}}},
@@ -443,6 +466,64 @@ func TestKopfTableIsValid(t *testing.T) {
 	}
 }
 
+func TestKopfPlanned(t *testing.T) {
+	tbl := Kopf()
+	var names []string
+	for _, p := range tbl.Planned() {
+		names = append(names, p.Name)
+		if tbl.Lookup(p.Name) != nil {
+			t.Errorf("%s is both defined and planned", p.Name)
+		}
+		if got := tbl.LookupPlanned(p.Name); got == nil || *got != p {
+			t.Errorf("LookupPlanned(%s) = %v", p.Name, got)
+		}
+	}
+	// Every decorator of Kopf 1.44.6 (kopf/on.py) is defined or planned.
+	for _, kopf := range []string{
+		"on.startup", "on.cleanup", "on.login", "on.probe", "on.validate", "on.mutate",
+		"on.resume", "on.create", "on.update", "on.delete", "on.field", "on.event",
+		"index", "daemon", "timer", "subhandler",
+	} {
+		if tbl.Lookup(kopf) == nil && tbl.LookupPlanned(kopf) == nil {
+			t.Errorf("Kopf's decorator %s is neither defined nor planned", kopf)
+		}
+	}
+	if tbl.LookupPlanned(OnCreate) != nil || tbl.LookupPlanned("frobnicate") != nil {
+		t.Error("LookupPlanned finds what is not planned")
+	}
+	if len(names) == 0 {
+		t.Fatal("nothing is planned")
+	}
+}
+
+func TestWithPlannedRejects(t *testing.T) {
+	base, err := NewTable(Definition{Name: "a", Targets: TargetFunc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		planned []Planned
+		want    string
+	}{
+		{[]Planned{{Name: "a", Kopf: "@kopf.a"}}, "marker a is both defined and planned"},
+		{[]Planned{{Name: "b", Kopf: "@kopf.b"}, {Name: "b", Kopf: "@kopf.b"}}, "marker b is planned twice"},
+		{[]Planned{{Name: "b c", Kopf: "@kopf.b"}}, `planned marker: invalid name "b c"`},
+		{[]Planned{{Name: "b"}}, "planned marker b: missing Kopf's decorator"},
+	}
+	for _, tt := range tests {
+		if _, err := base.WithPlanned(tt.planned...); err == nil || err.Error() != tt.want {
+			t.Errorf("WithPlanned(%+v) = %v, want %q", tt.planned, err, tt.want)
+		}
+	}
+	with, err := base.WithPlanned(Planned{Name: "b", Kopf: "@kopf.b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if base.LookupPlanned("b") != nil || with.LookupPlanned("b") == nil || with.Lookup("a") == nil {
+		t.Error("WithPlanned must return a new table and leave the old one alone")
+	}
+}
+
 func TestNewTableRejects(t *testing.T) {
 	fn := TargetFunc
 	tests := []struct {
@@ -491,6 +572,9 @@ func TestHelpCoversTheTable(t *testing.T) {
 		"//kopf:on.field <resource> [id=string] [param=string] [errors=ignored|temporary|permanent] [timeout=duration] [retries=int] [backoff=duration] [labels={k: v|\"v\"|PRESENT|ABSENT|fn:F, ...}] [annotations={k: v|\"v\"|PRESENT|ABSENT|fn:F, ...}] [when=F] field=a.b.c|[a, b, c] [value=value|\"string\"|PRESENT|ABSENT|fn:F] [old=value|\"string\"|PRESENT|ABSENT|fn:F] [new=value|\"string\"|PRESENT|ABSENT|fn:F]\n",
 		"//kopf:on.event <resource> [id=string] [param=string] [labels=",
 		"//kopf:resource <resource>\n",
+		"\n//kopf:daemon       Kopf's @kopf.daemon\n",
+		"\n//kopf:on.validate  Kopf's @kopf.on.validate\n",
+		"\n//kopf:subhandler   not a marker: call kopf.Subhandler(ctx, handler) inside a changing handler to register sub-handlers at run time\n",
 		"\tv1 (core): pods services",
 		"\tapps/v1: deployments",
 	} {

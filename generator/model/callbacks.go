@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"sort"
 	"strconv"
 
 	"github.com/kopf-go/kopf/generator/markers"
@@ -82,6 +83,10 @@ func (b *builder) callback(h *Handler, name string, pos token.Position, label st
 				return nil
 			}
 		}
+		if s := markers.Suggest(name, b.funcNames()); s != "" {
+			b.errorf(pos, "%s: no function %s in package %s; did you mean %s?", label, name, b.pkg.Name, s)
+			return nil
+		}
 		b.errorf(pos, "%s: no function %s in package %s; want a function %s", label, name, b.pkg.Name, want)
 		return nil
 	}
@@ -146,6 +151,16 @@ func (b *builder) callback(h *Handler, name string, pos token.Position, label st
 		}
 	}
 	return &Callback{Func: name, Form: form}
+}
+
+// funcNames returns the names of the package-level functions, sorted.
+func (b *builder) funcNames() []string {
+	names := make([]string, 0, len(b.funcs))
+	for name := range b.funcs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // isPtrTo reports whether t is a pointer to the named type path.name.

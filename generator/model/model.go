@@ -57,7 +57,40 @@
 // JSON names spec and status. Typed resources are found in the package
 // itself, in the packages it imports directly, and in the table of
 // built-in resources (package builtins); the first two win over the table.
-// field= on typed handlers is checked against T's JSON field names.
+// field= on typed handlers is checked against T's JSON field names, and
+// the literals of value=, old= and new= against the Go type at that field:
+// a literal that the field can never hold is an error (a number or a
+// boolean for a string field, suggesting to quote it; a string or a
+// fraction for an integer field; anything but true or false for a bool; a
+// scalar for a struct, map, slice or array). Types that decode themselves
+// (json.Unmarshaler, encoding.TextUnmarshaler: metav1.Time,
+// resource.Quantity, intstr.IntOrString) and interfaces accept anything;
+// []byte is a string (base64). An integral number such as 1e3 fits an
+// integer field, since values are compared as JSON numbers.
+//
+// # Resources that are most likely typos
+//
+// A handler may name any resource: one that the module does not declare is
+// legal (a CRD installed by others). But a selector whose name is not the
+// name of any known resource, yet is one edit away from one (two for names
+// of 8 bytes or more), is an error with "did you mean" (see nearResource):
+// "kopfexmaples" where kopfexamples is a //kopf:resource of the package or
+// of a direct import, "deploymnets" for the built-in deployments. Only the
+// known resources of the selector's group count (all for a bare name), so
+// a different resource with a close name is named with its group
+// (gadgets.example.com), as the error says.
+//
+// # Callbacks
+//
+// A callback naming no function of the package is an error that suggests
+// the function with the closest name, if one is close.
+//
+// # Warnings
+//
+// Build also returns warnings: diagnostics that do not stop generation. A
+// comment anywhere in a file that looks like a misspelt marker
+// ("// kopf:on.create", see markers.Table.NearMiss) is one; it is otherwise
+// ignored, as prose.
 //
 // Handlers and registrations are ordered by file name, then by position in
 // the file: the order in which Kopf would have registered them, and the
@@ -249,8 +282,9 @@ func isHandlerMarker(name string) bool {
 
 // Build builds the model of one package, or returns every error found as a
 // go/scanner.ErrorList. A package without markers yields a Package without
-// handlers.
-func Build(ctx context.Context, pkg *load.Package, table *markers.Table) (*Package, error) {
+// handlers. The warnings (see Warnings in the package doc) are returned
+// sorted by position, with the errors as well as without them.
+func Build(ctx context.Context, pkg *load.Package, table *markers.Table) (*Package, scanner.ErrorList, error) {
 	b := &builder{
 		ctx:     ctx,
 		pkg:     pkg,
@@ -263,7 +297,7 @@ func Build(ctx context.Context, pkg *load.Package, table *markers.Table) (*Packa
 	var marked []markedFunc
 	for _, f := range pkg.Files {
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("building %s: %w", pkg.PkgPath, err)
+			return nil, nil, fmt.Errorf("building %s: %w", pkg.PkgPath, err)
 		}
 		marked = append(marked, b.file(f)...)
 	}
@@ -272,15 +306,16 @@ func Build(ctx context.Context, pkg *load.Package, table *markers.Table) (*Packa
 		b.funcDecl(mf.decl, mf.markers)
 	}
 	b.checkGeneratedNames()
+	b.warns.Sort()
 	if len(b.errs) > 0 {
 		b.errs.Sort()
-		return nil, b.errs
+		return nil, b.warns, b.errs
 	}
 	for _, imp := range b.imports {
 		b.out.Imports = append(b.out.Imports, imp)
 	}
 	sort.Slice(b.out.Imports, func(i, j int) bool { return b.out.Imports[i].Path < b.out.Imports[j].Path })
-	return b.out, nil
+	return b.out, b.warns, nil
 }
 
 type regKey struct {
@@ -300,6 +335,7 @@ type builder struct {
 	table *markers.Table
 	out   *Package
 	errs  scanner.ErrorList
+	warns scanner.ErrorList
 	byKey map[regKey]*Registration
 	// funcs are the package-level functions (not methods), by name.
 	funcs map[string]*ast.FuncDecl
@@ -317,6 +353,10 @@ func (b *builder) pos(p token.Pos) token.Position { return b.pkg.Fset.Position(p
 
 func (b *builder) errorf(p token.Position, format string, args ...any) {
 	b.errs.Add(p, fmt.Sprintf(format, args...))
+}
+
+func (b *builder) warnf(p token.Position, format string, args ...any) {
+	b.warns.Add(p, fmt.Sprintf(format, args...))
 }
 
 // file handles the markers of one file: it returns the marked functions,
@@ -361,6 +401,10 @@ func (b *builder) file(f *load.File) []markedFunc {
 	}
 	for _, cg := range f.AST.Comments {
 		for _, c := range cg.List {
+			if msg, near := b.table.NearMiss(c.Text); near {
+				b.warnf(b.pos(c.Slash), "%s", msg)
+				continue
+			}
 			if placed[c] || !markers.IsMarker(c.Text) {
 				continue
 			}
@@ -707,9 +751,13 @@ func (b *builder) registration(h *Handler, m *markers.Marker) (*Registration, *T
 		return nil, nil, false
 	}
 	t := b.typedFor(m)
+	if t == nil && !b.checkResourceName(m) {
+		return nil, nil, false
+	}
 	if t != nil && r.Field != nil {
 		a, _ := m.Arg("field")
-		if !b.checkField(t, r.Field, a.Node) {
+		at, ok := b.checkField(t, r.Field, a.Node)
+		if !ok || !b.checkValues(t, r, m, at) {
 			return nil, nil, false
 		}
 	}

@@ -5,9 +5,11 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"math"
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/kopf-go/kopf/generator/builtins"
@@ -369,36 +371,48 @@ func k8sAlias(path string) string {
 
 // checkField checks a field path against the JSON field names of a typed
 // resource's Go type, reporting the first part that does not exist. n is
-// the field= value, to point at the part.
-func (b *builder) checkField(t *Typed, path []string, n markers.Node) bool {
-	obj := types.Type(t.Object)
-	if t.Builtin != nil {
-		pkg, err := b.pkg.Import(b.ctx, t.Builtin.Package)
-		if err != nil {
-			b.errorf(n.Pos, "field: cannot check the field against %s.%s: %v", t.Builtin.Alias, t.Builtin.Kind, err)
-			return false
-		}
-		tn, _ := pkg.Scope().Lookup(t.Builtin.Kind).(*types.TypeName)
-		if tn == nil {
-			b.errorf(n.Pos, "field: cannot check the field against %s.%s: %s has no type %[2]s", t.Builtin.Alias, t.Builtin.Kind, t.Builtin.Package)
-			return false
-		}
-		obj = tn.Type()
+// the field= value, to point at the part. It returns the Go type at the
+// path (nil when any JSON value may be there), and false after an error.
+func (b *builder) checkField(t *Typed, path []string, n markers.Node) (types.Type, bool) {
+	obj, ok := b.objectType(t, n.Pos)
+	if !ok {
+		return nil, false
 	}
-	i, why := walkJSON(obj, path, b.qualifier)
+	at, i, why := walkJSON(obj, path, b.qualifier)
 	if i < 0 {
-		return true
+		return at, true
 	}
 	b.errorf(markers.FieldSegmentPos(n, i), "field: %s", why)
-	return false
+	return nil, false
+}
+
+// objectType returns the Go type of a typed resource's objects, loading
+// the type of a built-in from its package; pos is where to report a
+// failure to load it.
+func (b *builder) objectType(t *Typed, pos token.Position) (types.Type, bool) {
+	if t.Builtin == nil {
+		return t.Object, true
+	}
+	pkg, err := b.pkg.Import(b.ctx, t.Builtin.Package)
+	if err != nil {
+		b.errorf(pos, "field: cannot check the field against %s.%s: %v", t.Builtin.Alias, t.Builtin.Kind, err)
+		return nil, false
+	}
+	tn, _ := pkg.Scope().Lookup(t.Builtin.Kind).(*types.TypeName)
+	if tn == nil {
+		b.errorf(pos, "field: cannot check the field against %s.%s: %s has no type %[2]s", t.Builtin.Alias, t.Builtin.Kind, t.Builtin.Package)
+		return nil, false
+	}
+	return tn.Type(), true
 }
 
 // walkJSON follows a field path through t by JSON names, as the API
-// server's objects decode into t. It returns -1, or the index of the first
-// part that cannot exist and why. Maps are followed into their values;
-// interfaces and types that decode themselves (json.Unmarshaler) accept any
-// rest.
-func walkJSON(t types.Type, path []string, q types.Qualifier) (int, string) {
+// server's objects decode into t. It returns the type at the end of the
+// path and -1, or the index of the first part that cannot exist and why.
+// Maps are followed into their values; interfaces and types that decode
+// themselves (json.Unmarshaler) accept any rest, and the type returned is
+// then nil: anything may be there.
+func walkJSON(t types.Type, path []string, q types.Qualifier) (types.Type, int, string) {
 	root := types.TypeString(t, q)
 	where := func(i int) string {
 		if i == 0 {
@@ -407,15 +421,9 @@ func walkJSON(t types.Type, path []string, q types.Qualifier) (int, string) {
 		return strings.Join(path[:i], ".") + " of " + root
 	}
 	for i, seg := range path {
-		for {
-			if p, ok := t.Underlying().(*types.Pointer); ok {
-				t = p.Elem()
-				continue
-			}
-			break
-		}
+		t = deref(t)
 		if decodesItself(t) {
-			return -1, ""
+			return nil, -1, ""
 		}
 		switch u := t.Underlying().(type) {
 		case *types.Struct:
@@ -442,23 +450,182 @@ func walkJSON(t types.Type, path []string, q types.Qualifier) (int, string) {
 				default:
 					have = fmt.Sprintf("it has %d others", len(names))
 				}
-				return i, fmt.Sprintf("no %q in %s; %s", seg, what, have)
+				return nil, i, fmt.Sprintf("no %q in %s; %s", seg, what, have)
 			}
 			t = f.Type()
 		case *types.Map:
 			t = u.Elem()
 		case *types.Interface:
-			return -1, ""
+			return nil, -1, ""
 		case *types.Slice, *types.Array:
 			if isBytes(u) {
-				return i, fmt.Sprintf("%s is a string (%s): it has no %q", where(i), types.TypeString(t, q), seg)
+				return nil, i, fmt.Sprintf("%s is a string (%s): it has no %q", where(i), types.TypeString(t, q), seg)
 			}
-			return i, fmt.Sprintf("%s is a list (%s): field paths cannot go into lists", where(i), types.TypeString(t, q))
+			return nil, i, fmt.Sprintf("%s is a list (%s): field paths cannot go into lists", where(i), types.TypeString(t, q))
 		default:
-			return i, fmt.Sprintf("%s is a %s: it has no %q", where(i), types.TypeString(t, q), seg)
+			return nil, i, fmt.Sprintf("%s is a %s: it has no %q", where(i), types.TypeString(t, q), seg)
 		}
 	}
-	return -1, ""
+	t = deref(t)
+	if decodesItself(t) {
+		return nil, -1, ""
+	}
+	if _, any := t.Underlying().(*types.Interface); any {
+		return nil, -1, ""
+	}
+	return t, -1, ""
+}
+
+// deref follows pointers: a JSON value decodes into *T as into T.
+func deref(t types.Type) types.Type {
+	for {
+		p, ok := t.Underlying().(*types.Pointer)
+		if !ok {
+			return t
+		}
+		t = p.Elem()
+	}
+}
+
+// The kinds of JSON values a Go type decodes from, for checking value=,
+// old= and new= literals against a typed field.
+type jsonKind int
+
+const (
+	jsonAny jsonKind = iota // anything, or unknown: nothing is checked
+	jsonString
+	jsonBool
+	jsonInteger
+	jsonNumber
+	jsonObject
+	jsonList
+)
+
+func (k jsonKind) String() string {
+	switch k {
+	case jsonString:
+		return "a string"
+	case jsonBool:
+		return "a boolean"
+	case jsonInteger:
+		return "an integer"
+	case jsonNumber:
+		return "a number"
+	case jsonObject:
+		return "an object"
+	case jsonList:
+		return "a list"
+	default:
+		return "anything"
+	}
+}
+
+// kindOf returns the kind of JSON values that t decodes from; jsonAny for
+// types that decode themselves (from JSON or text) and for interfaces.
+func kindOf(t types.Type) jsonKind {
+	if t == nil {
+		return jsonAny
+	}
+	t = deref(t)
+	if decodesItself(t) || hasMethod(t, "UnmarshalText") {
+		return jsonAny
+	}
+	switch u := t.Underlying().(type) {
+	case *types.Basic:
+		switch {
+		case u.Info()&types.IsString != 0:
+			return jsonString
+		case u.Info()&types.IsBoolean != 0:
+			return jsonBool
+		case u.Info()&types.IsInteger != 0:
+			return jsonInteger
+		case u.Info()&types.IsFloat != 0:
+			return jsonNumber
+		}
+	case *types.Struct, *types.Map:
+		return jsonObject
+	case *types.Slice:
+		if isBytes(u) {
+			return jsonString // base64
+		}
+		return jsonList
+	case *types.Array:
+		return jsonList
+	}
+	return jsonAny
+}
+
+// checkValues checks the literals of value=, old= and new= of a typed
+// handler against the Go type at its field (at; nil for anything): a
+// literal that the field can never hold is an error.
+func (b *builder) checkValues(t *Typed, r *Registration, m *markers.Marker, at types.Type) bool {
+	want := kindOf(at)
+	if want == jsonAny {
+		return true
+	}
+	ok := true
+	for _, v := range []struct {
+		name string
+		f    *Filter
+	}{{"value", r.Value}, {"old", r.Old}, {"new", r.New}} {
+		if v.f == nil || v.f.Kind != markers.MatchEqual {
+			continue
+		}
+		a, _ := m.Arg(v.name)
+		if why := b.mismatch(t, r.Field, at, want, v.f.Value, a.Node); why != "" {
+			b.errorf(a.Pos, "%s: %s", v.name, why)
+			ok = false
+		}
+	}
+	return ok
+}
+
+// mismatch says why a literal can never equal a field of kind want, or "".
+func (b *builder) mismatch(t *Typed, path []string, at types.Type, want jsonKind, lit any, n markers.Node) string {
+	var got string
+	fits := false
+	switch v := lit.(type) {
+	case string:
+		got, fits = "the string "+strconv.Quote(v), want == jsonString
+	case bool:
+		got, fits = "the boolean "+n.Text, want == jsonBool
+	case int64:
+		got, fits = "the number "+n.Text, want == jsonInteger || want == jsonNumber
+	case float64:
+		got = "the number " + n.Text
+		fits = want == jsonNumber || want == jsonInteger && v == math.Trunc(v)
+	default:
+		return ""
+	}
+	if fits {
+		return ""
+	}
+	root := types.TypeString(t.Object, b.qualifier)
+	if t.Builtin != nil {
+		root = t.Builtin.Alias + "." + t.Builtin.Kind
+	}
+	field := fmt.Sprintf("%s of %s (%s)", strings.Join(path, "."), root, types.TypeString(at, b.qualifier))
+	switch {
+	case want == jsonObject || want == jsonList:
+		return fmt.Sprintf("%s is %s, which never equals %s; use PRESENT, ABSENT or fn:NAME", field, want, got)
+	case want == jsonString && n.Kind == markers.NodeBare:
+		return fmt.Sprintf("want a string for %s, got %s; quote it (%s) for the string", field, got, strconv.Quote(n.Text))
+	default:
+		return fmt.Sprintf("want %s for %s, got %s", want, field, got)
+	}
+}
+
+// hasMethod reports whether t or *t has a method called name.
+func hasMethod(t types.Type, name string) bool {
+	for _, typ := range []types.Type{t, types.NewPointer(t)} {
+		ms := types.NewMethodSet(typ)
+		for i := range ms.Len() {
+			if ms.At(i).Obj().Name() == name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func isBytes(t types.Type) bool {
@@ -473,17 +640,7 @@ func isBytes(t types.Type) bool {
 // decodesItself reports whether t (or *t) has an UnmarshalJSON method, as
 // metav1.Time, resource.Quantity or runtime.RawExtension do: its JSON form
 // is its own business.
-func decodesItself(t types.Type) bool {
-	for _, typ := range []types.Type{t, types.NewPointer(t)} {
-		ms := types.NewMethodSet(typ)
-		for i := range ms.Len() {
-			if ms.At(i).Obj().Name() == "UnmarshalJSON" {
-				return true
-			}
-		}
-	}
-	return false
-}
+func decodesItself(t types.Type) bool { return hasMethod(t, "UnmarshalJSON") }
 
 // jsonFields returns the fields of a struct type by JSON name, as
 // encoding/json sees them: exported fields, renamed by their json tags,
@@ -537,4 +694,73 @@ func hasOpt(opts, want string) bool {
 		}
 	}
 	return false
+}
+
+// checkResourceName reports a handler's selector that names no known
+// resource but is a near miss of one (see nearResource). It returns false
+// after reporting.
+func (b *builder) checkResourceName(m *markers.Marker) bool {
+	v := m.Positional[0]
+	sel := v.Go.(resources.Selector)
+	s := nearResource(sel, b.typed)
+	if s == "" {
+		return true
+	}
+	pos, fix := v.Pos, s
+	if v.Kind == markers.NodeBare {
+		off := 0
+		if i := strings.LastIndexByte(v.Raw, '/'); i >= 0 {
+			off = i + 1
+		}
+		if strings.HasPrefix(v.Raw[off:], sel.Name) {
+			pos.Offset += off
+			pos.Column += off
+			fix = v.Raw[:off] + s + v.Raw[off+len(sel.Name):]
+		}
+	}
+	msg := fmt.Sprintf("resource: %s is not a resource that kopf-gen knows; did you mean %s?", sel.Name, fix)
+	if sel.Group == "" && !sel.Core {
+		msg += fmt.Sprintf(" (for a resource that kopf-gen does not know, give its group: %s.GROUP)", sel.Name)
+	}
+	b.errorf(pos, "%s", msg)
+	return false
+}
+
+// nearResource returns the name of a known resource that the selector's
+// name most likely misspells, or "". Known resources are the typed ones
+// (//kopf:resource types of the package and of its direct imports, given
+// as typed) and the built-ins of package builtins. Resources that kopf-gen
+// does not know are legal (CRDs installed by others), so a name is a typo
+// only when it is none of the names of the known resources of its group
+// (of any group for a bare name), in any version, and is at most 1 edit
+// away from one of them for names shorter than 8 bytes, 2 for longer ones
+// (markers.SuggestWithin: a swap of adjacent letters is one edit). Short
+// names (po, svc) are never suggested: nearly every short word is near
+// one. The everything selector is never a typo.
+func nearResource(sel resources.Selector, typed []*Typed) string {
+	if sel.Name == markers.Everything {
+		return ""
+	}
+	var exact, near []string
+	add := func(group string, names, short []string) {
+		if (sel.Group != "" || sel.Core) && group != sel.Group {
+			return
+		}
+		exact = append(append(exact, names...), short...)
+		near = append(near, names...)
+	}
+	for _, t := range typed {
+		add(t.Group, t.Names, nil)
+	}
+	for _, bi := range builtins.Table() {
+		add(bi.Group, []string{bi.Plural, bi.Singular, bi.Kind}, bi.ShortNames)
+	}
+	if slices.Contains(exact, sel.Name) {
+		return "" // known, maybe in another version: not a typo
+	}
+	limit := 1
+	if len(sel.Name) >= 8 {
+		limit = 2
+	}
+	return markers.SuggestWithin(sel.Name, near, limit)
 }

@@ -78,9 +78,88 @@ func TestWalkJSON(t *testing.T) {
 		"a.x":       `a of Outer is a string: it has no "x"`,
 		"Plain.x.y": `Plain of Outer is a string: it has no "x"`,
 	} {
-		i, why := walkJSON(outer, strings.Split(path, "."), q)
+		_, i, why := walkJSON(outer, strings.Split(path, "."), q)
 		if why != want || (want == "") != (i < 0) {
 			t.Errorf("walkJSON(%s) = %d, %q; want %q", path, i, why, want)
+		}
+	}
+}
+
+// TestNearResource checks the typo rule for resources: near misses of
+// known resources are caught, and no name of a real Kubernetes resource
+// (or of common CRDs) that kopf-gen does not know is taken for one.
+func TestNearResource(t *testing.T) {
+	typed := []*Typed{{Group: "kopf.dev", Version: "v1", Names: []string{"kopfexamples", "KopfExample", "kopfexample"}}}
+	for _, tt := range []struct {
+		sel  resources.Selector
+		want string
+	}{
+		{resources.Selector{Name: "kopfexmaples"}, "kopfexamples"},
+		{resources.Selector{Name: "kopfxemaples"}, "kopfexamples"},
+		{resources.Selector{Group: "kopf.dev", Version: "v1", Name: "KopfExmaple"}, "KopfExample"},
+		{resources.Selector{Name: "deploymnets"}, "deployments"},
+		{resources.Selector{Name: "pdos"}, "pods"},
+		{resources.Selector{Name: "Pods"}, "pods"},
+		{resources.Selector{Version: "v1", Name: "secrtes", Core: true}, "secrets"},
+		{resources.Selector{Group: "batch", Name: "cronjbos"}, "cronjobs"},
+		// Exact names, other groups, other versions, far names.
+		{resources.Selector{Name: "kopfexamples"}, ""},
+		{resources.Selector{Group: "kopf.dev", Version: "v2", Name: "kopfexamples"}, ""},
+		{resources.Selector{Group: "other.dev", Name: "kopfexmaples"}, ""},
+		{resources.Selector{Version: "v1", Name: "kopfexmaples", Core: true}, ""},
+		{resources.Selector{Group: "apps", Name: "pdos"}, ""},
+		{resources.Selector{Name: "*"}, ""},
+		{resources.Selector{Name: "po"}, ""},
+		{resources.Selector{Name: "widgets"}, ""},
+	} {
+		if got := nearResource(tt.sel, typed); got != tt.want {
+			t.Errorf("nearResource(%#v) = %q, want %q", tt.sel, got, tt.want)
+		}
+	}
+
+	// The resources of Kubernetes 1.35 and some common CRDs: plural,
+	// kind (the singular is its lower case) and short names.
+	real := []string{
+		"bindings Binding", "componentstatuses ComponentStatus cs", "configmaps ConfigMap cm",
+		"endpoints Endpoints ep", "events Event ev", "limitranges LimitRange limits",
+		"namespaces Namespace ns", "nodes Node no", "persistentvolumeclaims PersistentVolumeClaim pvc",
+		"persistentvolumes PersistentVolume pv", "pods Pod po", "podtemplates PodTemplate",
+		"replicationcontrollers ReplicationController rc", "resourcequotas ResourceQuota quota",
+		"secrets Secret", "serviceaccounts ServiceAccount sa", "services Service svc",
+		"mutatingwebhookconfigurations MutatingWebhookConfiguration",
+		"validatingwebhookconfigurations ValidatingWebhookConfiguration",
+		"validatingadmissionpolicies ValidatingAdmissionPolicy", "validatingadmissionpolicybindings ValidatingAdmissionPolicyBinding",
+		"mutatingadmissionpolicies MutatingAdmissionPolicy", "customresourcedefinitions CustomResourceDefinition crd crds",
+		"apiservices APIService", "controllerrevisions ControllerRevision", "daemonsets DaemonSet ds",
+		"deployments Deployment deploy", "replicasets ReplicaSet rs", "statefulsets StatefulSet sts",
+		"selfsubjectreviews SelfSubjectReview", "tokenreviews TokenReview",
+		"localsubjectaccessreviews LocalSubjectAccessReview", "selfsubjectaccessreviews SelfSubjectAccessReview",
+		"selfsubjectrulesreviews SelfSubjectRulesReview", "subjectaccessreviews SubjectAccessReview",
+		"horizontalpodautoscalers HorizontalPodAutoscaler hpa", "cronjobs CronJob cj", "jobs Job",
+		"certificatesigningrequests CertificateSigningRequest csr", "clustertrustbundles ClusterTrustBundle",
+		"leases Lease", "leasecandidates LeaseCandidate", "endpointslices EndpointSlice",
+		"flowschemas FlowSchema", "prioritylevelconfigurations PriorityLevelConfiguration",
+		"ingressclasses IngressClass", "ingresses Ingress ing", "networkpolicies NetworkPolicy netpol",
+		"ipaddresses IPAddress", "servicecidrs ServiceCIDR", "runtimeclasses RuntimeClass",
+		"poddisruptionbudgets PodDisruptionBudget pdb", "clusterrolebindings ClusterRoleBinding",
+		"clusterroles ClusterRole", "rolebindings RoleBinding", "roles Role",
+		"deviceclasses DeviceClass", "resourceclaims ResourceClaim", "resourceclaimtemplates ResourceClaimTemplate",
+		"resourceslices ResourceSlice", "priorityclasses PriorityClass pc", "csidrivers CSIDriver",
+		"csinodes CSINode", "csistoragecapacities CSIStorageCapacity", "storageclasses StorageClass sc",
+		"volumeattachments VolumeAttachment", "volumeattributesclasses VolumeAttributesClass vac",
+		"certificates Certificate cert certs", "issuers Issuer", "clusterissuers ClusterIssuer",
+		"servicemonitors ServiceMonitor", "podmonitors PodMonitor", "prometheusrules PrometheusRule",
+		"virtualservices VirtualService vs", "gateways Gateway gw", "httproutes HTTPRoute",
+		"applications Application app apps", "kustomizations Kustomization ks", "helmreleases HelmRelease hr",
+		"kopfpeerings KopfPeering", "clusterkopfpeerings ClusterKopfPeering",
+	}
+	for _, line := range real {
+		names := strings.Fields(line)
+		names = append(names, strings.ToLower(names[1]))
+		for _, name := range names {
+			if got := nearResource(resources.Selector{Name: name}, nil); got != "" {
+				t.Errorf("%s, a real resource name, is taken for a typo of %s", name, got)
+			}
 		}
 	}
 }

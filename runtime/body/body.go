@@ -3,7 +3,9 @@
 // as decoded from the API server.
 //
 // A Body is never modified by the reactor or by the accessors here; handlers
-// that want to change an object write to a patches.Patch instead. The
+// that want to change an object write to a patches.Patch instead. Handlers
+// get a deep copy (Body.DeepCopy), so what they change in it anyway is
+// theirs alone. The
 // accessors return the zero value when a part is absent or has an unexpected
 // type, and never panic.
 package body
@@ -90,4 +92,90 @@ func (b Body) Ref() string {
 		return ns + "/" + m.Name()
 	}
 	return m.Name()
+}
+
+// DeepCopy returns a copy of the body that shares nothing mutable with it
+// (see DeepCopyValue). The reactor gives user code such a copy, so that
+// what a handler or a callback changes in it is never seen by the reactor.
+func (b Body) DeepCopy() Body {
+	if b == nil {
+		return nil
+	}
+	return Body(deepCopyMap(b))
+}
+
+// DeepCopyValue returns a copy of a JSON-like value that shares nothing
+// mutable with it: maps (map[string]any, map[string]string) and slices
+// ([]any, []string, []map[string]any) are copied recursively, nil ones
+// staying nil; any other value (strings, numbers, booleans, nil) is
+// immutable and returned as is.
+func DeepCopyValue(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		if v == nil {
+			return v
+		}
+		return deepCopyMap(v)
+	case Body:
+		return v.DeepCopy()
+	case Meta:
+		if v == nil {
+			return v
+		}
+		return Meta(deepCopyMap(v))
+	case Spec:
+		if v == nil {
+			return v
+		}
+		return Spec(deepCopyMap(v))
+	case Status:
+		if v == nil {
+			return v
+		}
+		return Status(deepCopyMap(v))
+	case []any:
+		if v == nil {
+			return v
+		}
+		c := make([]any, len(v))
+		for i, item := range v {
+			c[i] = DeepCopyValue(item)
+		}
+		return c
+	case map[string]string:
+		if v == nil {
+			return v
+		}
+		c := make(map[string]string, len(v))
+		for k, s := range v {
+			c[k] = s
+		}
+		return c
+	case []string:
+		if v == nil {
+			return v
+		}
+		return append([]string(nil), v...)
+	case []map[string]any:
+		if v == nil {
+			return v
+		}
+		c := make([]map[string]any, len(v))
+		for i, m := range v {
+			if m != nil {
+				c[i] = deepCopyMap(m)
+			}
+		}
+		return c
+	default:
+		return v
+	}
+}
+
+func deepCopyMap(m map[string]any) map[string]any {
+	c := make(map[string]any, len(m))
+	for k, v := range m {
+		c[k] = DeepCopyValue(v)
+	}
+	return c
 }

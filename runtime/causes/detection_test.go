@@ -344,7 +344,7 @@ func TestReasonTitle(t *testing.T) {
 		want   string
 	}{
 		{Create, "Creation"},
-		{Update, "Update"},
+		{Update, "Updating"},
 		{Delete, "Deletion"},
 		{Resume, "Resuming"},
 		{Noop, "noop"},

@@ -19,14 +19,16 @@ const (
 	Gone Reason = "gone"
 )
 
-// Title returns the capitalised name used in the reactor's log lines:
-// "Creation", "Update", "Deletion", "Resuming".
+// Title returns the capitalised name of the cause in the reactor's log
+// lines, Kopf's TITLES capitalised: "Creation", "Updating", "Deletion",
+// "Resuming" (as in "Updating is in progress: ...", "Updating diff: ...",
+// "Updating is processed: ..."). Other reasons return their value.
 func (r Reason) Title() string {
 	switch r {
 	case Create:
 		return "Creation"
 	case Update:
-		return "Update"
+		return "Updating"
 	case Delete:
 		return "Deletion"
 	case Resume:

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -29,7 +30,16 @@ import (
 // RegisterFunc fills a registry: the generated Register of an operator.
 type RegisterFunc func(*registry.Registry) error
 
-// Main runs the command line with os.Args and returns the exit code.
+// Main runs the command line with os.Args and returns the exit code, for
+// os.Exit:
+//
+//   - 0 when the operator stops on SIGINT or SIGTERM, even if some handlers
+//     ignored the cancellation and were left running (they are logged; see
+//     settings.Queueing.ExitTimeout);
+//   - 1 when it cannot start, and when a second SIGINT or SIGTERM arrives
+//     while it stops: Main then returns at once, without waiting for
+//     anything, as Kubernetes' own binaries and controller-runtime do
+//     ("second signal: exit directly" with code 1).
 func Main(register RegisterFunc) int {
 	cmd := NewCommand(register, os.Stderr)
 	cmd.SetArgs(os.Args[1:])
@@ -38,6 +48,10 @@ func Main(register RegisterFunc) int {
 	}
 	return 0
 }
+
+// errForcedExit is returned by the run command when a second signal cuts
+// the operator's stop short.
+var errForcedExit = errors.New("the operator is stopped by a repeated signal")
 
 // NewCommand returns the root command with its `run` subcommand. Logs go
 // to logOut.
@@ -90,6 +104,9 @@ func newRunCommand(register RegisterFunc, logOut io.Writer) *cobra.Command {
 				level = slog.LevelWarn
 			}
 			logger := logging.New(logOut, format, level)
+			// klog is process-wide; this command is the process's only
+			// logger, so client-go's own lines come out in its format too.
+			logging.RouteKlog(logger)
 			reg := registry.New()
 			if err := register(reg); err != nil {
 				return fmt.Errorf("registering the handlers: %w", err)
@@ -98,14 +115,31 @@ func newRunCommand(register RegisterFunc, logOut io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx, stop := signalContext(cmd.Context(), logger)
+			sigs := make(chan os.Signal, 2)
+			signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+			defer signal.Stop(sigs)
+			ctx, forced, stop := watchSignals(cmd.Context(), sigs, logger)
 			defer stop()
-			return operator.Run(ctx, cfg, reg, operator.Options{
-				Namespaces:    f.namespaces,
-				AllNamespaces: f.allNamespaces,
-				Standalone:    f.standalone,
-				Logger:        logger,
-			})
+			done := make(chan error, 1)
+			go func() {
+				done <- operator.Run(ctx, cfg, reg, operator.Options{
+					Namespaces:    f.namespaces,
+					AllNamespaces: f.allNamespaces,
+					Standalone:    f.standalone,
+					Logger:        logger,
+					// On a 401, the credentials are loaded again the same
+					// way: a kubeconfig's token may have been renewed since.
+					Login: func(context.Context) (*rest.Config, error) { return LoadConfig(f.kubeconfig) },
+				})
+			}()
+			select {
+			case err := <-done:
+				return err
+			case <-forced:
+				// Logged already; the operator is left to the process's exit.
+				cmd.SilenceErrors = true
+				return errForcedExit
+			}
 		},
 	}
 	fl := cmd.Flags()
@@ -139,25 +173,45 @@ func LoadConfig(kubeconfig string) (*rest.Config, error) {
 	return nil, fmt.Errorf("loading the cluster's credentials: %w", err)
 }
 
-// signalContext is cancelled on SIGINT or SIGTERM, logging it in Kopf's words.
-func signalContext(parent context.Context, logger *slog.Logger) (context.Context, func()) {
+// watchSignals turns the operator's stop signals, as received on sigs,
+// into its stop: the first SIGINT or SIGTERM cancels ctx (the operator
+// stops gracefully, within settings.Queueing.ExitTimeout and a second); a
+// second one closes forced (the caller exits at once). Each is logged, the
+// first in Kopf's words. stop releases the watcher and cancels ctx.
+func watchSignals(parent context.Context, sigs <-chan os.Signal, logger *slog.Logger) (ctx context.Context, forced <-chan struct{}, stop func()) {
 	if parent == nil {
 		parent = context.Background()
 	}
 	ctx, cancel := context.WithCancel(parent)
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	force := make(chan struct{})
+	quit := make(chan struct{})
 	go func() {
 		select {
-		case sig := <-ch:
-			name := "SIGINT"
-			if sig == syscall.SIGTERM {
-				name = "SIGTERM"
-			}
-			logger.Info(fmt.Sprintf("Signal %s is received. Operator is stopping.", name))
+		case sig := <-sigs:
+			logger.Info(fmt.Sprintf("Signal %s is received. Operator is stopping.", signalName(sig)))
 			cancel()
-		case <-ctx.Done():
+		case <-quit:
+			return
+		}
+		select {
+		case sig := <-sigs:
+			logger.Warn(fmt.Sprintf("Signal %s is received again. Operator is exiting immediately, without waiting for the handlers.", signalName(sig)))
+			close(force)
+		case <-quit:
 		}
 	}()
-	return ctx, func() { signal.Stop(ch); cancel() }
+	var once sync.Once
+	return ctx, force, func() { once.Do(func() { close(quit); cancel() }) }
+}
+
+// signalName is the signal's name as Kopf logs it (Python's signal.Signals
+// names): SIGINT, SIGTERM.
+func signalName(sig os.Signal) string {
+	switch sig {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return sig.String()
 }

@@ -39,8 +39,9 @@ func NewPermanentError(format string, args ...any) error {
 // DefaultTemporaryDelay is the delay of a TemporaryError without one.
 const DefaultTemporaryDelay = 60 * time.Second
 
-// PanicError wraps a panic raised by a handler, so that it is treated as the
-// handler's arbitrary error instead of crashing the operator.
+// PanicError is a panic raised by user code and recovered by Guard, so
+// that it is treated as that call's error instead of crashing the operator.
+// Stack is the panicking goroutine's stack, as debug.Stack formats it.
 type PanicError struct {
 	Value any
 	Stack []byte
@@ -52,6 +53,11 @@ func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
 func asTemporary(err error) (*TemporaryError, bool) {
 	var t *TemporaryError
 	return t, errors.As(err, &t)
+}
+
+func asPanic(err error) (*PanicError, bool) {
+	var p *PanicError
+	return p, errors.As(err, &p)
 }
 
 func asPermanent(err error) (*PermanentError, bool) {

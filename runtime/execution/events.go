@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 
 	"github.com/kopf-go/kopf/runtime/kwargs"
 	"github.com/kopf-go/kopf/runtime/registry"
@@ -17,16 +16,10 @@ func ExecuteEvent(ctx context.Context, h *registry.EventHandler, kw *kwargs.Even
 	name := fmt.Sprintf("Handler '%s'", h.ID)
 	kw.Param = h.Param
 	logger.Debug(name + " is invoked.")
-	err := func() (err error) {
-		defer func() {
-			if v := recover(); v != nil {
-				err = &PanicError{Value: v, Stack: debug.Stack()}
-			}
-		}()
-		return h.Fn(ctx, kw)
-	}()
+	_, err := Guard(func() (struct{}, error) { return struct{}{}, h.Fn(ctx, kw) })
 	if err != nil {
-		logger.Error(fmt.Sprintf("%s failed with an exception and will ignore it: %s", name, err), errorAttrs(err)...)
+		logger.Error(fmt.Sprintf("%s failed with an exception and will ignore it: %s", name, err))
+		LogPanicStack(logger, err)
 		return err
 	}
 	logger.Info(name + " succeeded.")

@@ -2,10 +2,8 @@ package execution
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -110,41 +108,28 @@ func Execute(ctx context.Context, h *registry.ChangingHandler, kw *kwargs.Changi
 	if backoff <= 0 {
 		backoff = defaultBackoff
 	}
-	attrs := errorAttrs(err)
+	defer LogPanicStack(logger, err) // after the ERROR line that names it
 	switch {
 	case h.Errors == registry.ErrorsIgnored:
-		logger.Error(fmt.Sprintf("%s failed with an exception and will ignore it: %s", name, msg), attrs...)
+		logger.Error(fmt.Sprintf("%s failed with an exception and will ignore it: %s", name, msg))
 		return Outcome{Success: true}
 	case h.Errors == registry.ErrorsPermanent:
-		logger.Error(fmt.Sprintf("%s failed with an exception and will stop now: %s", name, msg), attrs...)
+		logger.Error(fmt.Sprintf("%s failed with an exception and will stop now: %s", name, msg))
 		return Outcome{Failure: true, Message: msg}
 	case h.Timeout > 0 && runtime+backoff >= h.Timeout: // the timeout first, as in Kopf
-		logger.Error(fmt.Sprintf("%s failed with an exception and will stop now (it would time out in %s seconds on the next attempt): %s", name, Seconds(h.Timeout), msg), attrs...)
+		logger.Error(fmt.Sprintf("%s failed with an exception and will stop now (it would time out in %s seconds on the next attempt): %s", name, Seconds(h.Timeout), msg))
 		return Outcome{Failure: true, Message: msg}
 	case h.Retries > 0 && nextRetry >= h.Retries:
-		logger.Error(fmt.Sprintf("%s failed with an exception and will stop now (it would exceed %d retries on the next attempt): %s", name, h.Retries, msg), attrs...)
+		logger.Error(fmt.Sprintf("%s failed with an exception and will stop now (it would exceed %d retries on the next attempt): %s", name, h.Retries, msg))
 		return Outcome{Failure: true, Message: msg}
 	}
-	logger.Error(fmt.Sprintf("%s failed with an exception and will try again in %s seconds: %s", name, Seconds(backoff), msg), attrs...)
+	logger.Error(fmt.Sprintf("%s failed with an exception and will try again in %s seconds: %s", name, Seconds(backoff), msg))
 	return Outcome{Delay: backoff, Message: msg}
 }
 
-// invoke calls the handler, turning a panic into a *PanicError.
-func invoke(ctx context.Context, fn registry.ChangingFn, kw *kwargs.Changing) (result any, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			result, err = nil, &PanicError{Value: v, Stack: debug.Stack()}
-		}
-	}()
-	return fn(ctx, kw)
-}
-
-func errorAttrs(err error) []any {
-	var p *PanicError
-	if errors.As(err, &p) {
-		return []any{slog.String("stack", string(p.Stack))}
-	}
-	return nil
+// invoke calls the handler through Guard: a panic becomes a *PanicError.
+func invoke(ctx context.Context, fn registry.ChangingFn, kw *kwargs.Changing) (any, error) {
+	return Guard(func() (any, error) { return fn(ctx, kw) })
 }
 
 // Seconds renders a duration as Kopf prints delays: "60", "1.5".

@@ -365,6 +365,10 @@ func TestExecute(t *testing.T) {
 			}
 
 			lines := logs()
+			var stacks []logLine // the DEBUG stack of a panic follows its ERROR line
+			if n := len(tt.wantLogs); len(lines) == n+1 && strings.HasPrefix(lines[n].Msg, "The stack of the panic: ") {
+				lines, stacks = lines[:n], lines[n:]
+			}
 			if len(lines) != len(tt.wantLogs) {
 				t.Fatalf("logs = %q, want %q", lines, tt.wantLogs)
 			}
@@ -377,9 +381,13 @@ func TestExecute(t *testing.T) {
 					t.Errorf("log[%d] = %q\n         want %q", i, got, want)
 				}
 			}
-			last := lines[len(lines)-1]
-			if hasStack := last.Stack != ""; hasStack != tt.wantStack {
-				t.Errorf("the last log record has a stack: %v, want %v (%q)", hasStack, tt.wantStack, last.Stack)
+			if hasStack := len(stacks) == 1; hasStack != tt.wantStack {
+				t.Errorf("a DEBUG record with the stack follows: %v, want %v", hasStack, tt.wantStack)
+			}
+			for _, l := range stacks {
+				if l.Level != "DEBUG" || !strings.Contains(l.Stack, "goroutine ") || !strings.Contains(l.Stack, "fnPanicking") {
+					t.Errorf("the stack record is %q, want a DEBUG record with the panicking goroutine's stack", l)
+				}
 			}
 		})
 	}

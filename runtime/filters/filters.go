@@ -71,6 +71,24 @@ type Filter struct {
 	Value, Old, New *Matcher
 }
 
+// HasCallbacks reports whether checking the filter calls user code: a
+// Callback matcher of a label, an annotation, or value=, old=, new=.
+func (f *Filter) HasCallbacks() bool {
+	for _, ms := range []map[string]Matcher{f.Labels, f.Annotations} {
+		for _, m := range ms {
+			if m.Op == Callback {
+				return true
+			}
+		}
+	}
+	for _, m := range []*Matcher{f.Value, f.Old, f.New} {
+		if m != nil && m.Op == Callback {
+			return true
+		}
+	}
+	return false
+}
+
 // MatchMeta checks the labels and annotations of an object.
 func (f *Filter) MatchMeta(kw *kwargs.Resource) bool {
 	return matchMap(f.Labels, kw.Labels, kw) && matchMap(f.Annotations, kw.Annotations, kw)

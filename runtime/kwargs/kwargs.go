@@ -69,7 +69,10 @@ type Event struct {
 	Event map[string]any
 }
 
-// FromBody fills the object-derived fields from a body.
+// FromBody fills the object-derived fields from a body. Body, Spec, Meta
+// and Status are the body's own maps (Labels and Annotations are copies):
+// give user code a body of its own (body.Body.DeepCopy), as the reactor
+// does, so that what user code changes in it is never seen elsewhere.
 func FromBody(res resources.Resource, b body.Body, p patches.Patch, logger *slog.Logger, memo Memo) Resource {
 	meta := b.Meta()
 	return Resource{

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"k8s.io/klog/v2"
 )
 
 // ObjectKey is the attribute that marks a record as being about one object.
@@ -147,4 +149,18 @@ func levelName(l slog.Level) string {
 	default:
 		return "DEBUG"
 	}
+}
+
+// RouteKlog sends klog's output (client-go's and apimachinery's own log
+// lines) through the logger, so that it comes out in the operator's format
+// (`--log-format json` stays JSON line by line) and level: klog's errors at
+// ERROR, its informational lines at INFO, its verbose ones (when klog's own
+// -v allows them) at DEBUG and below.
+//
+// klog is process-wide: the last call wins, for every goroutine. Call it
+// once, where the process builds its logger (the operator binary does, in
+// package cli); libraries and operator.Run do not, and client-go's lines
+// about the operator's own watches reach the operator's logger without it.
+func RouteKlog(l *slog.Logger) {
+	klog.SetSlogLogger(l)
 }

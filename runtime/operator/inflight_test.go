@@ -50,7 +50,14 @@ func TestLimitInFlight(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("a watch request queued behind the limited ones")
 	}
-	time.Sleep(200 * time.Millisecond) // let the others pile up at the limit
+	// The others pile up at the limit.
+	deadline := time.Now().Add(10 * time.Second)
+	for current.Load() < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d requests in flight, want 3", current.Load())
+		}
+		time.Sleep(time.Millisecond)
+	}
 	close(release)
 	wg.Wait()
 	if p := peak.Load(); p != 3 {

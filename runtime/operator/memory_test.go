@@ -3,6 +3,7 @@ package operator
 import (
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -20,35 +21,41 @@ func TestMemoryReleaser(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var released atomic.Int32
-			r := newMemoryReleaser(20 * time.Millisecond)
-			r.release = func() { released.Add(1) }
-			t.Cleanup(r.stop)
-			for _, n := range tt.workers {
-				r.watch(func() int { return n })
-			}
-			for range tt.idles {
-				r.idle()
-			}
-			time.Sleep(200 * time.Millisecond) // well past the delay
-			if got := released.Load(); got != tt.releases {
-				t.Errorf("released %d times, want %d", got, tt.releases)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				var released atomic.Int32
+				r := newMemoryReleaser(20 * time.Millisecond)
+				r.release = func() { released.Add(1) }
+				t.Cleanup(r.stop)
+				for _, n := range tt.workers {
+					r.watch(func() int { return n })
+				}
+				for range tt.idles {
+					r.idle()
+				}
+				time.Sleep(200 * time.Millisecond) // well past the delay, in the bubble's time
+				synctest.Wait()                    // the timer's function has returned
+				if got := released.Load(); got != tt.releases {
+					t.Errorf("released %d times, want %d", got, tt.releases)
+				}
+			})
 		})
 	}
 }
 
 func TestMemoryReleaserStop(t *testing.T) {
-	var released atomic.Int32
-	r := newMemoryReleaser(50 * time.Millisecond)
-	r.release = func() { released.Add(1) }
-	r.watch(func() int { return 0 })
-	r.idle()
-	r.stop()
-	time.Sleep(150 * time.Millisecond)
-	if released.Load() != 0 {
-		t.Error("released after stop")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		var released atomic.Int32
+		r := newMemoryReleaser(50 * time.Millisecond)
+		r.release = func() { released.Add(1) }
+		r.watch(func() int { return 0 })
+		r.idle()
+		r.stop()
+		time.Sleep(150 * time.Millisecond) // well past the delay, in the bubble's time
+		synctest.Wait()
+		if released.Load() != 0 {
+			t.Error("released after stop")
+		}
+	})
 }
 
 func TestNilMemoryReleaser(t *testing.T) {

@@ -9,12 +9,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/connrotation"
@@ -47,14 +51,38 @@ type Options struct {
 	Settings   *settings.Settings
 	Logger     *slog.Logger
 	// RescanInterval is how often unresolved resources are looked up again.
+	// While discovery fails, it is retried sooner: after 1, 2, 4...
+	// seconds up to RescanInterval.
 	RescanInterval time.Duration
+	// Login, if set, loads the credentials again from their source (the
+	// kubeconfig file, the service account's token): the operator calls it
+	// when the API server answers 401 Unauthorized, and if the bearer token
+	// has changed, sends the refused request again and every later one
+	// with the new token (see relogin); so do the clients that handlers
+	// make from RESTConfig. The command line (package cli)
+	// sets it. Nil: the credentials of cfg are used until the operator
+	// exits (client-go still re-reads cfg.BearerTokenFile every minute).
+	Login LoginFunc
 
 	dropConnections func()          // closes every connection to the API server
 	releaser        *memoryReleaser // nil: the memory is left to the Go runtime
+	server          string          // the API server's address, for the log
+	health          *apiHealth      // whether the API server answers
 }
 
 // Run serves the registry's handlers until ctx is done. It returns nil on a
 // clean stop and an error only if the operator cannot start.
+//
+// The API server is not needed at start: while it cannot be reached, Run
+// logs why (see apiHealth) and keeps trying. The requests carry the
+// User-Agent of cfg, or UserAgent() if it has none. Warnings that the API
+// server sends in responses (e.g. about deprecated APIs or pruned fields)
+// are logged at WARNING, each text once, unless cfg has a warning handler.
+//
+// Run changes no process-wide state: client-go's log lines about the
+// watches go to Options.Logger through client-go's contextual logging, but
+// the rest of klog's output goes wherever the process routes klog (see
+// logging.RouteKlog, which the command line of package cli calls).
 func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Options) error {
 	if opts.Settings == nil {
 		opts.Settings = settings.Default()
@@ -81,8 +109,16 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	// other request shares (HTTP/2 multiplexes them all over one): a new
 	// watch would wait on it until client-go's HTTP/2 health check gives up
 	// (~45 s). So re-establishing a silent watch drops the connections.
-	handlersCfg := cfg
+	handlersCfg := rest.CopyConfig(cfg)
 	cfg = rest.CopyConfig(cfg)
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = UserAgent()
+		handlersCfg.UserAgent = cfg.UserAgent
+	}
+	if cfg.WarningHandler == nil && cfg.WarningHandlerWithContext == nil {
+		cfg.WarningHandlerWithContext = &serverWarnings{logger: logger, seen: map[string]bool{}}
+	}
+	opts.server = strings.TrimSuffix(cfg.Host, "/")
 	dial := cfg.Dial
 	if dial == nil {
 		dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
@@ -99,6 +135,16 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	if n := opts.Settings.Networking.MaxInFlight; n > 0 {
 		cfg.Wrap(limitInFlight(n))
 	}
+	if opts.Login != nil {
+		// The handlers' own clients (RESTConfig) renew the token too.
+		relogin := newRelogin(opts.Login, logger)
+		cfg.Wrap(relogin.wrap)
+		handlersCfg.Wrap(relogin.wrap)
+	}
+	health := newAPIHealth(opts.server, logger, opts.Settings.Watching.InactivityTimeout)
+	defer health.stop()
+	opts.health = health
+	cfg.Wrap(health.wrap) // outermost: it sees each request's final outcome
 	if d := opts.Settings.Queueing.ReleaseMemoryAfter; d > 0 {
 		opts.releaser = newMemoryReleaser(d)
 		defer opts.releaser.stop()
@@ -111,6 +157,15 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	if err != nil {
 		return fmt.Errorf("creating the discovery client: %w", err)
 	}
+	health.setProbes(func() {
+		probeCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		_ = dc.RESTClient().Get().AbsPath("/version").Do(probeCtx).Error()
+	}, func() bool {
+		probeCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		return serverReady(probeCtx, dc) || ctx.Err() != nil
+	})
 
 	poster, err := posting.NewForConfig(cfg, opts.Settings.Posting, posting.Options{Level: opts.Settings.Posting.Level, Logger: logger})
 	if err != nil {
@@ -127,45 +182,119 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 		opts.Logger = slog.New(posting.NewLogHandler(opts.Logger.Handler(), poster))
 	}
 	ctx = posting.WithPoster(ctx, poster)
-	ctx = withRESTConfig(ctx, rest.CopyConfig(handlersCfg))
+	ctx = withRESTConfig(ctx, handlersCfg)
 
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var wg sync.WaitGroup
-	defer wg.Wait() // after cancel(): every watcher and worker has exited
+	defer func() {
+		// Cancel first, then wait: Run may return an error while resources
+		// are served, and their watchers and workers stop only when told.
+		cancel()
+		wg.Wait()
+	}()
 	pending := reg.Selectors()
 	served := map[string]bool{}
+	// While discovery fails, it is retried with backoff, and its failures
+	// reported with backoff too; the "Unresolved resources" hint is given
+	// only when discovery succeeded and the resources are not there.
+	retry := wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: math.MaxInt32, Cap: opts.RescanInterval}
+	discoveryLog := logBackoff{maxSilence: opts.Settings.Watching.InactivityTimeout}
 rescan:
 	for len(pending) > 0 {
-		if pending, err = serve(ctx, &wg, dc, cl, reg, opts, sc, served, pending); err != nil {
+		var delay time.Duration
+		pending, err = serve(ctx, &wg, dc, cl, reg, opts, sc, served, pending)
+		var derr *discoveryError
+		switch {
+		case errors.As(err, &derr):
+			delay = retry.Step()
+			var status apierrors.APIStatus
+			if errors.As(err, &status) && !apierrors.IsUnauthorized(err) && discoveryLog.due(time.Now()) {
+				logger.Warn(fmt.Sprintf("The resources of the API server %s cannot be discovered: %v; retrying in %s seconds.", opts.server, derr.err, seconds(delay)))
+			} else { // unreachable: apiHealth says so
+				logger.Debug(fmt.Sprintf("The resources of the API server %s cannot be discovered: %v; retrying in %s seconds.", opts.server, derr.err, seconds(delay)))
+			}
+		case err != nil:
 			return err
+		case len(pending) == 0:
+			break rescan
+		case !serverReady(ctx, dc):
+			// A starting API server serves discovery before it has
+			// loaded the CRDs: their absence means nothing yet.
+			delay = retry.Step()
+			logger.Debug(fmt.Sprintf("The API server %s is not ready; resolving the resources again in %s seconds.", opts.server, seconds(delay)))
+		default:
+			retry = wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: math.MaxInt32, Cap: opts.RescanInterval}
+			discoveryLog.recovered()
+			delay = opts.RescanInterval
+			names := make([]string, len(pending))
+			for i, s := range pending {
+				names[i] = s.String()
+			}
+			logger.Warn("Unresolved resources cannot be served (try creating their CRDs): " + strings.Join(names, ", "))
 		}
-		if len(pending) == 0 {
-			break
-		}
-		names := make([]string, len(pending))
-		for i, s := range pending {
-			names[i] = s.String()
-		}
-		logger.Warn("Unresolved resources cannot be served (try creating their CRDs): " + strings.Join(names, ", "))
 		select {
 		case <-ctx.Done():
 			break rescan
-		case <-time.After(opts.RescanInterval):
+		case <-time.After(delay):
 		}
 	}
 	<-ctx.Done()
 	return nil
 }
 
+// serverReady tells whether the API server says it is ready (GET
+// /readyz), or cannot say it (the operator may not read /readyz).
+func serverReady(ctx context.Context, dc discovery.DiscoveryInterface) bool {
+	var code int
+	err := dc.RESTClient().Get().AbsPath("/readyz").Do(ctx).StatusCode(&code).Error()
+	return err == nil || code == http.StatusUnauthorized || code == http.StatusForbidden || code == http.StatusNotFound
+}
+
+// discoveryError is a failure to list the API server's resources: nothing
+// can be said yet about whether the selected resources exist.
+type discoveryError struct{ err error }
+
+func (e *discoveryError) Error() string { return e.err.Error() }
+func (e *discoveryError) Unwrap() error { return e.err }
+
+// serverWarnings logs the warnings that the API server sends in responses
+// ("The API server warns: <text>"), each distinct text once: the same
+// warning (e.g. about a field that a CRD's schema prunes) may come with
+// every patch.
+type serverWarnings struct {
+	logger *slog.Logger
+	mu     sync.Mutex
+	seen   map[string]bool
+}
+
+// maxWarnings bounds the texts remembered; past it, they are forgotten.
+const maxWarnings = 256
+
+func (w *serverWarnings) HandleWarningHeaderWithContext(_ context.Context, code int, _ string, text string) {
+	if code != 299 || text == "" {
+		return
+	}
+	w.mu.Lock()
+	if len(w.seen) >= maxWarnings {
+		clear(w.seen)
+	}
+	seen := w.seen[text]
+	w.seen[text] = true
+	w.mu.Unlock()
+	if !seen {
+		w.logger.Warn("The API server warns: " + text)
+	}
+}
+
 // serve resolves the selectors and starts serving the resolved ones. It
-// returns the selectors that are not resolvable yet.
+// returns the selectors that are not resolvable yet: all of them, with a
+// *discoveryError, if the API server's resources cannot be discovered.
 // Each resource is served once, however many selectors name it: its
 // reactor runs the handlers of every selector that matches it.
 func serve(ctx context.Context, wg *sync.WaitGroup, dc discovery.DiscoveryInterface, cl clients, reg *registry.Registry, opts Options, sc scope.Scope, served map[string]bool, selectors []resources.Selector) ([]resources.Selector, error) {
 	all, err := resources.Discover(dc)
 	if err != nil {
-		return selectors, nil // the API may be unavailable for a while: retry
+		return selectors, &discoveryError{err}
 	}
 	var pending []resources.Selector
 	for _, sel := range selectors {
@@ -201,9 +330,9 @@ func serveResource(ctx context.Context, wg *sync.WaitGroup, cl clients, reg *reg
 	r := &reactor.Reactor{Resource: res, Client: client, REST: cl.rest, Registry: reg, Settings: opts.Settings, Logger: opts.Logger}
 	// Workers outlive the watchers: on stop, each finishes the cycle it is
 	// in (so that its results are written) for up to the exit timeout, and
-	// only then is its context cancelled.
+	// only then is its context cancelled (see drain).
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
-	qopts := queueing.Options{IdleTimeout: opts.Settings.Queueing.IdleTimeout, WorkerLimit: opts.Settings.Queueing.WorkerLimit}
+	qopts := queueing.Options{IdleTimeout: opts.Settings.Queueing.IdleTimeout, WorkerLimit: opts.Settings.Queueing.WorkerLimit, Logger: opts.Logger}
 	if opts.releaser != nil {
 		qopts.OnIdle = opts.releaser.idle
 	}
@@ -229,6 +358,7 @@ func serveResource(ctx context.Context, wg *sync.WaitGroup, cl clients, reg *reg
 		if ns != "" {
 			where += " in " + ns
 		}
+		report := newWatchReporter(where, opts.server, opts.Logger, timeout)
 		w := &watching.Watcher{
 			REST:              cl.rest,
 			Path:              res.Path(ns),
@@ -237,6 +367,10 @@ func serveResource(ctx context.Context, wg *sync.WaitGroup, cl clients, reg *reg
 			Callback:          put,
 			Name:              where,
 			InactivityTimeout: timeout,
+			Logger:            opts.Logger,
+			OnError:           report.failed,
+			OnWatching:        report.watching,
+			AwaitServer:       func(ctx context.Context) bool { return opts.health.await(ctx, time.Minute) },
 			OnStall: func() {
 				opts.Logger.Warn(fmt.Sprintf("The watch stream of %s has been silent for %s seconds; re-establishing it.", where, execution.Seconds(timeout)))
 				opts.dropConnections()
@@ -251,16 +385,7 @@ func serveResource(ctx context.Context, wg *sync.WaitGroup, cl clients, reg *reg
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		defer cancelWork()
 		<-ctx.Done()
-		mux.Close()
-		done := make(chan struct{})
-		go func() { mux.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(opts.Settings.Queueing.ExitTimeout):
-			cancelWork()
-			<-done
-		}
+		drain(mux, cancelWork, opts.Settings.Queueing.ExitTimeout, res.String(), opts.Logger)
 	}()
 }

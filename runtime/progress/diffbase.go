@@ -32,12 +32,58 @@ type DiffBaseStorage interface {
 }
 
 // EncodeEssence renders an essence as Kopf does, compact JSON (see the
-// package doc on encoding), without the trailing newline. It fails only on
-// values that JSON cannot represent (NaN, infinities, channels, ...), which
-// never occur in essences built from decoded JSON.
+// package doc on encoding), without the trailing newline, with the keys in
+// the order of Kopf's essence (see essenceOrder). It fails only on values
+// that JSON cannot represent (NaN, infinities, channels, ...), which never
+// occur in essences built from decoded JSON.
 func EncodeEssence(essence map[string]any) (string, error) {
-	data, err := encodeCompact(essence)
+	data, err := encodeOrdered(essence, essenceOrder)
 	return string(data), err
+}
+
+// essenceOrder is the key order of the essence that Kopf builds and dumps
+// for a custom resource, whose body arrives with sorted keys at every level
+// (the API server encodes custom resources from Go maps):
+//
+//   - at the top, the body's own fields (spec, ...) sorted; then metadata,
+//     which Kopf deletes and re-creates after them; then the fields that
+//     only extra fields (of field handlers) bring back, such as status;
+//   - in metadata, labels then annotations (the order Kopf cherry-picks
+//     them in), then the fields of extra fields, sorted;
+//   - everywhere else, sorted.
+//
+// Kopf iterates its extra fields as a Python set, in an order that varies
+// from run to run; sorted is as good as any. The fields of built-in
+// resources arrive in the order of their Go structs, which the reactor
+// does not know: their essences differ from Kopf's in key order only, and
+// both sides compare decoded values, never bytes.
+func essenceOrder(path []string, keys []string) []string {
+	slices.Sort(keys)
+	switch {
+	case len(path) == 0:
+		rank := func(k string) int {
+			switch k {
+			case "apiVersion", "kind", "status":
+				return 2
+			case "metadata":
+				return 1
+			}
+			return 0
+		}
+		slices.SortStableFunc(keys, func(a, b string) int { return rank(a) - rank(b) })
+	case len(path) == 1 && path[0] == "metadata":
+		rank := func(k string) int {
+			switch k {
+			case "labels":
+				return 0
+			case "annotations":
+				return 1
+			}
+			return 2
+		}
+		slices.SortStableFunc(keys, func(a, b string) int { return rank(a) - rank(b) })
+	}
+	return keys
 }
 
 // decodeEssence decodes an essence; a JSON null is (nil, nil), a non-object

@@ -42,11 +42,17 @@
 // # Encoding
 //
 // Values are written as compact JSON, byte-for-byte as Python's
-// json.dumps(..., separators=(',', ':')) would write them where Go can know
-// the order: progress records have a fixed field order, non-ASCII characters
-// are escaped as \uXXXX, and "<", ">", "&" are not escaped. Map keys of the
-// diff-base essence are sorted (Kopf keeps insertion order; Kopf compares
-// decoded values, so this is not a difference that matters). Timestamps are
-// written as "2026-01-01T00:00:00.000000+00:00" (see FormatTime) and read in
-// any of the forms Kopf ever wrote (see ParseTime).
+// json.dumps(..., separators=(',', ':')) writes them in Kopf: progress
+// records have Kopf's fixed field order; the diff-base essence has the key
+// order of Kopf's essence of a custom resource (see EncodeEssence: the
+// body's fields sorted, as the API server sends them, then metadata with
+// labels before annotations, then the fields of field handlers); floats are
+// written as Python's repr ("1.25e-05", "1e-07", "1.0", "1e+16"), except
+// integral ones beyond the int64 range, which Python reads as integers;
+// non-ASCII characters are escaped as \uXXXX, and "<", ">", "&" are not
+// escaped. Only the essences of built-in resources, whose fields the API
+// server writes in the order of their Go structs, differ in key order (Kopf
+// compares decoded values, so this is not a difference that matters).
+// Timestamps are written as "2026-01-01T00:00:00.000000+00:00" (see
+// FormatTime) and read in any of the forms Kopf ever wrote (see ParseTime).
 package progress

@@ -52,9 +52,14 @@ package queueing
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/kopf-go/kopf/runtime/logging"
 	"github.com/kopf-go/kopf/runtime/watching"
 )
 
@@ -75,6 +80,9 @@ type Options struct {
 	// worker may have started by then, so it is a hint to check Workers,
 	// not a guarantee.
 	OnIdle func()
+	// Logger receives the report of a processor's panic (see worker);
+	// nil: slog.Default().
+	Logger *slog.Logger
 }
 
 // Multiplexer dispatches events to per-object workers.
@@ -91,7 +99,10 @@ type Multiplexer struct {
 	workers int             // worker goroutines alive
 	// wake tells an idle worker that an object is queued or a sleeper waits
 	// for a slot (with a limit only; nil without).
-	wake    chan struct{}
+	wake chan struct{}
+	// busy are the keys of the objects being processed now (the processor
+	// called and not returned), for Busy.
+	busy    map[string]struct{}
 	wg      sync.WaitGroup
 	ctx     context.Context
 	closing chan struct{}
@@ -99,13 +110,18 @@ type Multiplexer struct {
 	onIdle  func() // tests (set before the first Put): a worker starts to wait idle
 	// onNoWorkers is Options.OnIdle.
 	onNoWorkers func()
+	logger      *slog.Logger
 }
 
 // NewMultiplexer returns a multiplexer whose workers run until ctx is done.
 func NewMultiplexer(ctx context.Context, opts Options, process Processor) *Multiplexer {
 	m := &Multiplexer{
 		ctx: ctx, process: process, idleTimeout: opts.IdleTimeout, limit: max(opts.WorkerLimit, 0),
-		streams: map[string]*Stream{}, closing: make(chan struct{}), onNoWorkers: opts.OnIdle,
+		streams: map[string]*Stream{}, busy: map[string]struct{}{}, closing: make(chan struct{}), onNoWorkers: opts.OnIdle,
+		logger: opts.Logger,
+	}
+	if m.logger == nil {
+		m.logger = slog.Default()
 	}
 	if m.limit > 0 {
 		m.wake = make(chan struct{}, 1)
@@ -116,8 +132,11 @@ func NewMultiplexer(ctx context.Context, opts Options, process Processor) *Multi
 // Close stops accepting events and lets every worker exit as soon as it has
 // finished the event it is processing now; pending events, and the objects
 // queued for a worker, are dropped (the next operator run will see the
-// objects in its listing). Wait then waits for the workers; cancelling the
-// multiplexer's context makes them hurry.
+// objects in its listing). Processors waiting in Stream.Sleep or
+// Stream.WaitExpected return at once (there is nothing to wait for when no
+// event will come); those running, e.g. in a handler, keep their context
+// until it is cancelled. Wait then waits for the workers; cancelling the
+// multiplexer's context makes them hurry; Busy names those still running.
 func (m *Multiplexer) Close() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -173,6 +192,22 @@ func (m *Multiplexer) Queued() int {
 	return len(m.ready)
 }
 
+// Busy returns the keys of the objects being processed now, sorted: those
+// whose processor has been called and has not returned yet (sleeping in
+// Stream.Sleep included). After Close and a cancelled context, these are
+// the processors that ignore the cancellation, e.g. handlers stuck in
+// a call that takes no context.
+func (m *Multiplexer) Busy() []string {
+	m.mu.Lock()
+	keys := make([]string, 0, len(m.busy))
+	for key := range m.busy {
+		keys = append(keys, key)
+	}
+	m.mu.Unlock()
+	slices.Sort(keys)
+	return keys
+}
+
 // Wait blocks until every worker has exited (after ctx is done).
 func (m *Multiplexer) Wait() { m.wg.Wait() }
 
@@ -213,9 +248,34 @@ func (m *Multiplexer) worker(s *Stream) {
 			m.mu.Unlock()
 			return
 		}
-		m.process(m.ctx, ev, s)
+		m.mu.Lock()
+		m.busy[s.key] = struct{}{}
+		m.mu.Unlock()
+		m.processGuarded(ev, s)
+		m.mu.Lock()
+		delete(m.busy, s.key)
+		m.mu.Unlock()
 		deleted = ev.Type == watching.Deleted
 	}
+}
+
+// processGuarded calls the processor; a panic that escapes it (a bug: the
+// processor guards user code itself) is the last resort's to catch here.
+// It is logged with the object's key, at ERROR with the panic's value and
+// at DEBUG with the stack; the worker then goes on as if the event were
+// processed: its slot, its stream and the other objects are unaffected,
+// and the object's next event is processed as usual. A slot lent by
+// Stream.Sleep is taken back by Sleep's own deferred reclaim as the panic
+// unwinds through it.
+func (m *Multiplexer) processGuarded(ev watching.Event, s *Stream) {
+	defer func() {
+		if v := recover(); v != nil {
+			logger := logging.ForObject(m.logger, ev.Key)
+			logger.Error(fmt.Sprintf("Event processing has failed with an unrecoverable error for %s: %v", ev.Key, v))
+			logger.Debug(fmt.Sprintf("The stack of the panic: %v", v), slog.String("stack", string(debug.Stack())))
+		}
+	}()
+	m.process(m.ctx, ev, s)
 }
 
 // await is what the worker that owns s does when s has nothing pending: it
@@ -355,8 +415,9 @@ func (m *Multiplexer) lend() {
 }
 
 // reclaim takes a slot back for a processor that has slept, waiting for
-// one if none is free. If ctx is done meanwhile, it takes one anyway (over
-// the limit, while everything stops), so that the processor can return.
+// one if none is free. If ctx is done or the multiplexer is closed
+// meanwhile, it takes one anyway (over the limit, while everything stops),
+// so that the processor can return.
 func (m *Multiplexer) reclaim(ctx context.Context) {
 	m.mu.Lock()
 	if m.slots < m.limit {
@@ -370,16 +431,25 @@ func (m *Multiplexer) reclaim(ctx context.Context) {
 	m.mu.Unlock()
 	select {
 	case <-ch: // handed over by releaseSlotLocked
+	case <-m.closing:
+		m.takeOver(ch)
 	case <-ctx.Done():
-		m.mu.Lock()
-		for i, w := range m.waiters {
-			if w == ch {
-				m.waiters = append(m.waiters[:i:i], m.waiters[i+1:]...)
-				m.slots++
-				break
-			}
+		m.takeOver(ch)
+	}
+}
+
+// takeOver takes a slot over the limit for the sleeper waiting on ch,
+// unless the slot has been handed over meanwhile (ch is then closed and no
+// longer among the waiters).
+func (m *Multiplexer) takeOver(ch chan struct{}) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, w := range m.waiters {
+		if w == ch {
+			m.waiters = append(m.waiters[:i:i], m.waiters[i+1:]...)
+			m.slots++
+			return
 		}
-		m.mu.Unlock()
 	}
 }
 

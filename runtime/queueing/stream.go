@@ -79,7 +79,9 @@ func (s *Stream) Expect(rv string) {
 }
 
 // WaitExpected waits until the expected resourceVersion has arrived in the
-// stream (or none is expected), up to timeout. It reports whether it did.
+// stream (or none is expected), up to timeout, or until ctx is done or the
+// multiplexer is closed (no event will arrive then: see Stopping). It
+// reports whether the version arrived.
 // Events that arrive meanwhile stay pending for the worker loop. The
 // expectation may have been set in the object's previous cycle, by another
 // worker; the worker keeps its slot while it waits (the wait is short).
@@ -99,6 +101,8 @@ func (s *Stream) WaitExpected(ctx context.Context, timeout time.Duration) bool {
 		select {
 		case <-ctx.Done():
 			return false
+		case <-s.closing():
+			return false
 		case <-deadline.C:
 			s.mu.Lock()
 			s.expected, s.arrived = "", false
@@ -111,8 +115,9 @@ func (s *Stream) WaitExpected(ctx context.Context, timeout time.Duration) bool {
 	}
 }
 
-// Sleep waits for d, or until a new event arrives, or ctx is done. It
-// reports how much of d was left when interrupted (0 if it slept fully).
+// Sleep waits for d, or until a new event arrives, ctx is done or the
+// multiplexer is closed (the operator is exiting: see Stopping). It reports
+// how much of d was left when interrupted (0 if it slept fully).
 //
 // With a worker limit, the sleeping processor does not hold a worker slot:
 // Sleep gives it up for the sleep and takes one back before it returns,
@@ -135,6 +140,7 @@ func (s *Stream) Sleep(ctx context.Context, d time.Duration) time.Duration {
 		case <-t.C:
 			return 0
 		case <-ctx.Done():
+		case <-s.closing():
 		case <-s.signal:
 			// A signal with nothing pending is left over from an event that
 			// the worker loop took without waiting: keep sleeping.
@@ -154,6 +160,25 @@ func (s *Stream) Sleep(ctx context.Context, d time.Duration) time.Duration {
 
 // Pending reports whether a newer event is waiting.
 func (s *Stream) Pending() bool { return s.pending() }
+
+// Stopping reports whether the stream's multiplexer is closed or its
+// context done: the operator is exiting, no event will come, and the
+// processor should return as soon as what it has started is finished.
+func (s *Stream) Stopping() bool {
+	if s.mux == nil {
+		return false
+	}
+	return s.mux.isClosed() || s.mux.ctx.Err() != nil
+}
+
+// closing is closed when the stream's multiplexer is closed (nil, never
+// ready, for a stream of no multiplexer).
+func (s *Stream) closing() <-chan struct{} {
+	if s.mux == nil {
+		return nil
+	}
+	return s.mux.closing
+}
 
 func resourceVersion(ev watching.Event) string {
 	meta, _ := ev.Object["metadata"].(map[string]any)

@@ -21,150 +21,280 @@ import (
 	"github.com/kopf-go/kopf/runtime/registry"
 )
 
+// cycleState is what the steps of one processing cycle share: the object
+// version being processed, its memory, and what the earlier steps found.
+type cycleState struct {
+	b      body.Body
+	mem    *memory
+	s      *queueing.Stream
+	logger *slog.Logger
+
+	deleting     bool // the object has a deletionTimestamp
+	hasFinalizer bool // our finalizer is on the object
+
+	detected causes.Detected
+	base     kwargs.Changing             // the reactor's own kwargs, never given to user code
+	userKw   *kwargs.Changing            // user code's copy of base, made on first use
+	handlers []*registry.ChangingHandler // the matching handlers of the cause, in order
+}
+
 // cycle is one processing cycle of one object version. It returns an error
 // only when the cycle should be repeated (e.g. a failed patch).
+//
+// The steps, each a method of its own: skip a released object (free),
+// detect the cause, select the handlers, add or remove the finalizer in a
+// cycle of its own (finalizerStep), skip a change of no interest (idle),
+// run the handlers, store their outcome and the diff-base into the patch,
+// apply it, release the finalizer once a deletion is handled, and, when
+// only delayed handlers are left, sleep and touch the object.
 func (r *Reactor) cycle(ctx context.Context, b body.Body, mem *memory, s *queueing.Stream, logger *slog.Logger) error {
-	ps := r.Settings.Persistence
-	meta := b.Meta()
-	finalizer := ps.Finalizer
-	deleting := meta.DeletionTimestamp() != ""
-	hasFinalizer := slices.Contains(meta.Finalizers(), finalizer)
-
-	// FREE: being deleted, and nothing of ours holds it.
-	if deleting && (!hasFinalizer || mem.released) {
-		logger.Debug("Deletion, but we are done with it, and we do not care.")
+	c := r.newCycle(b, mem, s, logger)
+	if c.free() {
 		return nil
 	}
-
-	detected := causes.Detect(causes.Input{
-		Body:             b,
-		DiffBase:         ps.DiffBaseStorage,
-		ExtraFields:      r.Registry.ExtraFields(r.Resource),
-		Deleting:         deleting,
-		NoticedByListing: mem.noticedByListing,
-		Resumed:          mem.resumed,
-	}, func(err error) {
-		logger.Error(fmt.Sprintf("The diff-base is malformed and is treated as absent: %v", err))
-	})
-	reason, diff := detected.Reason, detected.Diff
-	if mem.rejected != "" && !deleting {
-		if encoded, _ := progress.EncodeEssence(detected.Essence); encoded == mem.rejected {
-			logger.Debug("The object could not be patched for this essence before; waiting for it to change.")
-			return nil
-		}
-		mem.rejected = ""
+	if !r.detect(c) {
+		return nil
 	}
-
-	base := kwargs.Changing{
-		Resource: kwargs.FromBody(r.Resource, b, nil, logger, mem.memo),
-		Reason:   reason,
-		Old:      detected.Old,
-		New:      detected.New,
-		Diff:     diff,
-	}
-	candidates := r.Registry.ChangingHandlers(r.Resource, reason)
-	if detected.Resuming && reason != causes.Resume {
-		for _, h := range r.Registry.ChangingHandlers(r.Resource, causes.Resume) {
-			if (!deleting || h.Deleted) && !slices.Contains(candidates, h) {
-				candidates = append(candidates, h)
-			}
-		}
-	}
-	handlers := selectHandlers(candidates, &base)
-
-	// The finalizer: added in a cycle of its own before anything else.
-	requiresFinalizer := r.requiresFinalizer(&base)
-	if !deleting && requiresFinalizer && !hasFinalizer {
-		logger.Debug("Adding the finalizer, thus preventing the actual deletion.")
-		rv, err := r.addFinalizer(ctx, b, finalizer)
-		s.Expect(rv)
+	r.selectHandlers(c)
+	if done, err := r.finalizerStep(ctx, c); done {
 		return err
 	}
-	if !deleting && !requiresFinalizer && hasFinalizer {
-		logger.Debug("Removing the finalizer, as there are no handlers requiring it.")
-		rv, err := r.removeFinalizer(ctx, b, finalizer)
-		s.Expect(rv)
-		return err
+	if c.idle(ctx) {
+		return nil
 	}
+	c.logProgress(ctx)
 
 	p := patches.New()
-	if (reason == causes.Noop || reason == causes.Resume) && len(handlers) == 0 {
-		mem.resumed = true
-		logger.Debug("Something has changed, but we are not interested (the essence is the same).")
-		logger.Debug("Handling cycle is finished, waiting for new changes.")
-		return nil
-	}
-	// The body dump costs a JSON encoding of the whole object: only when
-	// debug logging is on.
-	if len(handlers) > 0 && logger.Enabled(ctx, slog.LevelDebug) {
-		logger.Debug(fmt.Sprintf("%s is in progress: %s", reason.Title(), compact(b)))
-		if len(diff) > 0 && detected.Old != nil { // as Kopf: no diff is logged on creation
-			logger.Debug(fmt.Sprintf("%s diff: %s", reason.Title(), diff))
-		}
-	}
-
-	base.Patch = p
-	outcome := r.runHandlers(ctx, b, p, &base, "", handlers, logger)
-
-	if outcome.done {
-		for _, id := range outcome.ids {
-			ps.ProgressStorage.Purge(b, p, id)
-		}
-		if reason != causes.Delete && (detected.Old == nil || len(detected.Diff) > 0) {
-			ps.DiffBaseStorage.Store(b, p, detected.Essence)
-		}
-	}
+	kw := c.handlersKwargs(r)
+	kw.Patch = p
+	outcome := r.runHandlers(ctx, c.b, p, kw, "", c.handlers, c.logger)
 	if outcome.cancelled {
 		return nil // the operator is exiting: nothing of this cycle is stored
 	}
-	if !p.IsEmpty() {
-		ps.ProgressStorage.Touch(b, p, nil) // a real change makes the touch obsolete
-	}
+	r.storeOutcome(c, p, outcome)
 
-	rv, err := r.apply(ctx, b, p)
+	rv, err := r.applyOutcome(ctx, c, p)
 	if err != nil {
-		var invalid *invalidPatchError
-		if errors.As(err, &invalid) {
-			mem.rejected, _ = progress.EncodeEssence(detected.Essence)
-		}
-		return err
-	}
-	s.Expect(rv)
-	if outcome.done {
-		if len(handlers) > 0 {
-			logger.Info(fmt.Sprintf("%s is processed: %d succeeded; %d failed.", reason.Title(), outcome.succeeded, outcome.failed))
-		}
-		mem.resumed = true // fully handled once: nothing left to resume
-	}
-
-	if outcome.done && reason == causes.Delete && hasFinalizer {
-		logger.Debug("Removing the finalizer, thus allowing the actual deletion.")
-		fresh := b
-		if rv != "" {
-			fresh = withResourceVersion(b, rv)
-		}
-		rv, err := r.removeFinalizer(ctx, fresh, finalizer)
-		if rv != "" {
-			// The API server answers this removal with the previous
-			// resourceVersion, so versions that still show our finalizer
-			// may follow: they are stale, the deletion is handled for good.
-			mem.released = true
-		}
-		s.Expect(rv)
 		return err
 	}
 	if outcome.done {
-		logger.Debug("Handling cycle is finished, waiting for new changes.")
+		if len(c.handlers) > 0 {
+			c.logger.Info(fmt.Sprintf("%s is processed: %d succeeded; %d failed.", c.detected.Reason.Title(), outcome.succeeded, outcome.failed))
+		}
+		c.mem.resumed = true // fully handled once: nothing left to resume
+		if c.detected.Reason == causes.Delete && c.hasFinalizer {
+			return r.releaseFinalizer(ctx, c, rv)
+		}
+		c.logger.Debug("Handling cycle is finished, waiting for new changes.")
 		return nil
 	}
 	if rv != "" || outcome.delay <= 0 {
 		return nil // the patch's own event starts the next cycle
 	}
-	// Nothing was written, but some handlers are delayed: sleep, then touch
-	// the object so that a new event wakes the next cycle.
-	logger.Debug(fmt.Sprintf("Sleeping for %s seconds for the delayed handlers.", seconds(outcome.delay)))
-	if left := s.Sleep(ctx, outcome.delay); left > 0 {
-		logger.Debug(fmt.Sprintf("Sleeping was interrupted by new changes, %s seconds left.", seconds(left)))
+	return r.sleepAndTouch(ctx, c, outcome.delay)
+}
+
+// newCycle starts the state of a cycle of the object version b.
+func (r *Reactor) newCycle(b body.Body, mem *memory, s *queueing.Stream, logger *slog.Logger) *cycleState {
+	meta := b.Meta()
+	return &cycleState{
+		b:            b,
+		mem:          mem,
+		s:            s,
+		logger:       logger,
+		deleting:     meta.DeletionTimestamp() != "",
+		hasFinalizer: slices.Contains(meta.Finalizers(), r.Settings.Persistence.Finalizer),
+	}
+}
+
+// free reports whether the object is being deleted and nothing of ours
+// holds it any more (Kopf's FREE cause): the cycle has nothing to do.
+func (c *cycleState) free() bool {
+	if c.deleting && (!c.hasFinalizer || c.mem.released) {
+		c.logger.Debug("Deletion, but we are done with it, and we do not care.")
+		return true
+	}
+	return false
+}
+
+// detect finds the cause of the cycle and its diff into c.detected. It
+// returns false when the cycle is to be skipped: the essence is the one
+// whose handling the API server refused to store before.
+func (r *Reactor) detect(c *cycleState) bool {
+	ps := r.Settings.Persistence
+	c.detected = causes.Detect(causes.Input{
+		Body:             c.b,
+		DiffBase:         ps.DiffBaseStorage,
+		ExtraFields:      r.Registry.ExtraFields(r.Resource),
+		Deleting:         c.deleting,
+		NoticedByListing: c.mem.noticedByListing,
+		Resumed:          c.mem.resumed,
+	}, func(err error) {
+		c.logger.Error(fmt.Sprintf("The diff-base is malformed and is treated as absent: %v", err))
+	})
+	if c.mem.rejected != "" && !c.deleting {
+		if encoded, _ := progress.EncodeEssence(c.detected.Essence); encoded == c.mem.rejected {
+			c.logger.Debug("The object could not be patched for this essence before; waiting for it to change.")
+			return false
+		}
+		c.mem.rejected = ""
+	}
+	return true
+}
+
+// selectHandlers fills c.base with the cycle's kwargs and c.handlers with
+// the handlers of the cause (and of resuming, when it mixes in) whose
+// filters match.
+func (r *Reactor) selectHandlers(c *cycleState) {
+	d := &c.detected
+	c.base = kwargs.Changing{
+		Resource: kwargs.FromBody(r.Resource, c.b, nil, c.logger, c.mem.memo),
+		Reason:   d.Reason,
+		Old:      d.Old,
+		New:      d.New,
+		Diff:     d.Diff,
+	}
+	candidates := r.Registry.ChangingHandlers(r.Resource, d.Reason)
+	if d.Resuming && d.Reason != causes.Resume {
+		for _, h := range r.Registry.ChangingHandlers(r.Resource, causes.Resume) {
+			if (!c.deleting || h.Deleted) && !slices.Contains(candidates, h) {
+				candidates = append(candidates, h)
+			}
+		}
+	}
+	c.handlers = r.matching(candidates, c, c.logger)
+}
+
+// finalizerStep adds the finalizer when a handler requires it and it is
+// absent, or removes it when none does and it is present, in a cycle of
+// its own before anything else (as Kopf does). done reports that it
+// patched (or tried to), and so the cycle ends here.
+//
+// While the object is being deleted, the finalizer is left to
+// releaseFinalizer, and the delete handlers' filters are not evaluated
+// for it (their callbacks are user code, called only when it matters).
+func (r *Reactor) finalizerStep(ctx context.Context, c *cycleState) (done bool, err error) {
+	if c.deleting {
+		return false, nil
+	}
+	finalizer := r.Settings.Persistence.Finalizer
+	requires := r.requiresFinalizer(c, c.logger)
+	var rv string
+	switch {
+	case requires && !c.hasFinalizer:
+		c.logger.Debug("Adding the finalizer, thus preventing the actual deletion.")
+		rv, err = r.addFinalizer(ctx, c.b, finalizer)
+	case !requires && c.hasFinalizer:
+		c.logger.Debug("Removing the finalizer, as there are no handlers requiring it.")
+		rv, err = r.removeFinalizer(ctx, c.b, finalizer)
+	default:
+		return false, nil
+	}
+	c.s.Expect(rv)
+	return true, err
+}
+
+// idle reports whether nothing of interest has changed (a noop or resume
+// cause with no matching handlers); resuming is then over for the object.
+// It logs at debug level what Kopf logs for these causes: for an object
+// found unchanged at the operator's start with no resume handlers to run,
+// "Resuming is in progress: <body>" (Kopf logs every handler cause, even
+// without handlers); for a change outside the essence, "Something has
+// changed, but we are not interested (the essence is the same).".
+func (c *cycleState) idle(ctx context.Context) bool {
+	r := c.detected.Reason
+	if (r == causes.Noop || r == causes.Resume) && len(c.handlers) == 0 {
+		c.mem.resumed = true
+		if r == causes.Resume {
+			c.logProgress(ctx)
+		} else {
+			c.logger.Debug("Something has changed, but we are not interested (the essence is the same).")
+		}
+		c.logger.Debug("Handling cycle is finished, waiting for new changes.")
+		return true
+	}
+	return false
+}
+
+// logProgress logs the cause with the object and its diff, as Kopf does on
+// every cycle of a handler cause (create, update, delete, resume), even
+// with no handlers to run, "to show what has happened and why the
+// diff-base is patched": "<Title> is in progress: <body>", then, unless
+// creating, "<Title> diff: <diff>". The body dump costs a JSON encoding of
+// the whole object: only when debug logging is on.
+func (c *cycleState) logProgress(ctx context.Context) {
+	d := &c.detected
+	if d.Reason == causes.Noop || !c.logger.Enabled(ctx, slog.LevelDebug) {
+		return
+	}
+	c.logger.Debug(fmt.Sprintf("%s is in progress: %s", d.Reason.Title(), compact(c.b)))
+	if len(d.Diff) > 0 && d.Old != nil { // as Kopf: no diff is logged on creation
+		c.logger.Debug(fmt.Sprintf("%s diff: %s", d.Reason.Title(), d.Diff))
+	}
+}
+
+// storeOutcome puts into p what is to be persisted of the handlers'
+// outcome: when all are finished, their progress is purged and the new
+// diff-base stored (unless deleting, or nothing changed); any change also
+// makes the object's touch-dummy obsolete.
+func (r *Reactor) storeOutcome(c *cycleState, p patches.Patch, outcome handlersOutcome) {
+	ps := r.Settings.Persistence
+	d := &c.detected
+	if outcome.done {
+		for _, id := range outcome.ids {
+			ps.ProgressStorage.Purge(c.b, p, id)
+		}
+		if d.Reason != causes.Delete && (d.Old == nil || len(d.Diff) > 0) {
+			ps.DiffBaseStorage.Store(c.b, p, d.Essence)
+		}
+	}
+	if !p.IsEmpty() {
+		ps.ProgressStorage.Touch(c.b, p, nil) // a real change makes the touch obsolete
+	}
+}
+
+// applyOutcome sends the cycle's patch and expects its resourceVersion on
+// the stream. A patch the API server rejects as invalid marks the essence
+// as rejected, so that it is not handled again until it changes.
+func (r *Reactor) applyOutcome(ctx context.Context, c *cycleState, p patches.Patch) (string, error) {
+	rv, err := r.apply(ctx, c.b, p)
+	if err != nil {
+		var invalid *invalidPatchError
+		if errors.As(err, &invalid) {
+			c.mem.rejected, _ = progress.EncodeEssence(c.detected.Essence)
+		}
+		return "", err
+	}
+	c.s.Expect(rv)
+	return rv, nil
+}
+
+// releaseFinalizer removes our finalizer once the deletion is handled, from
+// the version rv that the cycle's own patch produced (if any).
+func (r *Reactor) releaseFinalizer(ctx context.Context, c *cycleState, rv string) error {
+	c.logger.Debug("Removing the finalizer, thus allowing the actual deletion.")
+	fresh := c.b
+	if rv != "" {
+		fresh = withResourceVersion(c.b, rv)
+	}
+	rv, err := r.removeFinalizer(ctx, fresh, r.Settings.Persistence.Finalizer)
+	if rv != "" {
+		// The API server answers this removal with the previous
+		// resourceVersion, so versions that still show our finalizer
+		// may follow: they are stale, the deletion is handled for good.
+		c.mem.released = true
+	}
+	c.s.Expect(rv)
+	return err
+}
+
+// sleepAndTouch waits for the earliest delayed handler when nothing was
+// written, then touches the object so that a new event wakes the next
+// cycle. New changes of the object interrupt the sleep.
+func (r *Reactor) sleepAndTouch(ctx context.Context, c *cycleState, delay time.Duration) error {
+	c.logger.Debug(fmt.Sprintf("Sleeping for %s seconds for the delayed handlers.", seconds(delay)))
+	if left := c.s.Sleep(ctx, delay); left > 0 {
+		c.logger.Debug(fmt.Sprintf("Sleeping was interrupted by new changes, %s seconds left.", seconds(left)))
 		return nil
 	}
 	if ctx.Err() != nil {
@@ -172,9 +302,9 @@ func (r *Reactor) cycle(ctx context.Context, b body.Body, mem *memory, s *queuei
 	}
 	touch := patches.New()
 	now := progress.FormatTime(time.Now())
-	ps.ProgressStorage.Touch(b, touch, &now)
-	rv, err = r.apply(ctx, b, touch)
-	s.Expect(rv)
+	r.Settings.Persistence.ProgressStorage.Touch(c.b, touch, &now)
+	rv, err := r.apply(ctx, c.b, touch)
+	c.s.Expect(rv)
 	return err
 }
 
@@ -182,6 +312,7 @@ type handlersOutcome struct {
 	done              bool // every handler is finished (succeeded or failed)
 	succeeded, failed int
 	delay             time.Duration // the shortest wait for a delayed handler
+	due               bool          // a handler is due now but left to a later cycle
 	ids               []string      // every progress id involved, to purge when done
 	failedIDs         []string
 	cancelled         bool // the operator is exiting: the outcome is not to be stored
@@ -193,6 +324,19 @@ type handlersOutcome struct {
 // outcome is stored before the next handler starts, so a crash never makes
 // a succeeded handler run again. The ids of the handlers are prefixed (for
 // sub-handlers: "parent/").
+//
+// The records are Kopf's (progression.State): every handler that has no
+// record for the cause yet gets one in the first patch, run or not,
+// {"started":<now>,"purpose":<cause>,"retries":0,"success":false,
+// "failure":false}, so that started, runtime and timeout= of the handlers
+// that run later count from the cause's first cycle; the same holds for
+// sub-handlers from their parent's first run that declares them. A record
+// carries subrefs sorted and without duplicates: the ids of its sub-handlers
+// of every depth, those of its previous record included. A parent with
+// unfinished sub-handlers is recorded as Kopf records its
+// HandlerChildrenRetry: delayed until now plus the sub-handlers' delay (0
+// when one is due), retries+1, and the message "None" (Python's str() of
+// that exception, which has no message).
 func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch, base *kwargs.Changing, prefix string, handlers []*registry.ChangingHandler, logger *slog.Logger) handlersOutcome {
 	ps := r.Settings.Persistence.ProgressStorage
 	out := handlersOutcome{done: true}
@@ -230,6 +374,11 @@ func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch,
 		}
 		if h != chosen {
 			out.done = false // due, but runs in a later cycle, after this one's patch
+			out.due = true
+			if rec == nil {
+				fresh := now
+				ps.Store(b, p, id, &progress.Record{Started: &fresh, Purpose: &purpose})
+			}
 			continue
 		}
 		att := execution.Attempt{Started: now}
@@ -245,18 +394,25 @@ func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch,
 		named.ID = id
 		started := att.Started
 		next := &progress.Record{Started: &started, Purpose: &purpose, Retries: att.Retry + 1}
+		if rec != nil {
+			next.Subrefs = subrefs(rec.Subrefs, nil)
+		}
 		att.Finish = func(result any) execution.Outcome {
 			children := subs.List()
 			if len(children) == 0 {
 				return execution.Outcome{Success: true, Result: result}
 			}
-			sub := r.runHandlers(ctx, b, p, base, id+"/", selectHandlers(children, base), logger)
+			sub := r.runHandlers(ctx, b, p, base, id+"/", r.matching(children, fixedSource{base}, logger), logger)
 			out.ids = append(out.ids, sub.ids...)
-			next.Subrefs = sub.ids
+			next.Subrefs = subrefs(next.Subrefs, sub.ids)
 			switch {
 			case !sub.done:
 				logger.Debug(fmt.Sprintf("Handler '%s' has unfinished sub-handlers. Will retry soon.", id))
-				return execution.Outcome{Delay: sub.delay} // 0: the next cycle, at once
+				delay := sub.delay // 0: the next cycle, at once
+				if sub.due {
+					delay = 0
+				}
+				return execution.Outcome{Delay: delay, Message: "None"}
 			case sub.failed > 0:
 				msg := fmt.Sprintf("Some sub-handlers failed: %s", strings.Join(sub.failedIDs, ", "))
 				logger.Error(fmt.Sprintf("Handler '%s' failed permanently: %s", id, msg))
@@ -296,18 +452,6 @@ func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch,
 			out.delay = minDelay(out.delay, res.Delay)
 		}
 		ps.Store(b, p, id, next)
-	}
-	return out
-}
-
-// selectHandlers keeps the handlers whose filters match the object and the
-// change, in order.
-func selectHandlers(handlers []*registry.ChangingHandler, base *kwargs.Changing) []*registry.ChangingHandler {
-	var out []*registry.ChangingHandler
-	for _, h := range handlers {
-		if matches(h, base) {
-			out = append(out, h)
-		}
 	}
 	return out
 }
@@ -359,7 +503,8 @@ func mergeResult(p patches.Patch, id string, result any) error {
 		return nil
 	}
 	if _, ok := result.(map[string]any); !ok {
-		data, err := json.Marshal(result)
+		// A result's own MarshalJSON is user code.
+		data, err := execution.Guard(func() ([]byte, error) { return json.Marshal(result) })
 		if err != nil {
 			return err
 		}
@@ -371,6 +516,17 @@ func mergeResult(p patches.Patch, id string, result any) error {
 	}
 	p.MergeResult(id, result)
 	return nil
+}
+
+// subrefs returns the union of two lists of sub-handler ids, sorted and
+// without duplicates (Kopf's sorted(set(old) | set(new))); nil if empty.
+func subrefs(old, added []string) []string {
+	if len(old)+len(added) == 0 {
+		return nil
+	}
+	out := slices.Concat(old, added)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func minDelay(cur, d time.Duration) time.Duration {

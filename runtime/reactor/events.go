@@ -9,42 +9,70 @@ import (
 	"github.com/kopf-go/kopf/runtime/execution"
 	"github.com/kopf-go/kopf/runtime/kwargs"
 	"github.com/kopf-go/kopf/runtime/patches"
+	"github.com/kopf-go/kopf/runtime/registry"
 	"github.com/kopf-go/kopf/runtime/watching"
 )
 
 // runEventHandlers calls the on.event handlers with the raw event. They
 // keep no state and cause no writes: whatever they put into their Patch is
-// discarded, as in Kopf.
+// discarded, as in Kopf. They, and their when= and filter callbacks, get a
+// deep copy of the object, made once per event and only when user code is
+// to see it; each handler gets its own Patch.
 func (r *Reactor) runEventHandlers(ctx context.Context, ev watching.Event, mem *memory, logger *slog.Logger) {
 	handlers := r.Registry.EventHandlers(r.Resource)
 	if len(handlers) == 0 {
 		return
 	}
-	b := body.Body(ev.Object)
 	var typ any
 	if ev.Type != watching.Listed {
 		typ = string(ev.Type)
 	}
-	for _, h := range handlers {
-		kw := &kwargs.Event{
+	b := body.Body(ev.Object)
+	kwFor := func(b body.Body) *kwargs.Event {
+		return &kwargs.Event{
 			Resource: kwargs.FromBody(r.Resource, b, patches.New(), logger, mem.memo),
 			Type:     string(ev.Type),
 			Event:    map[string]any{"type": typ, "object": map[string]any(b)},
 		}
-		if !h.Filter.MatchMeta(&kw.Resource) {
-			continue
-		}
-		if h.Field != nil {
-			v, ok := diffs.Resolve(map[string]any(b), h.Field)
-			if !h.Filter.MatchValues(nil, false, v, ok, false, &kw.Resource) {
-				continue
-			}
-		} else if !h.Filter.MatchValues(nil, false, nil, false, false, &kw.Resource) {
-			continue
-		}
-		if h.When != nil && !h.When(kw) {
-			continue
-		}
-		_ = execution.ExecuteEvent(ctx, h, kw, logger)
 	}
+	own := kwFor(b) // for filters without callbacks, which change nothing
+	var user *kwargs.Event
+	for _, h := range handlers {
+		kw := own
+		if h.HasCallbacks() {
+			if user == nil {
+				user = kwFor(b.DeepCopy())
+			}
+			kw = user
+		}
+		ok, err := execution.Guard(func() (bool, error) { return matchesEvent(h, kw), nil })
+		r.filterFailed(own.UID, h.ID, "event", err, logger)
+		if !ok {
+			continue
+		}
+		if user == nil {
+			user = kwFor(b.DeepCopy())
+		}
+		hkw := *user // Param is the handler's own
+		hkw.Patch = patches.New()
+		_ = execution.ExecuteEvent(ctx, h, &hkw, logger)
+	}
+}
+
+// matchesEvent applies an event handler's filters: labels and annotations,
+// the value at its field, then when=. They are user code: call it through
+// execution.Guard.
+func matchesEvent(h *registry.EventHandler, kw *kwargs.Event) bool {
+	if !h.Filter.MatchMeta(&kw.Resource) {
+		return false
+	}
+	if h.Field != nil {
+		v, ok := diffs.Resolve(map[string]any(kw.Body), h.Field)
+		if !h.Filter.MatchValues(nil, false, v, ok, false, &kw.Resource) {
+			return false
+		}
+	} else if !h.Filter.MatchValues(nil, false, nil, false, false, &kw.Resource) {
+		return false
+	}
+	return h.When == nil || h.When(kw)
 }

@@ -3,19 +3,18 @@ package reactor
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
 	"github.com/kopf-go/kopf/runtime/body"
 	"github.com/kopf-go/kopf/runtime/causes"
-	"github.com/kopf-go/kopf/runtime/kwargs"
 )
 
 // requiresFinalizer reports whether any handler needs the object to stay
 // until it has run on deletion: a non-optional delete handler.
-func (r *Reactor) requiresFinalizer(base *kwargs.Changing) bool {
-	kw := *base
-	kw.Reason = causes.Delete
+func (r *Reactor) requiresFinalizer(src kwSource, logger *slog.Logger) bool {
+	kw := &asDeletion{src: src}
 	for _, h := range r.Registry.ChangingHandlers(r.Resource, causes.Delete) {
-		if !h.Optional && matches(h, &kw) {
+		if !h.Optional && r.matches(h, kw, logger) {
 			return true
 		}
 	}

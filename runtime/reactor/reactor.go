@@ -41,6 +41,9 @@ type Reactor struct {
 
 	mu       sync.Mutex
 	memories map[string]*memory
+	// filterReports: the filters that failed and are reported, by object
+	// (see filterFailed).
+	filterReports filterReports
 }
 
 // memory is what the reactor remembers of one object between cycles.
@@ -67,6 +70,9 @@ func (r *Reactor) memory(key, uid string) *memory {
 	}
 	m, ok := r.memories[key]
 	if !ok || m.uid != uid {
+		if ok {
+			r.filterReports.forget(m.uid)
+		}
 		m = &memory{uid: uid, memo: kwargs.Memo{}}
 		r.memories[key] = m
 	}
@@ -75,13 +81,20 @@ func (r *Reactor) memory(key, uid string) *memory {
 
 func (r *Reactor) forget(key string) {
 	r.mu.Lock()
+	if m, ok := r.memories[key]; ok {
+		r.filterReports.forget(m.uid)
+	}
 	delete(r.memories, key)
 	r.mu.Unlock()
 }
 
 // Process handles one event of one object; see the package doc. It never
-// panics and never returns an error: failures are logged and retried with
-// the queueing error delays, or left to the next event.
+// returns an error: failures are logged and retried after
+// settings.Queueing.ErrorDelays, jittered and stretched to the API
+// server's Retry-After (see retryDelay), or left to the next event. When
+// the operator exits (the stream is stopping), it returns as soon as the
+// cycle in progress is finished; once ctx is cancelled (the exit timeout
+// is over), nothing more is sent to the API server.
 func (r *Reactor) Process(ctx context.Context, ev watching.Event, s *queueing.Stream) {
 	var logger *slog.Logger
 	if b := body.Body(ev.Object); b.Kind() != "" { // not a stub of a vanished object
@@ -95,7 +108,9 @@ func (r *Reactor) Process(ctx context.Context, ev watching.Event, s *queueing.St
 	}
 	r.runEventHandlers(ctx, ev, mem, logger)
 	if ev.Type == watching.Deleted {
-		logger.Debug("Deleted, really deleted, and we are notified.")
+		if r.Registry.HasChanging(r.Resource) { // as Kopf: a GONE cause only with changing handlers
+			logger.Debug("Deleted, really deleted, and we are notified.")
+		}
 		r.forget(ev.Key)
 		return
 	}
@@ -104,16 +119,22 @@ func (r *Reactor) Process(ctx context.Context, ev watching.Event, s *queueing.St
 	}
 	// Our own latest patch must come back before we judge the object by an
 	// older version of it (which would, e.g., still lack the diff-base).
-	if !s.WaitExpected(ctx, r.Settings.Persistence.ConsistencyTimeout) && ctx.Err() == nil {
+	if !s.WaitExpected(ctx, r.Settings.Persistence.ConsistencyTimeout) {
+		if ctx.Err() != nil || s.Stopping() {
+			return // the operator is exiting: the version will never come
+		}
 		logger.Debug("The patched resource version is not seen in time; processing the latest known one.")
 	}
 	if s.Pending() {
 		return // a newer version is waiting: it supersedes this one
 	}
-	delays := r.Settings.Queueing.ErrorDelays
 	for attempt := 0; ; attempt++ {
 		err := r.cycle(ctx, ev.Object, mem, s, logger)
-		if err == nil || ctx.Err() != nil {
+		if err == nil {
+			return
+		}
+		if ctx.Err() != nil {
+			logger.Debug(fmt.Sprintf("The operator is exiting; the outcome of this cycle is not stored: %v", err))
 			return
 		}
 		var invalid *invalidPatchError
@@ -122,14 +143,19 @@ func (r *Reactor) Process(ctx context.Context, ev watching.Event, s *queueing.St
 			logger.Error(fmt.Sprintf("The object cannot be patched; it will be processed again when it changes: %v", err))
 			return
 		}
-		delay := time.Second
-		if len(delays) > 0 {
-			delay = delays[min(attempt, len(delays)-1)]
+		delay, backoff, ok := retryDelay(r.Settings.Queueing, attempt, err)
+		if !ok {
+			logger.Error(fmt.Sprintf("Processing failed and will be retried when the object changes (settings.Queueing.ErrorDelays is empty): %v", err))
+			return
 		}
-		logger.Error(fmt.Sprintf("Processing failed and will be retried in %s seconds: %v", seconds(delay), err))
-		if left := s.Sleep(ctx, delay); left > 0 || ctx.Err() != nil {
-			return // a newer event will be processed instead
+		if delay > backoff {
+			logger.Debug(fmt.Sprintf("Overriding the backoff %ss with the retry-after %ss from the server.", seconds(backoff), seconds(delay)))
 		}
+		logger.Error(fmt.Sprintf("Throttling for %s seconds due to an unexpected error: %v", seconds(delay), err))
+		if left := s.Sleep(ctx, delay); left > 0 || ctx.Err() != nil || s.Stopping() {
+			return // a newer event will be processed instead, or none: the operator exits
+		}
+		logger.Info("Throttling is over. Switching back to normal operations.")
 	}
 }
 
@@ -159,6 +185,7 @@ func (r *Reactor) apply(ctx context.Context, b body.Body, p patches.Patch) (stri
 		}
 		prv, err := r.patch(ctx, meta.Namespace(), meta.Name(), types.MergePatchType, data, part.sub...)
 		if apierrors.IsNotFound(err) {
+			r.objectLogger(b).Debug("Patching was skipped: the object does not exist anymore.")
 			return "", nil
 		}
 		if apierrors.IsInvalid(err) || apierrors.IsRequestEntityTooLargeError(err) {
@@ -172,9 +199,12 @@ func (r *Reactor) apply(ctx context.Context, b body.Body, p patches.Patch) (stri
 	return rv, nil
 }
 
-// jsonPatch sends a JSON patch guarded by the object's resourceVersion. A
-// conflict (the object changed meanwhile) is not an error: the newer
-// version is on its way and the next cycle will try again.
+// jsonPatch sends a JSON patch (the finalizer's) guarded by the object's
+// resourceVersion. A conflict (the object changed meanwhile: a 409, or
+// the 422 of a failed "test" operation) is not an error, logged at debug
+// level: the newer version is on its way and the next cycle will try
+// again. Neither is a vanished object. Any other rejection as invalid
+// (422) is an invalidPatchError, which Process logs.
 func (r *Reactor) jsonPatch(ctx context.Context, b body.Body, ops []map[string]any) (string, error) {
 	meta := b.Meta()
 	guarded := append([]map[string]any{{"op": "test", "path": "/metadata/resourceVersion", "value": meta.ResourceVersion()}}, ops...)
@@ -184,17 +214,34 @@ func (r *Reactor) jsonPatch(ctx context.Context, b body.Body, ops []map[string]a
 	}
 	rv, err := r.patch(ctx, meta.Namespace(), meta.Name(), types.JSONPatchType, data)
 	switch {
-	case apierrors.IsNotFound(err), apierrors.IsInvalid(err), apierrors.IsConflict(err):
+	case err == nil:
+		return rv, nil
+	case apierrors.IsNotFound(err):
+		r.objectLogger(b).Debug("Patching was skipped: the object does not exist anymore.")
 		return "", nil
-	case err != nil:
-		return "", fmt.Errorf("patching %s: %w", b.Ref(), err)
+	case apierrors.IsConflict(err), isInapplicable(err):
+		r.objectLogger(b).Debug(fmt.Sprintf("Could not apply the patch in full due to conflicts with newer changes. Will try on the next cycle soon. (%v)", err))
+		return "", nil
+	case apierrors.IsInvalid(err):
+		return "", &invalidPatchError{ref: b.Ref(), err: err}
 	}
-	return rv, nil
+	return "", fmt.Errorf("patching %s: %w", b.Ref(), err)
+}
+
+// objectLogger is the logger of the object's messages.
+func (r *Reactor) objectLogger(b body.Body) *slog.Logger {
+	return posting.ForObject(r.Logger, b)
 }
 
 // patch sends one patch, bounded by settings.Networking.RequestTimeout, and
-// returns the patched object's resourceVersion.
+// returns the patched object's resourceVersion. Nothing is sent once ctx
+// is done: the operator is exiting and the workers' time is up
+// (settings.Queueing.ExitTimeout), so what a handler returns after that is
+// not stored, whether a success or a failure.
 func (r *Reactor) patch(ctx context.Context, namespace, name string, pt types.PatchType, data []byte, sub ...string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("not sent, the operator is exiting: %w", err)
+	}
 	if t := r.Settings.Networking.RequestTimeout; t > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, t)

@@ -67,6 +67,12 @@ type ChangingHandler struct {
 	When func(kw *kwargs.Changing) bool
 }
 
+// HasCallbacks reports whether selecting the handler calls user code: a
+// when= callback or a callback filter.
+func (h *ChangingHandler) HasCallbacks() bool {
+	return h.When != nil || h.Filter.HasCallbacks()
+}
+
 // EventFn is the function behind an event-watching handler. Its errors are
 // logged and otherwise ignored, as in Kopf.
 type EventFn func(ctx context.Context, kw *kwargs.Event) error
@@ -81,6 +87,12 @@ type EventHandler struct {
 	Field    []string
 	Filter   filters.Filter
 	When     func(kw *kwargs.Event) bool
+}
+
+// HasCallbacks reports whether selecting the handler calls user code: a
+// when= callback or a callback filter.
+func (h *EventHandler) HasCallbacks() bool {
+	return h.When != nil || h.Filter.HasCallbacks()
 }
 
 // Registry is the set of handlers of one operator.

@@ -68,11 +68,31 @@ type Queueing struct {
 	// then returns it gradually, after its next collection. Kopf has no
 	// such setting (Python keeps what it has grown).
 	ReleaseMemoryAfter time.Duration
-	// ExitTimeout is how long the operator waits for workers on exit.
+	// ExitTimeout is how long the workers get to finish the cycle they are
+	// in when the operator exits (Kopf's settings.queueing.exit_timeout,
+	// same default). What they store meanwhile is stored. Then their
+	// context is cancelled, the objects still being processed are logged
+	// ("Unprocessed streams left for ..."), and after one more second those
+	// whose handlers ignore the cancellation are logged as hung ("Hung
+	// tasks are not stopped: ...") and left behind: the operator exits
+	// without waiting for them, and nothing they return is stored.
 	ExitTimeout time.Duration
 	// ErrorDelays are the delays between attempts of a failed cycle (e.g.
-	// when a patch fails), the last one repeated.
+	// when a patch fails or the API server is unreachable), the last one
+	// repeated: Kopf's settings.queueing.error_delays (formerly
+	// settings.batching.error_delays), with its default, Fibonacci numbers
+	// from 1 second to 10 minutes. The sequence starts again after a
+	// success. Each delay is stretched by ErrorJitter, and is never shorter
+	// than the delay the API server asks for (Retry-After). Empty: a failed
+	// cycle is not retried, the object is processed again on its next
+	// event (Kopf's "no throttling").
 	ErrorDelays []time.Duration
+	// ErrorJitter stretches each of ErrorDelays by a random factor in
+	// [1, 1+ErrorJitter] (apimachinery's wait.Jitter), so that objects that
+	// fail together, e.g. during an API server outage, do not all retry in
+	// the same instant. 0 or less: the delays are exact, as Kopf's. Kopf has
+	// no such setting. Default: 0.5.
+	ErrorJitter float64
 }
 
 // Watching governs the watch streams. Reconnection backoff and server
@@ -125,6 +145,7 @@ func Default() *Settings {
 			ReleaseMemoryAfter: 10 * time.Second,
 			ExitTimeout:        2 * time.Second,
 			ErrorDelays:        seconds(1, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 377, 610),
+			ErrorJitter:        0.5,
 		},
 		Watching:   Watching{InactivityTimeout: 70 * time.Second},
 		Networking: Networking{RequestTimeout: 300 * time.Second, MaxInFlight: 16},

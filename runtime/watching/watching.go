@@ -23,10 +23,14 @@ package watching
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -34,6 +38,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 
 	"github.com/kopf-go/kopf/runtime/body"
 )
@@ -88,6 +93,26 @@ type Watcher struct {
 	InactivityTimeout time.Duration
 	// OnStall is called when a silent watch is being re-established.
 	OnStall func()
+	// OnError, if set, is told of every failed listing or watch request
+	// (not of those cut short by ctx), which the reflector then retries
+	// with backoff. It must return quickly. The reflector's own report of
+	// the failure ("Failed to watch", at ERROR through klog) is then
+	// lowered to DEBUG in Logger, as the caller reports it.
+	OnError func(error)
+	// AwaitServer, if set, is called when a listing or a watch request
+	// fails with a network error (no response from the API server). It
+	// waits while the server is known to be unreachable and says whether
+	// it is reachable again: then the request is sent again at once;
+	// otherwise the error goes to the reflector, which retries it with its
+	// backoff (growing to a minute in a long outage).
+	AwaitServer func(ctx context.Context) bool
+	// OnWatching, if set, is called each time a watch request succeeds:
+	// the resource is being watched (again).
+	OnWatching func()
+	// Logger, if set, receives client-go's own log lines about this watch
+	// (the reflector's contextual logger); else they go to klog's global
+	// logger.
+	Logger *slog.Logger
 }
 
 // Run watches until ctx is done. It returns only then (client-go's
@@ -96,28 +121,60 @@ func (w *Watcher) Run(ctx context.Context) {
 	lw := &cache.ListWatch{ListWithContextFunc: w.list, WatchFuncWithContext: w.watch}
 	store := &keyStore{callback: w.Callback, versions: map[string]string{}}
 	r := cache.NewReflectorWithOptions(lw, &unstructured.Unstructured{}, store, cache.ReflectorOptions{Name: w.Name})
+	if w.Logger != nil {
+		h := &reflectorLog{Handler: w.Logger.Handler(), reported: w.OnError != nil}
+		ctx = klog.NewContext(ctx, logr.FromSlogHandler(h))
+	}
 	r.RunWithContext(ctx)
 }
 
 func (w *Watcher) list(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-	if w.REST != nil {
-		return listREST(ctx, w.REST, w.Path, opts)
+	for {
+		var list runtime.Object
+		var err error
+		if w.REST != nil {
+			list, err = listREST(ctx, w.REST, w.Path, opts)
+		} else {
+			list, err = w.resourceClient().List(ctx, opts)
+		}
+		if err == nil || !w.failed(ctx, err) {
+			return list, err
+		}
 	}
-	return w.resourceClient().List(ctx, opts)
 }
 
 func (w *Watcher) watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	var wi watch.Interface
 	var err error
-	if w.REST != nil {
-		wi, err = watchREST(ctx, w.REST, w.Path, opts)
-	} else {
-		wi, err = w.resourceClient().Watch(ctx, opts)
+	for {
+		if w.REST != nil {
+			wi, err = watchREST(ctx, w.REST, w.Path, opts)
+		} else {
+			wi, err = w.resourceClient().Watch(ctx, opts)
+		}
+		if err == nil {
+			break
+		}
+		if !w.failed(ctx, err) {
+			return nil, err
+		}
 	}
-	if err != nil {
-		return nil, err
+	if w.OnWatching != nil {
+		w.OnWatching()
 	}
 	return withInactivityTimeout(wi, w.InactivityTimeout, w.OnStall), nil
+}
+
+// failed reports a failed request and says whether to send it again now.
+func (w *Watcher) failed(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	if w.OnError != nil {
+		w.OnError(err)
+	}
+	var status apierrors.APIStatus
+	return w.AwaitServer != nil && !errors.As(err, &status) && w.AwaitServer(ctx)
 }
 
 func (w *Watcher) resourceClient() dynamic.ResourceInterface {
@@ -229,4 +286,46 @@ func stub(key string) body.Body {
 		meta["namespace"] = ns
 	}
 	return body.Body{"metadata": meta}
+}
+
+// reflectorLog is the slog handler behind the reflector's contextual
+// logger. client-go logs a failed listing or watch as "Failed to watch" at
+// ERROR; when the watcher's owner reports the failures itself (OnError),
+// that line is lowered to DEBUG. "Warning: watch ended with error", which
+// client-go logs at INFO, is raised to WARNING.
+type reflectorLog struct {
+	slog.Handler
+	reported bool
+}
+
+func (h *reflectorLog) level(r slog.Record) slog.Level {
+	switch {
+	case r.Message == "Failed to watch" && h.reported:
+		return slog.LevelDebug
+	case r.Message == "Warning: watch ended with error":
+		return slog.LevelWarn
+	}
+	return r.Level
+}
+
+func (h *reflectorLog) Enabled(ctx context.Context, l slog.Level) bool {
+	// The level of a record is known only in Handle: let ERROR and INFO
+	// records through, to be re-levelled there.
+	return h.Handler.Enabled(ctx, l) || l >= slog.LevelInfo
+}
+
+func (h *reflectorLog) Handle(ctx context.Context, r slog.Record) error {
+	r.Level = h.level(r)
+	if !h.Handler.Enabled(ctx, r.Level) {
+		return nil
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h *reflectorLog) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &reflectorLog{Handler: h.Handler.WithAttrs(attrs), reported: h.reported}
+}
+
+func (h *reflectorLog) WithGroup(name string) slog.Handler {
+	return &reflectorLog{Handler: h.Handler.WithGroup(name), reported: h.reported}
 }

@@ -1,0 +1,311 @@
+package generator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"go/scanner"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// diag is an expected diagnostic: at is a text that occurs once in the
+// file and starts where the diagnostic points.
+type diag struct {
+	at, msg string
+}
+
+// diagCase is one package of the diagnostics module.
+type diagCase struct {
+	name   string
+	files  map[string]string // path in the package: content
+	errors []diag            // in file, then position order
+	warns  []diag
+}
+
+// where renders a diagnostic as Generate reports it, relative to the
+// module: the position of the first byte of d.at in path.
+func (d diag) where(t *testing.T, path, content string) string {
+	t.Helper()
+	if n := strings.Count(content, d.at); n != 1 {
+		t.Fatalf("%s: %q occurs %d times; make the anchor unique", path, d.at, n)
+	}
+	i := strings.Index(content, d.at)
+	line := strings.Count(content[:i], "\n") + 1
+	col := i - strings.LastIndexByte(content[:i], '\n')
+	return fmt.Sprintf("%s:%d:%d: %s", path, line, col, d.msg)
+}
+
+const sameName = "; `kopf-gen markers` lists the markers this kopf-gen supports"
+
+var diagCases = []diagCase{
+	{
+		name: "nearmiss",
+		files: map[string]string{"p.go": header + `// F has markers that are not markers.
+//
+// kopf:on.create kopfexamples
+//+kopf:on.create kopfexamples
+//Kopf:on.craete kopfexamples
+//kopf:on.create kopfexamples id=real
+func F(ctx context.Context, kw FKwargs) error {
+	// kopf : on.update kopfexamples
+	return nil
+}
+
+// kopf: this is great, and Kopf's on.create handlers are too.
+// //kopf:on.delete kopfexamples (disabled on purpose)
+// The marker //kopf:on.create is quoted in prose.
+/* kopf:on.create kopfexamples */
+`},
+		warns: []diag{
+			{"// kopf:on.create kopfexamples\n", "not a marker: did you mean //kopf:on.create? markers have no space after //"},
+			{"//+kopf:on.create", "not a marker: did you mean //kopf:on.create? markers have no '+' (that is kubebuilder's style)"},
+			{"//Kopf:on.craete", "not a marker: did you mean //kopf:on.create? markers are lower case"},
+			{"// kopf : on.update", "not a marker: did you mean //kopf:on.update? markers have no space after //; markers have no space around the colon"},
+		},
+	},
+	{
+		name: "planned",
+		files: map[string]string{"p.go": header + `//kopf:daemon kopfexamples
+func D(ctx context.Context, kw DKwargs) error { return nil }
+
+//kopf:on.startup
+func S(ctx context.Context, kw SKwargs) error { return nil }
+
+//kopf:subhandler
+func H(ctx context.Context, kw HKwargs) error { return nil }
+`},
+		errors: []diag{
+			{"daemon kopfexamples", "//kopf:daemon is not supported yet (Kopf's @kopf.daemon)" + sameName},
+			{"on.startup", "//kopf:on.startup is not supported yet (Kopf's @kopf.on.startup)" + sameName},
+			{"subhandler", "//kopf:subhandler is not a marker (Kopf's @kopf.subhandler): call kopf.Subhandler(ctx, handler) inside a changing handler to register sub-handlers at run time"},
+		},
+	},
+	{
+		name: "resources",
+		files: map[string]string{
+			"p.go": typedHeader + `//kopf:resource kopf.dev/v1/kopfexamples
+type KopfExample struct {
+	Spec struct{} ` + "`json:\"spec\"`" + `
+}
+
+//kopf:on.create kopfexmaples id=a
+//kopf:on.create kopf.dev/v1/kopfexampels id=b
+//kopf:on.create kopfexamles.v1.kopf.dev id=c
+//kopf:on.create deploymnets id=d
+//kopf:on.create v1/pdos id=e
+//kopf:on.create Deploymnet id=f
+//kopf:on.create apps/v1/statefullsets id=g
+//kopf:on.create kopfexmaples.other.dev id=ok1
+//kopf:on.create kopf.dev/v2/kopfexamples id=ok2
+//kopf:on.create widgets id=ok3
+//kopf:on.create roles id=ok4
+//kopf:on.create events id=ok5
+//kopf:on.create ingresses id=ok6
+//kopf:on.create notes.example.com id=ok7
+//kopf:on.create * id=ok8
+//kopf:on.create po id=ok9
+//kopf:on.create kopfexample id=ok10
+//kopf:on.create gadgets id=ok11
+func Create(ctx context.Context, kw CreateKwargs) error { return nil }
+
+var _ metav1.Time
+`,
+			// A typed resource of a direct import counts too.
+			"api/api.go": "package api\n\n//kopf:resource gadgets.dev/v1/gizmos\ntype Gizmo struct{}\n",
+			"q/q.go": header + `import _ "example.com/m/resources/api"
+
+//kopf:on.create gizmso
+func G(ctx context.Context, kw GKwargs) error { return nil }
+`,
+		},
+		errors: []diag{
+			{"kopfexmaples id=a", "resource: kopfexmaples is not a resource that kopf-gen knows; did you mean kopfexamples? (for a resource that kopf-gen does not know, give its group: kopfexmaples.GROUP)"},
+			{"kopfexampels id=b", "resource: kopfexampels is not a resource that kopf-gen knows; did you mean kopf.dev/v1/kopfexamples?"},
+			{"kopfexamles.v1", "resource: kopfexamles is not a resource that kopf-gen knows; did you mean kopfexamples.v1.kopf.dev?"},
+			{"deploymnets", "resource: deploymnets is not a resource that kopf-gen knows; did you mean deployments? (for a resource that kopf-gen does not know, give its group: deploymnets.GROUP)"},
+			{"pdos", "resource: pdos is not a resource that kopf-gen knows; did you mean v1/pods?"},
+			{"Deploymnet", "resource: Deploymnet is not a resource that kopf-gen knows; did you mean Deployment? (for a resource that kopf-gen does not know, give its group: Deploymnet.GROUP)"},
+			{"statefullsets", "resource: statefullsets is not a resource that kopf-gen knows; did you mean apps/v1/statefulsets?"},
+			{"gizmso", "resource: gizmso is not a resource that kopf-gen knows; did you mean gizmos? (for a resource that kopf-gen does not know, give its group: gizmso.GROUP)"},
+		},
+	},
+	{
+		name: "callbacks",
+		files: map[string]string{"p.go": header + `//kopf:on.create ex when=isReddy
+//kopf:on.create ex labels={a: fn:isOwnr} id=b
+//kopf:on.create ex field=spec.a value=fn:isBigg id=c
+func F(ctx context.Context, kw FKwargs) error { return nil }
+
+//kopf:on.event ex when=fn:isReday
+func E(ctx context.Context, kw EKwargs) error { return nil }
+
+func isReady(kw FKwargs) bool { return true }
+
+func isOwner(value string) bool { return true }
+
+func isBig(value any) bool { return true }
+`},
+		errors: []diag{
+			{"isReddy", "when: no function isReddy in package p; did you mean isReady?"},
+			{"fn:isOwnr", `labels["a"]: no function isOwnr in package p; did you mean isOwner?`},
+			{"fn:isBigg", "value: no function isBigg in package p; did you mean isBig?"},
+			{"fn:isReday", "when: no function isReday in package p; did you mean isReady?"},
+		},
+	},
+	{
+		name: "values",
+		files: map[string]string{"p.go": typedHeader + `//kopf:resource kopf.dev/v1/kopfexamples
+type KopfExample struct {
+	metav1.ObjectMeta ` + "`json:\"metadata\"`" + `
+	Spec Spec ` + "`json:\"spec\"`" + `
+}
+
+type Phase string
+
+type Spec struct {
+	Replicas int32       ` + "`json:\"replicas\"`" + `
+	Name     string      ` + "`json:\"name\"`" + `
+	Enabled  bool        ` + "`json:\"enabled\"`" + `
+	Ratio    float64     ` + "`json:\"ratio\"`" + `
+	Items    []string    ` + "`json:\"items\"`" + `
+	Phase    Phase       ` + "`json:\"phase\"`" + `
+	Since    metav1.Time ` + "`json:\"since\"`" + `
+	Max      *int64      ` + "`json:\"max\"`" + `
+	Data     []byte      ` + "`json:\"data\"`" + `
+	Any      any         ` + "`json:\"any\"`" + `
+}
+
+//kopf:on.update kopfexamples field=spec.replicas value=abc id=v1
+//kopf:on.update kopfexamples field=spec.replicas value=1.5 id=v2
+//kopf:on.update kopfexamples field=spec.replicas value="3" id=v3
+//kopf:on.update kopfexamples field=spec.name value=3 id=v4
+//kopf:on.update kopfexamples field=spec.name value=true id=v5
+//kopf:on.update kopfexamples field=spec.enabled value=yes id=v6
+//kopf:on.update kopfexamples field=spec.ratio value=x id=v7
+//kopf:on.update kopfexamples field=spec.items value=x id=v8
+//kopf:on.update kopfexamples field=spec value=1 id=v9
+//kopf:on.update kopfexamples field=spec.phase value=1 id=v10
+//kopf:on.update kopfexamples field=spec.max value=many id=v11
+//kopf:on.update kopfexamples field=metadata.labels.app value=1 id=v12
+//kopf:on.update kopfexamples field=spec.replicas old=abc new=2 id=v13
+//kopf:on.update v1/pods field=spec.nodeName value=3 id=v14
+//kopf:on.update kopfexamples field=spec.data value=3 id=v15
+//kopf:on.update kopfexamples field=spec.replicas value=3 id=ok1
+//kopf:on.update kopfexamples field=spec.replicas value=1e3 id=ok2
+//kopf:on.update kopfexamples field=spec.replicas old=ABSENT new=fn:isAny id=ok3
+//kopf:on.update kopfexamples field=spec.name value="3" id=ok4
+//kopf:on.update kopfexamples field=spec.enabled value=false id=ok5
+//kopf:on.update kopfexamples field=spec.ratio value=2 id=ok6
+//kopf:on.update kopfexamples field=spec.phase value=Running id=ok7
+//kopf:on.update kopfexamples field=spec.since value=2020 id=ok8
+//kopf:on.update kopfexamples field=spec.any value=2020 id=ok9
+//kopf:on.update kopfexamples field=metadata.labels.app value=web id=ok10
+//kopf:on.update v1/pods field=spec.priority value=1 id=ok11
+//kopf:on.update widgets field=spec.replicas value=abc id=ok12
+func Update(ctx context.Context, kw UpdateKwargs) error { return nil }
+
+func isAny(value any) bool { return true }
+`},
+		errors: []diag{
+			{"abc id=v1", `value: want an integer for spec.replicas of KopfExample (int32), got the string "abc"`},
+			{"1.5 id=v2", "value: want an integer for spec.replicas of KopfExample (int32), got the number 1.5"},
+			{`"3" id=v3`, `value: want an integer for spec.replicas of KopfExample (int32), got the string "3"`},
+			{"3 id=v4", `value: want a string for spec.name of KopfExample (string), got the number 3; quote it ("3") for the string`},
+			{"true id=v5", `value: want a string for spec.name of KopfExample (string), got the boolean true; quote it ("true") for the string`},
+			{"yes id=v6", `value: want a boolean for spec.enabled of KopfExample (bool), got the string "yes"`},
+			{"x id=v7", `value: want a number for spec.ratio of KopfExample (float64), got the string "x"`},
+			{"x id=v8", `value: spec.items of KopfExample ([]string) is a list, which never equals the string "x"; use PRESENT, ABSENT or fn:NAME`},
+			{"1 id=v9", "value: spec of KopfExample (Spec) is an object, which never equals the number 1; use PRESENT, ABSENT or fn:NAME"},
+			{"1 id=v10", `value: want a string for spec.phase of KopfExample (Phase), got the number 1; quote it ("1") for the string`},
+			{"many id=v11", `value: want an integer for spec.max of KopfExample (int64), got the string "many"`},
+			{"1 id=v12", `value: want a string for metadata.labels.app of KopfExample (string), got the number 1; quote it ("1") for the string`},
+			{"abc new=2", `old: want an integer for spec.replicas of KopfExample (int32), got the string "abc"`},
+			{"3 id=v14", `value: want a string for spec.nodeName of corev1.Pod (string), got the number 3; quote it ("3") for the string`},
+			{"3 id=v15", `value: want a string for spec.data of KopfExample ([]byte), got the number 3; quote it ("3") for the string`},
+		},
+	},
+}
+
+// TestDiagnostics checks the diagnostics that point at likely mistakes
+// (near-miss markers, planned markers, typos of resources and callbacks,
+// values of the wrong type), each with its exact position, over one module
+// whose packages are the cases.
+func TestDiagnostics(t *testing.T) {
+	files := map[string]string{}
+	for _, c := range diagCases {
+		for name, content := range c.files {
+			files[c.name+"/"+name] = content
+		}
+	}
+	dir := module(t, files)
+	// Typed packages import apimachinery, which the module does not require yet.
+	t.Setenv("GOFLAGS", "-mod=mod "+os.Getenv("GOFLAGS"))
+	_, warnings, err := Generate(context.Background(), Options{Dir: dir})
+	var list scanner.ErrorList
+	if !errors.As(err, &list) {
+		t.Fatalf("Generate: %v, want a scanner.ErrorList", err)
+	}
+	byCase := func(l scanner.ErrorList) map[string][]string {
+		out := map[string][]string{}
+		for _, e := range l {
+			rel := strings.TrimPrefix(e.Error(), dir+string(filepath.Separator))
+			c, _, _ := strings.Cut(rel, "/")
+			out[c] = append(out[c], rel)
+		}
+		return out
+	}
+	gotErrs, gotWarns := byCase(list), byCase(warnings)
+	for _, c := range diagCases {
+		t.Run(c.name, func(t *testing.T) {
+			render := func(ds []diag) []string {
+				var out []string
+				for _, d := range ds {
+					found := false
+					for name, content := range c.files {
+						if strings.Contains(content, d.at) {
+							out = append(out, d.where(t, c.name+"/"+name, content))
+							found = true
+							break
+						}
+					}
+					if !found {
+						t.Fatalf("%q is in no file of the case", d.at)
+					}
+				}
+				return out
+			}
+			if want := render(c.errors); !reflect.DeepEqual(gotErrs[c.name], want) {
+				t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(gotErrs[c.name], "\n"), strings.Join(want, "\n"))
+			}
+			if want := render(c.warns); !reflect.DeepEqual(gotWarns[c.name], want) {
+				t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(gotWarns[c.name], "\n"), strings.Join(want, "\n"))
+			}
+		})
+	}
+}
+
+// TestWarningsDoNotFail checks that a package with warnings only is
+// generated as if they were not there.
+func TestWarningsDoNotFail(t *testing.T) {
+	src := header + "// kopf:on.create kopfexamples\n//kopf:on.create kopfexamples\nfunc F(ctx context.Context, kw FKwargs) error { return nil }\n"
+	dir := module(t, map[string]string{"p/p.go": src})
+	files, warnings, err := Generate(context.Background(), Options{Dir: dir})
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	if len(files) != 1 || files[0].Want == nil || !strings.Contains(string(files[0].Want), `"F"`) {
+		t.Fatalf("files = %+v, want p/zz_generated.kopf.go registering F", files)
+	}
+	want := filepath.Join(dir, "p", "p.go") + ":5:1: not a marker: did you mean //kopf:on.create? markers have no space after //"
+	if len(warnings) != 1 || warnings[0].Error() != want {
+		t.Errorf("warnings = %v, want %q", warnings, want)
+	}
+	again, _, err := Generate(context.Background(), Options{Dir: module(t, map[string]string{"p/p.go": strings.Replace(src, "// kopf:on.create kopfexamples\n", "// F is a handler.\n", 1)})})
+	if err != nil || len(again) != 1 || string(again[0].Want) != string(files[0].Want) {
+		t.Errorf("without the near miss: %v; the generated file differs: %v", err, len(again) == 1 && string(again[0].Want) != string(files[0].Want))
+	}
+}

@@ -1,0 +1,137 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"github.com/kopf-go/kopf/runtime/causes"
+	"github.com/kopf-go/kopf/runtime/kwargs"
+	"github.com/kopf-go/kopf/runtime/registry"
+	"github.com/kopf-go/kopf/runtime/resources"
+)
+
+// With the API server's address dead, `run --log-format json` logs in JSON
+// only, client-go's klog lines included, and one WARNING names the server
+// and "connection refused".
+func TestRunUnreachableServerLogsJSON(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := "https://" + ln.Addr().String()
+	ln.Close() // nothing listens there now
+	kubeconfig := writeKubeconfig(t, server, "some-token")
+
+	var out syncBuffer
+	cmd := NewCommand(registerExample, &out)
+	cmd.SetArgs([]string{"run", "--log-format", "json", "--kubeconfig", kubeconfig, "-A", "--standalone"})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- cmd.ExecuteContext(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("the command failed: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("the command did not stop in 10 s")
+		}
+	})
+
+	waitFor(t, &out, "connection refused", 20*time.Second)
+	// A line of klog's own, as client-go writes them, must be JSON too.
+	klog.ErrorS(errors.New("probe error"), "A klog probe")
+	waitFor(t, &out, "A klog probe", 5*time.Second)
+
+	var named bool
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var rec struct {
+			Level string `json:"level"`
+			Msg   string `json:"msg"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Errorf("a line is not JSON (%v): %s", err, line)
+			continue
+		}
+		if rec.Level == "WARN" && strings.Contains(rec.Msg, "The API server "+server+" is unreachable (connection refused)") {
+			named = true
+		}
+	}
+	if !named {
+		t.Errorf("no WARN line names the server %s and the connection refused; the log:\n%s", server, out.String())
+	}
+}
+
+func registerExample(r *registry.Registry) error {
+	return r.AddChanging(registry.ChangingHandler{
+		ID:       "create_fn",
+		Selector: resources.Selector{Group: "kopf.dev", Name: "kopfexamples"},
+		Reasons:  []causes.Reason{causes.Create},
+		Fn:       func(context.Context, *kwargs.Changing) (any, error) { return nil, nil },
+	})
+}
+
+// writeKubeconfig writes a kubeconfig for a server and a bearer token.
+func writeKubeconfig(t *testing.T, server, token string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	data := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: test
+  cluster: {server: %q, insecure-skip-tls-verify: true}
+users:
+- name: test
+  user: {token: %q}
+contexts:
+- name: test
+  context: {cluster: test, user: test}
+current-context: test
+`, server, token)
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func waitFor(t *testing.T, out *syncBuffer, text string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !strings.Contains(out.String(), text) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%q is not logged in %s; the log:\n%s", text, timeout, out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
