@@ -58,8 +58,8 @@ func Start(t testing.TB) *Cluster {
 }
 
 // StartDetached starts a control plane that lives until Stop is called
-// (or this process dies).
-func StartDetached() (*Cluster, error) {
+// (or this process dies). Options change how it is started.
+func StartDetached(opts ...Option) (*Cluster, error) {
 	assets, err := AssetsDir()
 	if err != nil {
 		return nil, err
@@ -73,6 +73,9 @@ func StartDetached() (*Cluster, error) {
 	if err := c.configureTokens(); err != nil {
 		_ = c.Stop()
 		return nil, err
+	}
+	for _, opt := range opts {
+		opt(env)
 	}
 	cfg, err := env.Start()
 	if err != nil {
