@@ -1,6 +1,7 @@
 package reactor
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -458,8 +459,9 @@ func TestRejectedPatch(t *testing.T) {
 	}
 }
 
-// TestProcessRetriesAFailedPatch: a failed patch repeats the cycle after
-// the queueing error delays.
+// TestProcessRetriesAFailedPatch: a patch that fails after its request's
+// own retries (none here) repeats the cycle after the queueing error
+// delays.
 func TestProcessRetriesAFailedPatch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var c calls
@@ -467,6 +469,7 @@ func TestProcessRetriesAFailedPatch(t *testing.T) {
 			mustAdd(t, reg, handler("fn", c.fn("fn", nil), causes.Create))
 		})
 		h.r.Settings.Queueing.ErrorJitter = 0 // exact delays here; retry_test.go covers the jitter
+		h.r.Settings.Networking.ErrorBackoffs = nil
 		failures := 2
 		h.client.PrependReactor("patch", "kopfexamples", func(k8stesting.Action) (bool, runtimeObject, error) {
 			if failures > 0 {
@@ -489,6 +492,46 @@ func TestProcessRetriesAFailedPatch(t *testing.T) {
 		// The handler ran in each attempt: its outcome was never stored.
 		if len(c.ids) != 3 {
 			t.Errorf("calls = %v, want 3", c.ids)
+		}
+	})
+}
+
+// TestProcessRetriesTheRequestNotTheHandler: a patch that fails for want
+// of an answer is sent again as it is, after Networking.ErrorBackoffs, so
+// the handler whose outcome it carries runs once.
+func TestProcessRetriesTheRequestNotTheHandler(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c calls
+		h := newHarness(t, spec(map[string]any{"x": 1.0}), func(reg *registry.Registry) {
+			mustAdd(t, reg, handler("fn", c.fn("fn", nil), causes.Create))
+		})
+		h.r.Settings.Queueing.ErrorJitter = 0
+		var sent [][]byte
+		failures := 2
+		h.client.PrependReactor("patch", "kopfexamples", func(a k8stesting.Action) (bool, runtimeObject, error) {
+			sent = append(sent, a.(k8stesting.PatchAction).GetPatch())
+			if failures > 0 {
+				failures--
+				return true, nil, apierrors.NewServiceUnavailable("down")
+			}
+			return false, nil, nil
+		})
+		start := time.Now()
+		h.process(t.Context(), watching.Added)
+		if got := time.Since(start); got != 2*time.Second { // the backoffs 1s, 1s
+			t.Errorf("the patch succeeded after %s, want 2s", got)
+		}
+		if len(c.ids) != 1 {
+			t.Errorf("calls = %v, want the handler once", c.ids)
+		}
+		if len(sent) != 3 || !bytes.Equal(sent[0], sent[2]) {
+			t.Errorf("patches sent: %q, want the same one 3 times", sent)
+		}
+		if h.countLogs("ERROR Request attempt #1/9 failed; will retry: PATCH /apis/kopf.dev/v1/namespaces/ns/kopfexamples/obj -> ") != 1 ||
+			h.countLogs("ERROR Request attempt #2/9 failed; will retry: ") != 1 ||
+			h.countLogs("DEBUG Request attempt #3/9 succeeded: ") != 1 ||
+			h.countLogs("Throttling") != 0 {
+			t.Errorf("logs: %q", h.messages())
 		}
 	})
 }

@@ -313,6 +313,8 @@ func TestCrashBetweenStatusAndObjectPatches(t *testing.T) {
 		f := newFidelityFixture(t, func(reg *registry.Registry) error {
 			return errors.Join(reg.AddChanging(createHandler("a", count("a"))), reg.AddChanging(createHandler("b", count("b"))))
 		}, "status")
+		// The failed request models the crash: it is not sent again.
+		f.r.Settings.Networking.ErrorBackoffs = nil
 		failObjectPatch := false
 		f.client.PrependReactor("patch", "kopfexamples", func(action k8stesting.Action) (bool, runtime.Object, error) {
 			if p := action.(k8stesting.PatchAction); failObjectPatch && p.GetSubresource() == "" {

@@ -102,6 +102,7 @@ func (r *Reactor) Process(ctx context.Context, ev watching.Event, s *queueing.St
 	} else {
 		logger = logging.ForObject(r.Logger, ev.Key) // prints the same; never posted
 	}
+	ctx = withLogger(ctx, logger) // the requests' retries are logged about the object
 	mem := r.memory(ev.Key, body.Body(ev.Object).Meta().UID())
 	if ev.Initial {
 		mem.noticedByListing = true
@@ -233,15 +234,26 @@ func (r *Reactor) objectLogger(b body.Body) *slog.Logger {
 	return posting.ForObject(r.Logger, b)
 }
 
-// patch sends one patch, bounded by settings.Networking.RequestTimeout, and
-// returns the patched object's resourceVersion. Nothing is sent once ctx
-// is done: the operator is exiting and the workers' time is up
+// patch sends one patch and returns the patched object's resourceVersion.
+// A failure worth retrying as it is (see retryRequest) is retried with
+// settings.Networking.ErrorBackoffs, as Kopf retries every request, so that
+// a handler whose outcome could not be written is not run again: the same
+// patch is. Nothing is sent once ctx is done: the operator is exiting and the workers' time is up
 // (settings.Queueing.ExitTimeout), so what a handler returns after that is
 // not stored, whether a success or a failure.
 func (r *Reactor) patch(ctx context.Context, namespace, name string, pt types.PatchType, data []byte, sub ...string) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("not sent, the operator is exiting: %w", err)
 	}
+	what := "PATCH " + strings.Join(append([]string{r.Resource.Path(namespace), name}, sub...), "/")
+	return retryRequest(ctx, r.Settings, loggerFrom(ctx, r.Logger), what, func(ctx context.Context) (string, error) {
+		return r.patchOnce(ctx, namespace, name, pt, data, sub...)
+	})
+}
+
+// patchOnce sends one patch, bounded by settings.Networking.RequestTimeout,
+// and returns the patched object's resourceVersion.
+func (r *Reactor) patchOnce(ctx context.Context, namespace, name string, pt types.PatchType, data []byte, sub ...string) (string, error) {
 	if t := r.Settings.Networking.RequestTimeout; t > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, t)

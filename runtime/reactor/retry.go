@@ -1,7 +1,11 @@
 package reactor
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -53,4 +57,87 @@ func isInapplicable(err error) bool {
 	}
 	d := status.Status().Details
 	return d == nil || (d.Name == "" && len(d.Causes) == 0)
+}
+
+// retryRequest sends one request with send and retries it as Kopf retries
+// every API request (kopf/_cogs/clients/api.py): a failure worth retrying
+// as it is — no answer at all (a network error, a timeout), 5xx, 403
+// (returned by API servers being upgraded) or 429 — is retried after each
+// of s.Networking.ErrorBackoffs in turn (jittered by
+// s.Queueing.ErrorJitter, never shorter than the server's Retry-After), and
+// escalates to the caller after the last. Other errors (404, 409, 422, …)
+// and a done ctx return at once. It logs in Kopf's words:
+// "Request attempt #2/9 failed; will retry: PATCH … -> <error>", at ERROR,
+// and the escalation and later attempts' success likewise.
+//
+// A request that got no answer may have been applied: only idempotent
+// requests may be retried so (a merge patch is; a JSON patch guarded by a
+// "test" of the resourceVersion fails harmlessly as a conflict).
+func retryRequest[T any](ctx context.Context, s *settings.Settings, logger *slog.Logger, what string, send func(context.Context) (T, error)) (T, error) {
+	backoffs := s.Networking.ErrorBackoffs
+	count := len(backoffs) + 1
+	for attempt := 1; ; attempt++ {
+		idx := fmt.Sprintf("#%d/%d", attempt, count)
+		if attempt > 1 {
+			logger.Debug(fmt.Sprintf("Request attempt %s: %s", idx, what))
+		}
+		result, err := send(ctx)
+		switch {
+		case err == nil:
+			if attempt > 1 {
+				logger.Debug(fmt.Sprintf("Request attempt %s succeeded: %s", idx, what))
+			}
+			return result, nil
+		case ctx.Err() != nil || !retriable(err):
+			return result, err
+		case attempt > len(backoffs):
+			logger.Error(fmt.Sprintf("Request attempt %s failed; escalating: %s -> %v", idx, what, err))
+			return result, err
+		}
+		backoff := backoffs[attempt-1]
+		if j := s.Queueing.ErrorJitter; j > 0 {
+			backoff = wait.Jitter(backoff, j).Round(time.Millisecond)
+		}
+		if after, ok := apierrors.SuggestsClientDelay(err); ok && time.Duration(after)*time.Second > backoff {
+			logger.Debug(fmt.Sprintf("Overriding the backoff %ss with the retry-after %ds from the server: %s", seconds(backoff), after, what))
+			backoff = time.Duration(after) * time.Second
+		}
+		logger.Error(fmt.Sprintf("Request attempt %s failed; will retry: %s -> %v", idx, what, err))
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return result, err
+		case <-t.C:
+		}
+	}
+}
+
+// retriable reports whether a failed request is worth sending again as it
+// is, as Kopf judges it: it got no answer (the connection failed or timed
+// out), or the answer was 5xx, 403 or 429.
+func retriable(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return true // no answer from the API server: network, TLS, timeout
+	}
+	code := status.Status().Code
+	return code >= 500 || code == http.StatusForbidden || code == http.StatusTooManyRequests ||
+		apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err)
+}
+
+type loggerKey struct{}
+
+// withLogger returns ctx carrying the object's logger, for the messages
+// about the object's requests.
+func withLogger(ctx context.Context, logger *slog.Logger) context.Context {
+	return context.WithValue(ctx, loggerKey{}, logger)
+}
+
+// loggerFrom returns the logger that withLogger put into ctx, or fallback.
+func loggerFrom(ctx context.Context, fallback *slog.Logger) *slog.Logger {
+	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
+		return l
+	}
+	return fallback
 }

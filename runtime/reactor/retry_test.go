@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -172,11 +173,13 @@ func TestJSONPatchErrors(t *testing.T) {
 			var target *invalidPatchError
 			return errors.As(err, &target) && apierrors.IsInvalid(err)
 		}},
-		{name: "server error", err: apierrors.NewInternalError(errors.New("etcd")), wantErr: apierrors.IsInternalError},
+		{name: "server error", err: apierrors.NewInternalError(errors.New("etcd")), wantErr: apierrors.IsInternalError,
+			wantLog: "level=ERROR msg=\"Request attempt #1/1 failed; escalating: PATCH /apis/kopf.dev/v1/namespaces/default/kopfexamples/x -> Internal error occurred: etcd"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r, logs, patches := fakeReactor(t, tt.err)
+			r.Settings.Networking.ErrorBackoffs = nil // TestRetryRequest covers the request's retries
 			_, err := r.jsonPatch(context.Background(), object(), []map[string]any{{"op": "remove", "path": "/metadata/finalizers/0"}})
 			if patches.Load() != 1 {
 				t.Fatalf("%d patches sent, want 1", patches.Load())
@@ -255,4 +258,104 @@ func object() body.Body {
 		"apiVersion": "kopf.dev/v1", "kind": "KopfExample",
 		"metadata": map[string]any{"name": "x", "namespace": "default", "resourceVersion": "1", "finalizers": []any{"kopf.zalando.org/KopfFinalizerMarker"}},
 	}
+}
+
+// TestRetryRequest: which failures are sent again, how often, after which
+// delays, and what is logged.
+func TestRetryRequest(t *testing.T) {
+	gr := schema.GroupResource{Group: "kopf.dev", Resource: "kopfexamples"}
+	refused := fmt.Errorf("dial tcp 127.0.0.1:1: %w", errors.New("connect: connection refused"))
+	tooMany := apierrors.NewTooManyRequests("slow down", 7)
+	tests := []struct {
+		name     string
+		failures []error // the answers of the attempts before the first success
+		backoffs []time.Duration
+		wantErr  bool
+		sends    int
+		elapsed  time.Duration
+		logs     []string
+	}{
+		{name: "success", sends: 1},
+		{name: "no answer, then success", failures: []error{refused}, sends: 2, elapsed: time.Second,
+			logs: []string{"ERROR Request attempt #1/3 failed; will retry: PATCH /x -> dial tcp 127.0.0.1:1: connect: connection refused",
+				"DEBUG Request attempt #2/3: PATCH /x", "DEBUG Request attempt #2/3 succeeded: PATCH /x"}},
+		{name: "5xx until escalated", failures: []error{apierrors.NewInternalError(errors.New("a")), apierrors.NewServiceUnavailable("b"), apierrors.NewServiceUnavailable("c")},
+			wantErr: true, sends: 3, elapsed: 3 * time.Second,
+			logs: []string{"ERROR Request attempt #3/3 failed; escalating: PATCH /x -> c"}},
+		{name: "403 is retried, as Kopf", failures: []error{apierrors.NewForbidden(gr, "x", errors.New("upgrading"))}, sends: 2, elapsed: time.Second},
+		{name: "429 waits for Retry-After", failures: []error{tooMany}, sends: 2, elapsed: 7 * time.Second,
+			logs: []string{"DEBUG Overriding the backoff 1s with the retry-after 7s from the server: PATCH /x"}},
+		{name: "404 is not retried", failures: []error{apierrors.NewNotFound(gr, "x")}, wantErr: true, sends: 1},
+		{name: "409 is not retried", failures: []error{apierrors.NewConflict(gr, "x", errors.New("c"))}, wantErr: true, sends: 1},
+		{name: "422 is not retried", failures: []error{apierrors.NewInvalid(schema.GroupKind{Group: "kopf.dev", Kind: "KopfExample"}, "x", field.ErrorList{field.Invalid(field.NewPath("metadata"), nil, "bad")})}, wantErr: true, sends: 1},
+		{name: "no backoffs: one attempt", failures: []error{refused}, backoffs: []time.Duration{}, wantErr: true, sends: 1,
+			logs: []string{"ERROR Request attempt #1/1 failed; escalating: PATCH /x -> "}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := settings.Default()
+				s.Queueing.ErrorJitter = 0
+				s.Networking.ErrorBackoffs = []time.Duration{time.Second, 2 * time.Second}
+				if tt.backoffs != nil {
+					s.Networking.ErrorBackoffs = tt.backoffs
+				}
+				var out bytes.Buffer
+				logger := slog.New(lineHandler{&out})
+				sends := 0
+				start := time.Now()
+				_, err := retryRequest(t.Context(), s, logger, "PATCH /x", func(context.Context) (string, error) {
+					sends++
+					if sends <= len(tt.failures) {
+						return "", tt.failures[sends-1]
+					}
+					return "rv", nil
+				})
+				if (err != nil) != tt.wantErr {
+					t.Errorf("err = %v, want an error: %v", err, tt.wantErr)
+				}
+				if sends != tt.sends {
+					t.Errorf("sent %d times, want %d", sends, tt.sends)
+				}
+				if got := time.Since(start); got != tt.elapsed {
+					t.Errorf("took %s, want %s", got, tt.elapsed)
+				}
+				for _, want := range tt.logs {
+					if !strings.Contains(out.String(), want) {
+						t.Errorf("the log lacks %q:\n%s", want, out.String())
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestRetryRequestStopsWithTheContext: an operator that exits does not
+// wait for the next attempt.
+func TestRetryRequestStopsWithTheContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		s := settings.Default()
+		sends := 0
+		time.AfterFunc(500*time.Millisecond, cancel)
+		start := time.Now()
+		_, err := retryRequest(ctx, s, slog.New(slog.DiscardHandler), "PATCH /x", func(context.Context) (string, error) {
+			sends++
+			return "", errors.New("connection refused")
+		})
+		if err == nil || sends != 1 || time.Since(start) != 500*time.Millisecond {
+			t.Errorf("err %v after %d sends in %s; want an error after 1 send in 0.5s", err, sends, time.Since(start))
+		}
+	})
+}
+
+// lineHandler writes records as "LEVEL message" lines.
+type lineHandler struct{ w *bytes.Buffer }
+
+func (h lineHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h lineHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h lineHandler) WithGroup(string) slog.Handler            { return h }
+func (h lineHandler) Handle(_ context.Context, r slog.Record) error {
+	fmt.Fprintf(h.w, "%s %s\n", r.Level, r.Message)
+	return nil
 }

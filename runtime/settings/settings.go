@@ -113,6 +113,16 @@ type Networking struct {
 	// of opening a new connection each past the API server's HTTP/2 stream
 	// limit.
 	MaxInFlight int
+	// ErrorBackoffs are the delays between the attempts of one request
+	// that failed for a reason worth retrying as it is (no connection, a
+	// timeout, 5xx, 403 or 429; Kopf's settings.networking.error_backoffs,
+	// same default: 1, 1, 2, 3, 5, 8, 13, 21 s, so nine attempts over about
+	// a minute). Each is stretched by Queueing.ErrorJitter and is never
+	// shorter than the server's Retry-After. Retrying the request, not the
+	// cycle, keeps a handler whose outcome could not be written from running
+	// again. Empty: every request is tried once. After the last attempt the
+	// error escalates: the cycle is retried after Queueing.ErrorDelays.
+	ErrorBackoffs []time.Duration
 }
 
 // Posting governs the Kubernetes Events the operator posts.
@@ -148,7 +158,11 @@ func Default() *Settings {
 			ErrorJitter:        0.5,
 		},
 		Watching:   Watching{InactivityTimeout: 70 * time.Second},
-		Networking: Networking{RequestTimeout: 300 * time.Second, MaxInFlight: 16},
+		Networking: Networking{
+			RequestTimeout: 300 * time.Second,
+			MaxInFlight:    16,
+			ErrorBackoffs:  seconds(1, 1, 2, 3, 5, 8, 13, 21),
+		},
 		Posting: Posting{
 			Enabled:            true,
 			ReportingComponent: "kopf",
