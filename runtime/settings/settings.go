@@ -157,7 +157,7 @@ func Default() *Settings {
 			ErrorDelays:        seconds(1, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 377, 610),
 			ErrorJitter:        0.5,
 		},
-		Watching:   Watching{InactivityTimeout: 70 * time.Second},
+		Watching: Watching{InactivityTimeout: 70 * time.Second},
 		Networking: Networking{
 			RequestTimeout: 300 * time.Second,
 			MaxInFlight:    16,
