@@ -63,11 +63,21 @@ type Options struct {
 	// sets it. Nil: the credentials of cfg are used until the operator
 	// exits (client-go still re-reads cfg.BearerTokenFile every minute).
 	Login LoginFunc
+	// Ready, if set, is called once when the operator is ready: every
+	// resource of the registry is resolved and watched, and the objects of
+	// each watch's first listing have been handed to the workers (not
+	// necessarily processed yet). It is called in a goroutine of its own; a
+	// panic in it is logged. It is never called if the operator stops
+	// first, nor while a resource cannot be resolved (e.g. its CRD is
+	// missing). This is later than Kopf's ready_flag, which is raised once
+	// the startup activities are done, before the watching starts.
+	Ready func()
 
 	dropConnections func()          // closes every connection to the API server
 	releaser        *memoryReleaser // nil: the memory is left to the Go runtime
 	server          string          // the API server's address, for the log
 	health          *apiHealth      // whether the API server answers
+	ready           *readiness      // calls Ready
 }
 
 // Run serves the registry's handlers until ctx is done. It returns nil on a
@@ -192,6 +202,7 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 		cancel()
 		wg.Wait()
 	}()
+	opts.ready = newReadiness(opts.Ready, logger)
 	pending := reg.Selectors()
 	served := map[string]bool{}
 	// While discovery fails, it is retried with backoff, and its failures
@@ -237,6 +248,9 @@ rescan:
 			break rescan
 		case <-time.After(delay):
 		}
+	}
+	if len(pending) == 0 {
+		opts.ready.allResolved()
 	}
 	<-ctx.Done()
 	return nil
@@ -370,6 +384,7 @@ func serveResource(ctx context.Context, wg *sync.WaitGroup, cl clients, reg *reg
 			Logger:            opts.Logger,
 			OnError:           report.failed,
 			OnWatching:        report.watching,
+			OnListed:          opts.ready.watch(),
 			AwaitServer:       func(ctx context.Context) bool { return opts.health.await(ctx, time.Minute) },
 			OnStall: func() {
 				opts.Logger.Warn(fmt.Sprintf("The watch stream of %s has been silent for %s seconds; re-establishing it.", where, execution.Seconds(timeout)))

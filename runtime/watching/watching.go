@@ -109,6 +109,10 @@ type Watcher struct {
 	// OnWatching, if set, is called each time a watch request succeeds:
 	// the resource is being watched (again).
 	OnWatching func()
+	// OnListed, if set, is called once, after the objects of the first
+	// listing have all been delivered to Callback (also when there are
+	// none). It must return quickly.
+	OnListed func()
 	// Logger, if set, receives client-go's own log lines about this watch
 	// (the reflector's contextual logger); else they go to klog's global
 	// logger.
@@ -119,7 +123,7 @@ type Watcher struct {
 // reflector retries every failure with backoff).
 func (w *Watcher) Run(ctx context.Context) {
 	lw := &cache.ListWatch{ListWithContextFunc: w.list, WatchFuncWithContext: w.watch}
-	store := &keyStore{callback: w.Callback, versions: map[string]string{}}
+	store := &keyStore{callback: w.Callback, onListed: w.OnListed, versions: map[string]string{}}
 	r := cache.NewReflectorWithOptions(lw, &unstructured.Unstructured{}, store, cache.ReflectorOptions{Name: w.Name})
 	if w.Logger != nil {
 		h := &reflectorLog{Handler: w.Logger.Handler(), reported: w.OnError != nil}
@@ -188,6 +192,7 @@ func (w *Watcher) resourceClient() dynamic.ResourceInterface {
 // resourceVersions, and forwards every change to the callback.
 type keyStore struct {
 	callback Callback
+	onListed func() // called after the first listing's events; may be nil
 	mu       sync.Mutex
 	versions map[string]string
 	listed   bool // the first listing has been delivered
@@ -266,6 +271,9 @@ func (s *keyStore) Replace(list []any, _ string) error {
 	s.mu.Unlock()
 	for _, ev := range events {
 		s.callback(ev)
+	}
+	if initial && s.onListed != nil {
+		s.onListed()
 	}
 	return nil
 }

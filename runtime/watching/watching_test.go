@@ -51,6 +51,38 @@ func TestKeyStoreListings(t *testing.T) {
 	}
 }
 
+// OnListed is called once, after the first listing's events, also when
+// the listing is empty; relists do not call it again.
+func TestKeyStoreOnListed(t *testing.T) {
+	tests := []struct {
+		name  string
+		first []any
+	}{
+		{"empty", nil},
+		{"two objects", []any{object("ns", "a", "1"), object("ns", "b", "1")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var events []Event
+			listed, seenAtListed := 0, -1
+			s := &keyStore{callback: record(&events), versions: map[string]string{}}
+			s.onListed = func() { listed++; seenAtListed = len(events) }
+			if err := s.Replace(tt.first, "1"); err != nil {
+				t.Fatal(err)
+			}
+			if listed != 1 || seenAtListed != len(tt.first) {
+				t.Fatalf("after the first listing: called %d times, with %d of %d events delivered", listed, seenAtListed, len(tt.first))
+			}
+			if err := s.Replace([]any{object("ns", "c", "2")}, "2"); err != nil {
+				t.Fatal(err)
+			}
+			if listed != 1 {
+				t.Errorf("a relist called OnListed again (%d calls)", listed)
+			}
+		})
+	}
+}
+
 // Watch events are delivered in order, with managedFields stripped.
 func TestKeyStoreEvents(t *testing.T) {
 	var events []Event
