@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/kopf-go/kopf/internal/testutil"
 
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
 	"github.com/kopf-go/kopf/runtime/causes"
@@ -120,3 +123,56 @@ func waitFor(t *testing.T, out *syncBuffer, text string, timeout time.Duration) 
 }
 
 type syncBuffer = testutil.Buffer
+
+// Options set in code take effect under the command line, and its flags
+// take precedence: the logger and the configuration of the options are
+// used unless --kubeconfig names another, and their namespaces are the
+// default of -n/-A.
+func TestRunOptionsAndFlags(t *testing.T) {
+	deadServer := func() string {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		return "https://" + ln.Addr().String()
+	}
+	inCode, onFlag := deadServer(), deadServer()
+	kubeconfig := writeKubeconfig(t, onFlag, "some-token")
+	tests := []struct {
+		name       string
+		args       []string
+		opts       Options
+		server     string // the server named in the log
+		noNSWarned bool   // whether the whole-cluster warning must be absent
+	}{
+		{"options only", []string{"run", "--standalone"}, Options{AllNamespaces: true}, inCode, true},
+		{"--kubeconfig wins", []string{"run", "--standalone", "--kubeconfig", kubeconfig}, Options{Namespaces: []string{"ns1"}}, onFlag, true},
+		{"no namespaces anywhere", []string{"run", "--standalone"}, Options{}, inCode, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out syncBuffer
+			tt.opts.Logger = slog.New(slog.NewTextHandler(&out, nil))
+			tt.opts.Config = &rest.Config{Host: inCode, BearerToken: "t", TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
+			cmd := NewCommandWith(registerExample, io.Discard, tt.opts)
+			cmd.SetArgs(tt.args)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- cmd.ExecuteContext(ctx) }()
+			waitFor(t, &out, "The API server "+tt.server+" is unreachable", 20*time.Second)
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("the command failed: %v", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the command did not stop in 10 s")
+			}
+			if warned := strings.Contains(out.String(), "No namespaces are specified"); warned == tt.noNSWarned {
+				t.Errorf("the whole-cluster warning is logged: %v, want %v; the log:\n%s", warned, !tt.noNSWarned, out.String())
+			}
+		})
+	}
+}

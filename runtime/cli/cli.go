@@ -5,6 +5,10 @@
 // Credentials are found the way every Kubernetes tool finds them: the
 // --kubeconfig flag, $KUBECONFIG, ~/.kube/config, then the in-cluster
 // service account.
+//
+// A program sets in code what the command line cannot (the settings, a
+// readiness callback) with Options, through MainWith; Run runs the same
+// operator without a command line, for embedding it into another program.
 package cli
 
 import (
@@ -25,10 +29,77 @@ import (
 	"github.com/kopf-go/kopf/runtime/logging"
 	"github.com/kopf-go/kopf/runtime/operator"
 	"github.com/kopf-go/kopf/runtime/registry"
+	"github.com/kopf-go/kopf/runtime/settings"
 )
 
 // RegisterFunc fills a registry: the generated Register of an operator.
 type RegisterFunc func(*registry.Registry) error
+
+// Options are what a program sets in code for its operator: kopf.Main's
+// and kopf.Run's options end up here. The zero Options are the defaults.
+// Under the command line (MainWith), its flags take precedence where both
+// say something, as each field says.
+type Options struct {
+	// Settings are the operator's settings; nil: settings.Default().
+	Settings *settings.Settings
+	// Namespaces and AllNamespaces say what to serve (see
+	// operator.Options). Under the command line they are the defaults
+	// used when neither -n nor -A is given.
+	Namespaces    []string
+	AllNamespaces bool
+	// Standalone disables peering (--standalone, which also sets it).
+	Standalone bool
+	// Config is the cluster's client configuration. Nil: the credentials
+	// are found as the command line finds them (LoadConfig), and loaded
+	// again on a 401 Unauthorized. Set: cfg is used as it is, with no
+	// re-login. Under the command line, --kubeconfig takes precedence.
+	Config *rest.Config
+	// Logger receives the operator's logs. Nil: under the command line,
+	// the logger that --log-format, -v, -d and -q describe; under Run,
+	// slog.Default(). Under the command line, a set Logger makes those
+	// flags ineffective.
+	Logger *slog.Logger
+	// Ready, if set, is called once the operator is ready (see
+	// operator.Options.Ready).
+	Ready func()
+}
+
+// Run runs the operator with the handlers that register adds, without a
+// command line and without touching any process-wide state (signals,
+// klog), until ctx is done: cancelling ctx is the operator's stop (Kopf's
+// stop_flag), after which Run returns once its workers are done or have
+// been given up on (settings.Queueing.ExitTimeout). It returns nil on a
+// clean stop and an error only if the operator cannot start (the handlers
+// do not register, no credentials, a namespace pattern is invalid).
+func Run(ctx context.Context, register RegisterFunc, opts Options) error {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	reg := registry.New()
+	if register != nil {
+		if err := register(reg); err != nil {
+			return fmt.Errorf("registering the handlers: %w", err)
+		}
+	}
+	cfg, login := opts.Config, operator.LoginFunc(nil)
+	if cfg == nil {
+		var err error
+		if cfg, err = LoadConfig(""); err != nil {
+			return err
+		}
+		login = func(context.Context) (*rest.Config, error) { return LoadConfig("") }
+	}
+	return operator.Run(ctx, cfg, reg, operator.Options{
+		Namespaces:    opts.Namespaces,
+		AllNamespaces: opts.AllNamespaces,
+		Standalone:    opts.Standalone,
+		Settings:      opts.Settings,
+		Logger:        logger,
+		Login:         login,
+		Ready:         opts.Ready,
+	})
+}
 
 // Main runs the command line with os.Args and returns the exit code, for
 // os.Exit:
@@ -40,8 +111,12 @@ type RegisterFunc func(*registry.Registry) error
 //     while it stops: Main then returns at once, without waiting for
 //     anything, as Kubernetes' own binaries and controller-runtime do
 //     ("second signal: exit directly" with code 1).
-func Main(register RegisterFunc) int {
-	cmd := NewCommand(register, os.Stderr)
+func Main(register RegisterFunc) int { return MainWith(register, Options{}) }
+
+// MainWith is Main with options set in code; the command line's flags take
+// precedence where both say something (see Options).
+func MainWith(register RegisterFunc, opts Options) int {
+	cmd := NewCommandWith(register, os.Stderr, opts)
 	cmd.SetArgs(os.Args[1:])
 	if err := cmd.Execute(); err != nil {
 		return 1
@@ -56,13 +131,18 @@ var errForcedExit = errors.New("the operator is stopped by a repeated signal")
 // NewCommand returns the root command with its `run` subcommand. Logs go
 // to logOut.
 func NewCommand(register RegisterFunc, logOut io.Writer) *cobra.Command {
+	return NewCommandWith(register, logOut, Options{})
+}
+
+// NewCommandWith is NewCommand with options set in code (see Options).
+func NewCommandWith(register RegisterFunc, logOut io.Writer, opts Options) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "operator",
 		Short:         "A Kubernetes operator built with kopf-go.",
 		SilenceUsage:  true,
 		SilenceErrors: false,
 	}
-	root.AddCommand(newRunCommand(register, logOut))
+	root.AddCommand(newRunCommand(register, logOut, opts))
 	root.AddCommand(&cobra.Command{
 		Use:   "version",
 		Short: "Print the kopf-go runtime version.",
@@ -82,7 +162,7 @@ type runFlags struct {
 	kubeconfig    string
 }
 
-func newRunCommand(register RegisterFunc, logOut io.Writer) *cobra.Command {
+func newRunCommand(register RegisterFunc, logOut io.Writer, opts Options) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -103,17 +183,34 @@ func newRunCommand(register RegisterFunc, logOut io.Writer) *cobra.Command {
 			case f.quiet:
 				level = slog.LevelWarn
 			}
-			logger := logging.New(logOut, format, level)
+			logger := opts.Logger
+			if logger == nil {
+				logger = logging.New(logOut, format, level)
+			}
 			// klog is process-wide; this command is the process's only
 			// logger, so client-go's own lines come out in its format too.
 			logging.RouteKlog(logger)
 			reg := registry.New()
-			if err := register(reg); err != nil {
-				return fmt.Errorf("registering the handlers: %w", err)
+			if register != nil {
+				if err := register(reg); err != nil {
+					return fmt.Errorf("registering the handlers: %w", err)
+				}
 			}
-			cfg, err := LoadConfig(f.kubeconfig)
-			if err != nil {
-				return err
+			namespaces, all := f.namespaces, f.allNamespaces
+			if len(namespaces) == 0 && !all {
+				namespaces, all = opts.Namespaces, opts.AllNamespaces
+			}
+			cfg := opts.Config
+			// On a 401, the credentials are loaded again the same way: a
+			// kubeconfig's token may have been renewed since.
+			login := func(context.Context) (*rest.Config, error) { return LoadConfig(f.kubeconfig) }
+			if cfg == nil || f.kubeconfig != "" {
+				var err error
+				if cfg, err = LoadConfig(f.kubeconfig); err != nil {
+					return err
+				}
+			} else {
+				login = nil // the program's own configuration, as it is
 			}
 			sigs := make(chan os.Signal, 2)
 			signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
@@ -123,13 +220,13 @@ func newRunCommand(register RegisterFunc, logOut io.Writer) *cobra.Command {
 			done := make(chan error, 1)
 			go func() {
 				done <- operator.Run(ctx, cfg, reg, operator.Options{
-					Namespaces:    f.namespaces,
-					AllNamespaces: f.allNamespaces,
-					Standalone:    f.standalone,
+					Namespaces:    namespaces,
+					AllNamespaces: all,
+					Standalone:    f.standalone || opts.Standalone,
+					Settings:      opts.Settings,
 					Logger:        logger,
-					// On a 401, the credentials are loaded again the same
-					// way: a kubeconfig's token may have been renewed since.
-					Login: func(context.Context) (*rest.Config, error) { return LoadConfig(f.kubeconfig) },
+					Login:         login,
+					Ready:         opts.Ready,
 				})
 			}()
 			select {
