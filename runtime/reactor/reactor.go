@@ -301,7 +301,7 @@ func (e *invalidPatchError) Error() string {
 	if strings.Contains(e.err.Error(), "annotations: Too long") {
 		msg += " (the object's essence or the handlers' progress does not fit into annotations," +
 			" whose total size is limited to 256 KiB; keep the diff-base in the status instead:" +
-			" settings.Persistence.DiffBaseStorage = &progress.StatusDiffBaseStorage{})"
+			" kopf.WithSettings(func(s *kopf.Settings) { s.Persistence.DiffBaseStorage = &kopf.StatusDiffBaseStorage{} }))"
 	}
 	return msg
 }

@@ -1,9 +1,18 @@
 // Package settings holds the operator's tunables, grouped and defaulted the
-// way Kopf's OperatorSettings are, so that Kopf users find the same knobs
-// under the same names.
+// way Kopf's OperatorSettings are (kopf/_cogs/configs/configuration.py), so
+// that Kopf users find the same knobs under the same names: Kopf's
+// settings.queueing.worker_limit is Settings.Queueing.WorkerLimit here. Each
+// group and field names its Kopf equivalent, or says that Kopf has none.
 //
-// Settings are read by the reactor at run time; change them before the
-// operator starts (for example in main, or in a startup handler later).
+// Kopf's groups that kopf-go does not have (yet): process
+// (ultimate_exiting_timeout), peering, scanning, admission and background.
+// Kopf's fields that it does not have are listed with their group.
+//
+// Settings are read by the operator while it runs, so they are set before
+// it starts: through kopf.WithSettings (package kopf), or Options.Settings
+// of runtime/operator and runtime/cli; later, by startup handlers, which
+// will get the same *Settings. Changing them while the operator runs is a
+// data race. docs/settings.md is the reference of every field.
 package settings
 
 import (
@@ -13,44 +22,58 @@ import (
 	"github.com/kopf-go/kopf/runtime/progress"
 )
 
-// Settings are all the operator's settings.
+// Settings are all the operator's settings (Kopf's kopf.OperatorSettings).
+// Its zero value is not usable: start from Default.
 type Settings struct {
-	Persistence Persistence
-	Execution   Execution
-	Queueing    Queueing
-	Watching    Watching
-	Networking  Networking
-	Posting     Posting
+	Persistence Persistence // settings.persistence
+	Execution   Execution   // settings.execution
+	Queueing    Queueing    // settings.queueing (formerly settings.batching)
+	Watching    Watching    // settings.watching
+	Networking  Networking  // settings.networking
+	Posting     Posting     // settings.posting
 }
 
-// Persistence says where and how the operator keeps its state in objects.
+// Persistence says where and how the operator keeps its state in objects
+// (Kopf's settings.persistence).
 type Persistence struct {
 	// Finalizer is the finalizer the operator puts on objects whose deletion
-	// it must handle.
+	// it must handle (Kopf's finalizer). Default:
+	// "kopf.zalando.org/KopfFinalizerMarker".
 	Finalizer string
-	// ProgressStorage keeps per-handler progress between cycles.
+	// ProgressStorage keeps per-handler progress between cycles (Kopf's
+	// progress_storage). Default: progress.NewSmartProgressStorage(), as
+	// Kopf's SmartProgressStorage.
 	ProgressStorage progress.ProgressStorage
-	// DiffBaseStorage keeps the last handled essence of objects.
+	// DiffBaseStorage keeps the last handled essence of objects (Kopf's
+	// diffbase_storage). Default: progress.NewAnnotationsDiffBaseStorage(),
+	// the annotation kopf.zalando.org/last-handled-configuration.
 	DiffBaseStorage progress.DiffBaseStorage
 	// ConsistencyTimeout is how long a worker waits, after patching an
 	// object, to see its own patch come back through the watch stream
-	// before it processes an older-looking event anyway.
+	// before it processes an older-looking event anyway (Kopf's
+	// consistency_timeout). Default: 5 s.
 	ConsistencyTimeout time.Duration
 }
 
-// Execution governs handler invocation.
+// Execution governs handler invocation (Kopf's settings.execution). Kopf's
+// executor and max_workers have no equivalent: handlers are plain Go
+// functions called in the object's worker goroutine.
 type Execution struct {
 	// DefaultBackoff is the delay before retrying a handler that failed
-	// with an arbitrary error, unless the handler sets its own backoff.
+	// with an arbitrary error, unless the handler sets its own backoff
+	// (Kopf's default_backoff). Default: 60 s.
 	DefaultBackoff time.Duration
 }
 
-// Queueing governs the per-object workers.
+// Queueing governs the per-object workers (Kopf's settings.queueing,
+// formerly settings.batching; Kopf's deprecated batch_window has no
+// equivalent).
 type Queueing struct {
-	// IdleTimeout is how long a per-object worker lives with no events.
+	// IdleTimeout is how long a per-object worker lives with no events
+	// (Kopf's idle_timeout). Default: 5 s.
 	IdleTimeout time.Duration
 	// WorkerLimit is the most objects processed at once (Kopf's
-	// settings.batching.worker_limit); 0: unbounded, a worker goroutine per
+	// worker_limit, formerly settings.batching.worker_limit); 0: unbounded, a worker goroutine per
 	// object with pending events, as Kopf's default. An object over the
 	// limit waits for a worker in a first-come queue, with only its latest
 	// event; a worker sleeping (a retry's backoff, a delayed handler) does
@@ -66,11 +89,10 @@ type Queueing struct {
 	// (runtime/debug.FreeOSMemory: one garbage collection per busy → idle
 	// transition, nothing while idle). 0: never; the Go runtime's scavenger
 	// then returns it gradually, after its next collection. Kopf has no
-	// such setting (Python keeps what it has grown).
+	// such setting (Python keeps what it has grown). Default: 10 s.
 	ReleaseMemoryAfter time.Duration
 	// ExitTimeout is how long the workers get to finish the cycle they are
-	// in when the operator exits (Kopf's settings.queueing.exit_timeout,
-	// same default). What they store meanwhile is stored. Then their
+	// in when the operator exits (Kopf's exit_timeout; same default, 2 s). What they store meanwhile is stored. Then their
 	// context is cancelled, the objects still being processed are logged
 	// ("Unprocessed streams left for ..."), and after one more second those
 	// whose handlers ignore the cancellation are logged as hung ("Hung
@@ -95,23 +117,31 @@ type Queueing struct {
 	ErrorJitter float64
 }
 
-// Watching governs the watch streams. Reconnection backoff and server
-// timeouts are client-go's reflector's (randomised 5-10 min watches,
-// exponential backoff on errors).
+// Watching governs the watch streams (Kopf's settings.watching).
+// Reconnection backoff and server timeouts are client-go's reflector's
+// (randomised 5-10 min watches, exponential backoff on errors), so Kopf's
+// server_timeout, client_timeout, connect_timeout and reconnect_backoff
+// have no equivalent.
 type Watching struct {
-	// InactivityTimeout is how long a watch may stay silent before it is
-	// re-established (0: never).
+	// InactivityTimeout is how long a watch may stay silent, not even
+	// sending a bookmark, before it is re-established (Kopf's
+	// inactivity_timeout; 0: never). Default: 70 s.
 	InactivityTimeout time.Duration
 }
 
-// Networking governs the operator's own API requests.
+// Networking governs the operator's own API requests (Kopf's
+// settings.networking). Kopf's connect_timeout, enforce_retry_after (the
+// server's Retry-After is always a minimum, never the only delay) and
+// trust_env (client-go uses the proxy environment variables) have no
+// equivalent.
 type Networking struct {
-	// RequestTimeout bounds every patch the reactor sends (not watches).
+	// RequestTimeout bounds every patch the reactor sends, not the watches
+	// (Kopf's request_timeout). Default: 300 s.
 	RequestTimeout time.Duration
 	// MaxInFlight bounds the operator's concurrent API requests, watches
 	// excepted (0: unbounded). In a burst, requests queue briefly instead
 	// of opening a new connection each past the API server's HTTP/2 stream
-	// limit.
+	// limit. Kopf has no such setting. Default: 16.
 	MaxInFlight int
 	// ErrorBackoffs are the delays between the attempts of one request
 	// that failed for a reason worth retrying as it is (no connection, a
@@ -125,21 +155,33 @@ type Networking struct {
 	ErrorBackoffs []time.Duration
 }
 
-// Posting governs the Kubernetes Events the operator posts.
+// Posting governs the Kubernetes Events the operator posts (Kopf's
+// settings.posting).
 type Posting struct {
+	// Enabled: post events at all, kopf.Event's included (Kopf's enabled).
+	// Default: true.
 	Enabled bool
 	// Loggers: also post the log records about objects as events (reason
-	// "Logging", type by level). Kopf's default since 1.44: false.
+	// "Logging", type by level; Kopf's loggers). Default: false, as Kopf's
+	// since 1.44.
 	Loggers bool
 	// Level: the lowest level posted by Info, Warn, Exception and, with
-	// Loggers, by log records. Default: INFO.
-	Level              slog.Level
+	// Loggers, by log records; Event posts regardless (Kopf's level).
+	// Default: INFO.
+	Level slog.Level
+	// ReportingComponent is the events' reportingComponent and
+	// source.component (Kopf's reporting_component). Default: "kopf".
 	ReportingComponent string
-	ReportingInstance  string
-	EventNamePrefix    string
+	// ReportingInstance is the events' reportingInstance (Kopf's
+	// reporting_instance). Default: "dev".
+	ReportingInstance string
+	// EventNamePrefix is the events' metadata.generateName (Kopf's
+	// event_name_prefix). Default: "kopf-event-".
+	EventNamePrefix string
 }
 
-// Default returns Kopf's defaults.
+// Default returns new settings with Kopf's defaults (kopf-go's own where
+// Kopf has no such setting, or where a field says it differs).
 func Default() *Settings {
 	return &Settings{
 		Persistence: Persistence{
