@@ -38,7 +38,7 @@ func ExampleSubhandler() {
 
 // Handlers steer their retries with the errors they return.
 func ExampleNewTemporaryError() {
-	err := fmt.Errorf("connecting: %w", kopf.NewTemporaryError(10*time.Second, "the database is not ready yet"))
+	err := fmt.Errorf("connecting: %w", kopf.NewTemporaryError("the database is not ready yet", 10*time.Second))
 	var tmp *kopf.TemporaryError
 	if errors.As(err, &tmp) {
 		fmt.Println(tmp.Message, tmp.Delay)

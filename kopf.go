@@ -8,7 +8,6 @@ import (
 
 	"github.com/kopf-go/kopf/runtime/body"
 	"github.com/kopf-go/kopf/runtime/causes"
-	"github.com/kopf-go/kopf/runtime/cli"
 	"github.com/kopf-go/kopf/runtime/diffs"
 	"github.com/kopf-go/kopf/runtime/execution"
 	"github.com/kopf-go/kopf/runtime/filters"
@@ -90,12 +89,6 @@ const (
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry { return registry.New() }
 
-// Main runs an operator's command line (`run`, `version`) with the handlers
-// that register adds, and returns the process exit code:
-//
-//	func main() { os.Exit(kopf.Main(Register)) }
-func Main(register func(*Registry) error) int { return cli.Main(register) }
-
 // Errors that handlers return to steer their retries.
 type (
 	// TemporaryError asks for a retry after its Delay.
@@ -104,9 +97,13 @@ type (
 	PermanentError = execution.PermanentError
 )
 
-// NewTemporaryError returns a TemporaryError retried after delay.
-func NewTemporaryError(delay time.Duration, format string, args ...any) error {
-	return execution.NewTemporaryError(delay, format, args...)
+// NewTemporaryError returns a TemporaryError with the message, retried
+// after delay: Kopf's kopf.TemporaryError(message, delay=...), in the same
+// order. A zero delay is Kopf's default, 60 seconds. For a formatted
+// message, use fmt.Sprintf. A TemporaryError still counts when wrapped:
+// fmt.Errorf("connecting: %w", kopf.NewTemporaryError(...)).
+func NewTemporaryError(message string, delay time.Duration) error {
+	return execution.NewTemporaryError(message, delay)
 }
 
 // NewPermanentError returns a PermanentError.

@@ -17,27 +17,36 @@ import (
 type Poster = posting.Poster
 
 // Event posts an event of any type and reason about obj (kopf.event),
-// regardless of the posting level.
-func Event(ctx context.Context, obj Body, typ, reason, message string) {
-	posting.Event(ctx, obj, typ, reason, message)
+// regardless of the posting level. The message is optional, as Kopf's
+// message='' is: none is an empty message, several are joined by spaces.
+//
+//	kopf.Event(ctx, kw.Body, "SomeType", "SomeReason", "Some message")
+func Event(ctx context.Context, obj Body, typ, reason string, message ...string) {
+	posting.Event(ctx, obj, typ, reason, message...)
 }
 
 // Info posts a "Normal" event about obj (kopf.info), unless the posting
-// level is above INFO.
-func Info(ctx context.Context, obj Body, reason, message string) {
-	posting.Info(ctx, obj, reason, message)
+// level is above INFO. The message is optional, as for Event.
+//
+//	kopf.Info(ctx, kw.Body, "SomeReason", "Some info")
+//	kopf.Info(ctx, kw.Body, "Reconciled")
+func Info(ctx context.Context, obj Body, reason string, message ...string) {
+	posting.Info(ctx, obj, reason, message...)
 }
 
 // Warn posts a "Warning" event about obj (kopf.warn), unless the posting
-// level is above WARNING.
-func Warn(ctx context.Context, obj Body, reason, message string) {
-	posting.Warn(ctx, obj, reason, message)
+// level is above WARNING. The message is optional, as for Event.
+func Warn(ctx context.Context, obj Body, reason string, message ...string) {
+	posting.Warn(ctx, obj, reason, message...)
 }
 
-// Exception posts an "Error" event about obj with err's text as the message
-// (kopf.exception), unless the posting level is above ERROR. An empty
-// reason becomes the name of err's type. To prefix the message, as Kopf's
-// message argument does, wrap the error: fmt.Errorf("Some exception: %w", err).
-func Exception(ctx context.Context, obj Body, reason string, err error) {
-	posting.Exception(ctx, obj, reason, err)
+// Exception posts an "Error" event about obj (kopf.exception), unless the
+// posting level is above ERROR. Its message is the optional message, then
+// err's text, as Kopf's f'{message} {exc}'. An empty reason becomes the
+// name of err's type (Kopf: the exception's class name), "Error" if err is
+// nil. Go has no current exception to default to: pass the error.
+//
+//	kopf.Exception(ctx, kw.Body, "SomeException", err, "Some exception:")
+func Exception(ctx context.Context, obj Body, reason string, err error, message ...string) {
+	posting.Exception(ctx, obj, reason, err, message...)
 }

@@ -106,7 +106,7 @@ func TestPosting(t *testing.T) {
 	wide := strings.Repeat("ä", 600)          // 600 characters, 1200 bytes: too long for the API
 	posting.Info(hctx, obj, "SomeReason", "Some info")
 	posting.Warn(hctx, obj, "SomeWarning", "Some warning")
-	posting.Exception(hctx, obj, "SomeException", errors.New("Some exception: Exception text."))
+	posting.Exception(hctx, obj, "SomeException", errors.New("Exception text."), "Some exception:")
 	posting.Event(hctx, obj, "SomeType", "LongMessage", long)
 	posting.Event(hctx, obj, "Normal", "WideMessage", wide)
 	posting.Info(hctx, toBody(t, coreEvent, "v1", "Event"), "AboutAnEvent", "must be skipped")

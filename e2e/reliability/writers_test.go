@@ -34,7 +34,7 @@ func TestConcurrentWriter(t *testing.T) {
 	updateFn := rec.recording("update_fn", func(_ context.Context, kw *kwargs.Changing) (any, error) {
 		if kw.Retry == 0 {
 			// Progress annotations are written while the other client writes.
-			return nil, execution.NewTemporaryError(200*time.Millisecond, "Not yet.")
+			return nil, execution.NewTemporaryError("Not yet.", 200*time.Millisecond)
 		}
 		return map[string]any{"counter": kw.Spec["counter"]}, nil
 	})

@@ -30,7 +30,7 @@ func InstantFailureWithOnlyAMessage(ctx context.Context, kw InstantFailureWithOn
 //kopf:on.create kopfexamples
 func EventualSuccessWithAFewMessages(ctx context.Context, kw EventualSuccessWithAFewMessagesKwargs) error {
 	if kw.Retry < 3 { // 0, 1, 2, 3
-		return kopf.NewTemporaryError(time.Second, "Expected recoverable error.")
+		return kopf.NewTemporaryError("Expected recoverable error.", time.Second)
 	}
 	return nil
 }

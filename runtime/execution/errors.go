@@ -26,9 +26,11 @@ type PermanentError struct {
 
 func (e *PermanentError) Error() string { return e.Message }
 
-// NewTemporaryError returns a TemporaryError with a formatted message.
-func NewTemporaryError(delay time.Duration, format string, args ...any) error {
-	return &TemporaryError{Message: fmt.Sprintf(format, args...), Delay: delay}
+// NewTemporaryError returns a TemporaryError with the message, retried
+// after delay (Kopf's kopf.TemporaryError(message, delay=...), in that
+// order). A zero delay means DefaultTemporaryDelay, Kopf's default.
+func NewTemporaryError(message string, delay time.Duration) error {
+	return &TemporaryError{Message: message, Delay: delay}
 }
 
 // NewPermanentError returns a PermanentError with a formatted message.

@@ -29,7 +29,7 @@ func ExampleExecute() {
 		Reasons: []causes.Reason{causes.Create},
 		Retries: 2,
 		Fn: func(ctx context.Context, kw *kwargs.Changing) (any, error) {
-			return nil, execution.NewTemporaryError(10*time.Second, "Not ready yet (attempt %d).", kw.Retry+1)
+			return nil, execution.NewTemporaryError(fmt.Sprintf("Not ready yet (attempt %d).", kw.Retry+1), 10*time.Second)
 		},
 	}
 	started := time.Now()

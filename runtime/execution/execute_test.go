@@ -135,7 +135,7 @@ func TestExecute(t *testing.T) {
 		// TemporaryError.
 		{
 			name: "temporary error with a delay",
-			fn:   returning(nil, NewTemporaryError(5*time.Second, "Expected recoverable error.")),
+			fn:   returning(nil, NewTemporaryError("Expected recoverable error.", 5*time.Second)),
 			want: Outcome{Delay: 5 * time.Second, Message: "Expected recoverable error."}, wantCalls: 1,
 			wantLogs: []string{invoked, "ERROR Handler 'create_fn' failed temporarily: Expected recoverable error."},
 		},
@@ -147,14 +147,14 @@ func TestExecute(t *testing.T) {
 		},
 		{
 			name: "wrapped temporary error",
-			fn:   returning(nil, fmt.Errorf("waiting: %w", NewTemporaryError(time.Second, "not ready"))),
+			fn:   returning(nil, fmt.Errorf("waiting: %w", NewTemporaryError("not ready", time.Second))),
 			want: Outcome{Delay: time.Second, Message: "waiting: not ready"}, wantCalls: 1,
 			wantLogs: []string{invoked, "ERROR Handler 'create_fn' failed temporarily: waiting: not ready"},
 		},
 		{
 			name:    "temporary error within the limits",
 			handler: registry.ChangingHandler{Retries: 3, Timeout: time.Hour},
-			fn:      returning(nil, NewTemporaryError(time.Second, "later")),
+			fn:      returning(nil, NewTemporaryError("later", time.Second)),
 			retry:   1, runtime: 10 * time.Second,
 			want: Outcome{Delay: time.Second, Message: "later"}, wantCalls: 1,
 			wantLogs: []string{invoked, "ERROR Handler 'create_fn' failed temporarily: later"},
@@ -162,7 +162,7 @@ func TestExecute(t *testing.T) {
 		{
 			name:    "temporary error on the last retry",
 			handler: registry.ChangingHandler{Retries: 3},
-			fn:      returning(nil, NewTemporaryError(time.Second, "later")),
+			fn:      returning(nil, NewTemporaryError("later", time.Second)),
 			retry:   2,
 			want:    Outcome{Failure: true, Message: "later"}, wantCalls: 1,
 			wantLogs: []string{invoked, "ERROR Handler 'create_fn' failed temporarily but will exceed 3 retries: later"},
@@ -170,7 +170,7 @@ func TestExecute(t *testing.T) {
 		{
 			name:    "temporary error whose delay reaches the timeout",
 			handler: registry.ChangingHandler{Timeout: 10 * time.Second},
-			fn:      returning(nil, NewTemporaryError(6*time.Second, "later")),
+			fn:      returning(nil, NewTemporaryError("later", 6*time.Second)),
 			runtime: 5 * time.Second,
 			want:    Outcome{Failure: true, Message: "later"}, wantCalls: 1,
 			wantLogs: []string{invoked, "ERROR Handler 'create_fn' failed temporarily but will time out after 10 seconds: later"},
@@ -178,14 +178,14 @@ func TestExecute(t *testing.T) {
 		{
 			name:    "temporary error with a fractional timeout",
 			handler: registry.ChangingHandler{Timeout: 1500 * time.Millisecond},
-			fn:      returning(nil, NewTemporaryError(2*time.Second, "later")),
+			fn:      returning(nil, NewTemporaryError("later", 2*time.Second)),
 			want:    Outcome{Failure: true, Message: "later"}, wantCalls: 1,
 			wantLogs: []string{invoked, "ERROR Handler 'create_fn' failed temporarily but will time out after 1.5 seconds: later"},
 		},
 		{
 			name:    "temporary error reaching both limits: the timeout is reported (as in Kopf)",
 			handler: registry.ChangingHandler{Retries: 3, Timeout: 10 * time.Second},
-			fn:      returning(nil, NewTemporaryError(6*time.Second, "later")),
+			fn:      returning(nil, NewTemporaryError("later", 6*time.Second)),
 			retry:   2, runtime: 5 * time.Second,
 			want: Outcome{Failure: true, Message: "later"}, wantCalls: 1,
 			wantLogs: []string{invoked, "ERROR Handler 'create_fn' failed temporarily but will time out after 10 seconds: later"},
@@ -193,7 +193,7 @@ func TestExecute(t *testing.T) {
 		{
 			name:    "temporary error ignores the errors mode",
 			handler: registry.ChangingHandler{Errors: registry.ErrorsPermanent},
-			fn:      returning(nil, NewTemporaryError(time.Second, "later")),
+			fn:      returning(nil, NewTemporaryError("later", time.Second)),
 			want:    Outcome{Delay: time.Second, Message: "later"}, wantCalls: 1,
 			wantLogs: []string{invoked, "ERROR Handler 'create_fn' failed temporarily: later"},
 		},

@@ -188,20 +188,23 @@ func (p *Poster) Warn(obj body.Body, reason, message string) {
 	}
 }
 
-// Exception posts an "Error" event about obj with err's text as the
-// message, if posting is enabled and Options.Level is ERROR or lower. An
-// empty reason becomes the name of err's type without package and pointer
-// (e.g. "PathError"; Kopf uses the exception's class name), or "Error" if
-// err is nil; a nil err gives an empty message.
-func (p *Poster) Exception(obj body.Body, reason string, err error) {
+// Exception posts an "Error" event about obj, if posting is enabled and
+// Options.Level is ERROR or lower, as Kopf's kopf.exception(): the message
+// is message and err's text joined by a space, or whichever of them is
+// not empty. An empty reason becomes the name of err's type without
+// package and pointer (e.g. "PathError"; Kopf uses the exception's class
+// name), or "Error" if err is nil.
+func (p *Poster) Exception(obj body.Body, reason string, err error, message string) {
 	if !p.allows(slog.LevelError) {
 		return
 	}
 	if reason == "" {
 		reason = errorTypeName(err)
 	}
-	message := ""
-	if err != nil {
+	switch {
+	case err != nil && message != "":
+		message += " " + err.Error()
+	case err != nil:
 		message = err.Error()
 	}
 	p.PostRef(RefOf(obj), TypeError, reason, message)

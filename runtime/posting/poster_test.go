@@ -100,6 +100,13 @@ func TestPosterPostsInOrder(t *testing.T) {
 	Warn(ctx, obj, "R2", "warn")
 	Exception(ctx, obj, "R3", errors.New("Exception text."))
 	Exception(ctx, obj, "", &fs.PathError{Op: "open", Path: "/x", Err: fs.ErrNotExist})
+	// The message is optional, as Kopf's message='' is; Exception's goes
+	// before the error's text, as Kopf's f'{message} {exc}'.
+	Info(ctx, obj, "R4")
+	Warn(ctx, obj, "R5", "two", "parts")
+	Exception(ctx, obj, "R6", errors.New("Exception text."), "Some exception:")
+	Exception(ctx, obj, "R7", nil, "No error.")
+	Event(ctx, obj, "SomeType", "R8")
 	stop(t, p)
 	want := []summary{
 		{"SomeType", "SomeReason", "Some message"},
@@ -107,6 +114,11 @@ func TestPosterPostsInOrder(t *testing.T) {
 		{"Warning", "R2", "warn"},
 		{"Error", "R3", "Exception text."},
 		{"Error", "PathError", "open /x: file does not exist"},
+		{"Normal", "R4", ""},
+		{"Warning", "R5", "two parts"},
+		{"Error", "R6", "Some exception: Exception text."},
+		{"Error", "R7", "No error."},
+		{"SomeType", "R8", ""},
 	}
 	if got := summarize(sink.got()); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("posted %v, want %v", got, want)
@@ -140,7 +152,7 @@ func TestPosterLevelAndEnabled(t *testing.T) {
 			p.Event(obj, "T", "event", "")
 			p.Info(obj, "info", "")
 			p.Warn(obj, "warn", "")
-			p.Exception(obj, "exception", nil)
+			p.Exception(obj, "exception", nil, "")
 			stop(t, p)
 			var got []string
 			for _, ev := range sink.got() {

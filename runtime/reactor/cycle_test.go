@@ -316,7 +316,7 @@ func TestErrorsModes(t *testing.T) {
 		wantDone  string // the final "... is processed" counts
 	}{
 		{
-			name: "temporary error, retried after its delay", errs: []error{execution.NewTemporaryError(10*time.Second, "later")},
+			name: "temporary error, retried after its delay", errs: []error{execution.NewTemporaryError("later", 10*time.Second)},
 			wantCalls: 2, wantLog: "ERROR Handler 'fn' failed temporarily: later", wantDone: "1 succeeded; 0 failed.",
 		},
 		{
@@ -396,7 +396,7 @@ func TestDelayedHandlerTouches(t *testing.T) {
 			mustAdd(t, reg, handler("fn", func(context.Context, *kwargs.Changing) (any, error) {
 				calls++
 				if calls == 1 {
-					return nil, execution.NewTemporaryError(30*time.Second, "not yet")
+					return nil, execution.NewTemporaryError("not yet", 30*time.Second)
 				}
 				return nil, nil
 			}, causes.Create))

@@ -141,7 +141,7 @@ func slow(ctx context.Context, kw *kwargs.Changing) (any, error) {
 // retryOnce fails temporarily on the first attempt and succeeds after.
 func retryOnce(_ context.Context, kw *kwargs.Changing) (any, error) {
 	if kw.Retry == 0 {
-		return nil, execution.NewTemporaryError(time.Second, "the first attempt fails; retrying in 1 s")
+		return nil, execution.NewTemporaryError("the first attempt fails; retrying in 1 s", time.Second)
 	}
 	return nil, nil
 }

@@ -1,0 +1,176 @@
+package kopf
+
+import (
+	"context"
+	"io"
+	"log/slog"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/kopf-go/kopf/runtime/cli"
+	"github.com/kopf-go/kopf/runtime/logging"
+	"github.com/kopf-go/kopf/runtime/settings"
+)
+
+// Running an operator: from its command line (Main) or embedded into
+// another program (Run), with options set in code.
+
+// Option sets how an operator runs, for Main and Run: Kopf's keyword
+// arguments of kopf.run() and kopf.operator() (settings=, namespaces=,
+// clusterwide=, standalone=, ready_flag=), the Go way. Options apply in
+// order; for each, the last one given wins, except WithSettings, whose
+// functions all apply, in order.
+type Option func(*cli.Options)
+
+// WithSettings changes the operator's settings: fn gets Kopf's defaults
+// (as changed by any earlier WithSettings) and changes what it needs, as a
+// Kopf operator does to the settings object in its startup handler:
+//
+//	kopf.WithSettings(func(s *kopf.Settings) {
+//		s.Posting.Enabled = false
+//		s.Queueing.WorkerLimit = 16
+//	})
+//
+// The operator reads the settings while it runs: change them in fn only,
+// not afterwards. docs/settings.md lists every setting.
+func WithSettings(fn func(s *Settings)) Option {
+	return func(o *cli.Options) {
+		if o.Settings == nil {
+			o.Settings = settings.Default()
+		}
+		fn(o.Settings)
+	}
+}
+
+// WithNamespaces serves the namespaces that match the patterns: names,
+// globs ("dev-*"), negations ("!kube-*"), comma-separated lists (Kopf's
+// namespaces=). Under Main, they are the default when neither -n nor -A is
+// given.
+func WithNamespaces(patterns ...string) Option {
+	return func(o *cli.Options) {
+		o.Namespaces, o.AllNamespaces = append([]string(nil), patterns...), false
+	}
+}
+
+// WithAllNamespaces serves the whole cluster: every namespace and the
+// cluster-scoped resources (Kopf's clusterwide=True). Under Main, it is the
+// default when neither -n nor -A is given. Without it or WithNamespaces,
+// the operator serves the whole cluster too, with a warning, as Kopf does.
+func WithAllNamespaces() Option {
+	return func(o *cli.Options) { o.Namespaces, o.AllNamespaces = nil, true }
+}
+
+// WithStandalone runs the operator without peering (Kopf's
+// standalone=True; --standalone on the command line). Peering is not
+// implemented yet: without this option, the operator warns so and runs
+// standalone anyway.
+func WithStandalone() Option {
+	return func(o *cli.Options) { o.Standalone = true }
+}
+
+// WithConfig connects to the cluster with cfg, used as it is (Kopf's
+// embedded operators log in through their own login handlers). Without it,
+// the credentials are found as kubectl finds them ($KUBECONFIG,
+// ~/.kube/config, then the in-cluster service account) and loaded again
+// when the API server refuses them (401). Under Main, --kubeconfig takes
+// precedence.
+func WithConfig(cfg *rest.Config) Option {
+	return func(o *cli.Options) { o.Config = cfg }
+}
+
+// WithLogger sends the operator's logs to logger (NewLogger makes one in
+// Kopf's formats). Under Run, the default is slog.Default(). Under Main,
+// the logger replaces the one that --log-format, -v, -d and -q describe:
+// those flags then have no effect.
+func WithLogger(logger *slog.Logger) Option {
+	return func(o *cli.Options) { o.Logger = logger }
+}
+
+// WithReady calls fn once, when the operator is ready: every resource of
+// its handlers is resolved and watched, and the objects of each first
+// listing have been handed to the workers (not necessarily processed yet).
+// fn runs in a goroutine of its own; a panic in it is logged. It is never
+// called if the operator stops first, nor while a resource of a handler
+// cannot be found (its CRD is missing).
+//
+// This is Kopf's ready_flag, raised later: Kopf raises it once the startup
+// handlers are done, before the watching starts.
+func WithReady(fn func()) Option {
+	return func(o *cli.Options) { o.Ready = fn }
+}
+
+// Main runs an operator's command line (`run`, `version`) with the handlers
+// that register adds, and returns the process exit code:
+//
+//	func main() { os.Exit(kopf.Main(Register)) }
+//
+// With options, set in code what the command line does not say, e.g. the
+// settings:
+//
+//	func main() {
+//		os.Exit(kopf.Main(Register, kopf.WithSettings(func(s *kopf.Settings) {
+//			s.Posting.Enabled = false
+//		})))
+//	}
+//
+// The command line's flags take precedence over the options where both say
+// something (see each option). Main stops the operator on SIGINT or
+// SIGTERM and returns 0; it returns 1 if the operator cannot start, or if
+// a second signal cuts the stop short.
+func Main(register func(*Registry) error, opts ...Option) int {
+	return cli.MainWith(register, collect(opts))
+}
+
+// Run runs the operator with the handlers that register adds inside
+// another program, until ctx is done, as Kopf's kopf.operator() does; see
+// docs/embedding.md and the example.
+//
+// Cancelling ctx is the operator's stop (Kopf's stop_flag): the watches
+// end, the handlers in progress get settings.Queueing.ExitTimeout to
+// finish and are then cancelled, and Run returns. It returns nil on such a
+// stop, and an error only if the operator cannot start: the handlers do
+// not register, no credentials are found, a namespace pattern is invalid.
+// While the API server cannot be reached, Run keeps trying and logs why.
+//
+// Unlike Main, Run changes nothing process-wide: it handles no signals,
+// and client-go's own log lines that are not about the operator's watches
+// go wherever the program sends klog's (see RouteKlog). Several operators
+// may run in one process, each with its own registry and settings.
+func Run(ctx context.Context, register func(*Registry) error, opts ...Option) error {
+	return cli.Run(ctx, register, collect(opts))
+}
+
+func collect(opts []Option) cli.Options {
+	var o cli.Options
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	return o
+}
+
+// Logging in Kopf's formats, for WithLogger.
+
+// LogFormat is one of Kopf's log formats (--log-format).
+type LogFormat = logging.Format
+
+// The log formats: Kopf's "full" ([time] logger [LEVEL] message), "plain"
+// (the message only) and "json" (one object a line).
+const (
+	LogFull  = logging.Full
+	LogPlain = logging.Plain
+	LogJSON  = logging.JSON
+)
+
+// NewLogger returns a logger that writes to w in one of Kopf's formats,
+// from level up (slog.LevelDebug is Kopf's --verbose), as the command line
+// makes it. It is safe for concurrent use.
+func NewLogger(w io.Writer, format LogFormat, level slog.Level) *slog.Logger {
+	return logging.New(w, format, level)
+}
+
+// RouteKlog sends klog's output (client-go's own log lines) to logger, in
+// its format. klog is process-wide: Main does this; a program that embeds
+// an operator with Run decides for itself.
+func RouteKlog(logger *slog.Logger) { logging.RouteKlog(logger) }
