@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
 	"time"
 
 	"github.com/kopf-go/kopf"
@@ -44,4 +46,72 @@ func ExampleNewTemporaryError() {
 		fmt.Println(tmp.Message, tmp.Delay)
 	}
 	// Output: the database is not ready yet 10s
+}
+
+// register stands for an operator's generated Register function.
+func register(r *kopf.Registry) error {
+	return r.AddChanging(kopf.ChangingHandler{
+		ID:       "create_fn",
+		Selector: kopf.Selector{Group: "kopf.dev", Name: "kopfexamples"},
+		Reasons:  []kopf.Reason{kopf.ReasonCreate},
+		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
+			kopf.Info(ctx, kw.Body, "Created")
+			return map[string]any{"message": "hello world"}, nil
+		},
+	})
+}
+
+// An operator's main function sets in code what its command line does not
+// say: here, Kubernetes Events are not posted, and at most 16 objects are
+// processed at once. `operator run -A` then runs it as usual.
+func ExampleMain() {
+	os.Exit(kopf.Main(register, kopf.WithSettings(func(s *kopf.Settings) {
+		s.Posting.Enabled = false
+		s.Queueing.WorkerLimit = 16
+	})))
+}
+
+// An operator embedded into another program (Kopf's kopf.operator() in a
+// thread of its own, with its ready_flag and stop_flag): it runs in a
+// goroutine until its context is cancelled, and tells when it has listed
+// the objects it serves. See docs/embedding.md.
+func ExampleRun() {
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+
+	ready := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- kopf.Run(ctx, register,
+			kopf.WithNamespaces("default"),
+			kopf.WithStandalone(),
+			kopf.WithLogger(kopf.NewLogger(os.Stderr, kopf.LogPlain, slog.LevelInfo)),
+			kopf.WithSettings(func(s *kopf.Settings) {
+				s.Persistence.DiffBaseStorage = &kopf.StatusDiffBaseStorage{}
+			}),
+			kopf.WithReady(func() { close(ready) }),
+		)
+	}()
+
+	select {
+	case <-ready:
+		fmt.Println("The operator has listed its objects.")
+	case err := <-done:
+		fmt.Println("The operator cannot start:", err)
+		return
+	}
+
+	// ... the program's own work, while the operator serves ...
+
+	stop() // Kopf's stop_flag: the operator stops and Run returns.
+	if err := <-done; err != nil {
+		fmt.Println("The operator failed:", err)
+	}
+}
+
+// Settings start from Kopf's defaults.
+func ExampleDefaultSettings() {
+	s := kopf.DefaultSettings()
+	fmt.Println(s.Persistence.Finalizer, s.Execution.DefaultBackoff, s.Posting.Enabled)
+	// Output: kopf.zalando.org/KopfFinalizerMarker 1m0s true
 }

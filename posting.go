@@ -18,7 +18,7 @@ type Poster = posting.Poster
 
 // Event posts an event of any type and reason about obj (kopf.event),
 // regardless of the posting level. The message is optional, as Kopf's
-// message='' is: none is an empty message, several are joined by spaces.
+// empty default is: none is an empty message, several are joined by spaces.
 //
 //	kopf.Event(ctx, kw.Body, "SomeType", "SomeReason", "Some message")
 func Event(ctx context.Context, obj Body, typ, reason string, message ...string) {

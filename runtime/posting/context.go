@@ -28,7 +28,7 @@ func FromContext(ctx context.Context) *Poster {
 
 // Event posts an event of any type and reason about obj through the
 // context's Poster (kopf.event). The message is optional, as Kopf's
-// message='' is: none is an empty message, several are joined by spaces.
+// empty default is: none is an empty message, several are joined by spaces.
 // It returns at once: the event is sent in the background, and failures are
 // only logged. Without a Poster in ctx, or with posting disabled, it does
 // nothing.

@@ -73,11 +73,11 @@ type Queueing struct {
 	// (Kopf's idle_timeout). Default: 5 s.
 	IdleTimeout time.Duration
 	// WorkerLimit is the most objects processed at once (Kopf's
-	// worker_limit, formerly settings.batching.worker_limit); 0: unbounded, a worker goroutine per
-	// object with pending events, as Kopf's default. An object over the
-	// limit waits for a worker in a first-come queue, with only its latest
-	// event; a worker sleeping (a retry's backoff, a delayed handler) does
-	// not count towards it.
+	// worker_limit, formerly settings.batching.worker_limit); 0:
+	// unbounded, a worker goroutine per object with pending events, as
+	// Kopf's default. An object over the limit waits for a worker in a
+	// first-come queue, with only its latest event; a worker sleeping (a
+	// retry's backoff, a delayed handler) does not count towards it.
 	// kopf-go's default is 64, not unbounded: API requests are bounded by
 	// Networking.MaxInFlight anyway, so more workers only wait for them, each
 	// with a goroutine and its grown stack, whereas a queued object costs
@@ -92,8 +92,9 @@ type Queueing struct {
 	// such setting (Python keeps what it has grown). Default: 10 s.
 	ReleaseMemoryAfter time.Duration
 	// ExitTimeout is how long the workers get to finish the cycle they are
-	// in when the operator exits (Kopf's exit_timeout; same default, 2 s). What they store meanwhile is stored. Then their
-	// context is cancelled, the objects still being processed are logged
+	// in when the operator exits (Kopf's exit_timeout; same default, 2 s).
+	// What they store meanwhile is stored. Then their context is
+	// cancelled, the objects still being processed are logged
 	// ("Unprocessed streams left for ..."), and after one more second those
 	// whose handlers ignore the cancellation are logged as hung ("Hung
 	// tasks are not stopped: ...") and left behind: the operator exits

@@ -1,0 +1,55 @@
+package kopf_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/kopf-go/kopf"
+)
+
+// Run fails at once, without contacting the cluster, when the operator
+// cannot start.
+func TestRunCannotStart(t *testing.T) {
+	dead := kopf.WithConfig(&rest.Config{Host: "https://127.0.0.1:1"})
+	tests := []struct {
+		name     string
+		register func(*kopf.Registry) error
+		opts     []kopf.Option
+		want     string
+	}{
+		{"the handlers do not register", func(*kopf.Registry) error { return errors.New("bad marker") },
+			[]kopf.Option{dead}, "registering the handlers: bad marker"},
+		{"a bad namespace pattern", func(*kopf.Registry) error { return nil },
+			[]kopf.Option{dead, kopf.WithNamespaces("[")}, `bad namespace pattern "["`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := kopf.Run(context.Background(), tt.register, tt.opts...)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Run() = %v, want an error with %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// Settings changes apply in order, on Kopf's defaults, and the defaults
+// are new settings every time.
+func TestWithSettingsOrder(t *testing.T) {
+	var got *kopf.Settings
+	opts := []kopf.Option{
+		kopf.WithSettings(func(s *kopf.Settings) { s.Queueing.WorkerLimit = 1 }),
+		kopf.WithSettings(func(s *kopf.Settings) { s.Queueing.WorkerLimit *= 7; got = s }),
+	}
+	// Run fails on the namespace pattern after the options are collected.
+	_ = kopf.Run(context.Background(), nil, append(opts, kopf.WithConfig(&rest.Config{Host: "https://127.0.0.1:1"}), kopf.WithNamespaces("["))...)
+	if got == nil || got.Queueing.WorkerLimit != 7 || !got.Posting.Enabled {
+		t.Errorf("the settings are %+v; want WorkerLimit 7 on Kopf's defaults", got)
+	}
+	if kopf.DefaultSettings().Queueing.WorkerLimit != 64 {
+		t.Errorf("the defaults were changed")
+	}
+}

@@ -1,0 +1,44 @@
+package kopf_test
+
+import (
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/kopf-go/kopf"
+)
+
+// docs/settings.md documents every setting: each exported field of each
+// group of kopf.Settings appears there as `Group.Field`, so the page stays
+// complete when a setting is added.
+func TestSettingsAreDocumented(t *testing.T) {
+	data, err := os.ReadFile("docs/settings.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	groups := reflect.TypeFor[kopf.Settings]()
+	for i := range groups.NumField() {
+		group := groups.Field(i)
+		if !group.IsExported() {
+			continue
+		}
+		if group.Type.Kind() != reflect.Struct {
+			t.Errorf("kopf.Settings.%s is not a group of settings", group.Name)
+			continue
+		}
+		if !strings.Contains(doc, "## "+group.Name+" ") {
+			t.Errorf("docs/settings.md has no section for the group %s", group.Name)
+		}
+		for j := range group.Type.NumField() {
+			field := group.Type.Field(j)
+			if !field.IsExported() {
+				continue
+			}
+			if name := "`" + group.Name + "." + field.Name + "`"; !strings.Contains(doc, name) {
+				t.Errorf("docs/settings.md does not document %s", name)
+			}
+		}
+	}
+}
