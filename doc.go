@@ -46,6 +46,50 @@ after its delay, a *PermanentError to give up at once; any other error is
 retried with the handler's backoff, and a panic is that handler's error,
 never a crashed operator.
 
+# The handler's context
+
+A handler's ctx is the operator's: it is cancelled only when the operator
+stops, ExitTimeout (settings.Queueing.ExitTimeout, 2 s) after the stop
+begins, so that a handler in progress can finish and have its outcome
+stored. It has no deadline: a handler's timeout= does not bound one call,
+it is Kopf's total time across the handler's attempts, checked before each
+retry (a call still running when it passes is not interrupted). A handler
+that waits on something slow bounds that wait itself, with
+context.WithTimeout. The context also carries what the operator gives
+handlers: the event poster (Info, Warn, Exception, Event), the client
+configuration (RESTConfig) and, in a changing handler, the registration of
+sub-handlers (Subhandler).
+
+# Absent labels and annotations in filter callbacks
+
+Kopf gives a labels= or annotations= callback None for a missing key. The
+runtime's matchers tell the two apart (Callback's fn gets the value and
+whether it is present; Present and Absent match on presence alone), but a
+callback named in a marker, func(value string) bool, gets "" for a missing
+key, as for an empty value. Where the difference matters, test the key in
+a when= callback (_, ok := kw.Labels["key"]) or match it with
+labels={key: PRESENT} or {key: ABSENT} in the marker.
+
+# Running: Main, Run and their options
+
+Main runs an operator's command line (`run -A`, `run -n NS`, `version`);
+Run runs the same operator embedded in another program, until its context
+is cancelled (docs/embedding.md). Both take Options, functions that set
+one thing each: WithSettings, WithNamespaces, WithAllNamespaces,
+WithStandalone, WithConfig, WithLogger, WithReady.
+
+Functional options rather than an options struct, for three reasons.
+Settings' zero value is not Kopf's defaults (events are posted, 64
+workers, Kopf's finalizer), so a struct literal would silently zero what it
+does not name, whereas WithSettings changes Kopf's defaults field by field,
+as a Kopf operator changes its settings object. Main keeps its short form,
+kopf.Main(Register), that every operator has. And options can be added
+(startup handlers, webhooks, peering are to come) without breaking a
+caller, the way Kopf adds keyword arguments to kopf.run().
+
+Settings are Kopf's OperatorSettings with Kopf's groups, names and
+defaults (Settings; docs/settings.md lists every one).
+
 This package only re-exports the everyday API of the runtime packages; use
 those directly for anything more specific.
 */
