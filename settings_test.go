@@ -42,3 +42,24 @@ func TestSettingsAreDocumented(t *testing.T) {
 		}
 	}
 }
+
+// docs/embedding.md shows ExampleRun exactly as example_test.go compiles
+// it.
+func TestEmbeddingDocShowsExampleRun(t *testing.T) {
+	src, err := os.ReadFile("example_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile("docs/embedding.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := strings.Index(string(src), "func ExampleRun() {")
+	end := strings.Index(string(src[start:]), "\n}\n")
+	if start < 0 || end < 0 {
+		t.Fatal("no ExampleRun in example_test.go")
+	}
+	if example := string(src[start : start+end+3]); !strings.Contains(string(doc), example) {
+		t.Errorf("docs/embedding.md does not show ExampleRun as it is:\n%s", example)
+	}
+}
