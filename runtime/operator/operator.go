@@ -109,7 +109,7 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 		logger.Warn("Peering is not supported yet; running in the standalone mode.")
 	}
 	if len(opts.Namespaces) == 0 && !opts.AllNamespaces {
-		logger.Warn("No namespaces are specified with -n or -A: serving the whole cluster. Use -A/--all-namespaces explicitly.")
+		logger.Warn("No namespaces are specified with -n or -A (kopf.WithNamespaces or kopf.WithAllNamespaces in code): serving the whole cluster. Use -A/--all-namespaces explicitly.")
 	}
 	sc, err := scope.Parse(opts.Namespaces)
 	if err != nil {
