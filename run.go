@@ -91,7 +91,7 @@ func WithLogger(logger *slog.Logger) Option {
 // listing have been handed to the workers (not necessarily processed yet).
 // fn runs in a goroutine of its own; a panic in it is logged. It is never
 // called if the operator stops first, nor while a resource of a handler
-// cannot be found (its CRD is missing).
+// cannot be found (its CRD is missing) or listed (RBAC forbids it).
 //
 // This is Kopf's ready_flag, raised later: Kopf raises it once the startup
 // handlers are done, before the watching starts.

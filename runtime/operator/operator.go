@@ -69,7 +69,7 @@ type Options struct {
 	// necessarily processed yet). It is called in a goroutine of its own; a
 	// panic in it is logged. It is never called if the operator stops
 	// first, nor while a resource cannot be resolved (e.g. its CRD is
-	// missing). This is later than Kopf's ready_flag, which is raised once
+	// missing) or a watch cannot list (e.g. RBAC forbids it). This is later than Kopf's ready_flag, which is raised once
 	// the startup activities are done, before the watching starts.
 	Ready func()
 
