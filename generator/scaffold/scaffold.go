@@ -50,7 +50,7 @@ import (
 
 	"github.com/kopf-go/kopf/generator"
 	"github.com/kopf-go/kopf/generator/manifests"
-	"github.com/kopf-go/kopf/templates"
+	"github.com/kopf-go/kopf/generator/templates"
 )
 
 // GoVersion is the go directive of scaffolded modules: kopf-go's own.
