@@ -126,6 +126,9 @@ func TestRender(t *testing.T) {
 		len(mf.Require) != 1 || mf.Require[0].Mod.Version != "v0.0.0" || len(mf.Replace) != 1 || mf.Replace[0].New.Path != o.KopfReplace {
 		t.Errorf("go.mod:\n%s", files["go.mod"])
 	}
+	if bytes.Contains(files["Makefile"], []byte("KOPF_GEN_VERSION")) {
+		t.Errorf("the Makefile pins a kopf-gen version though it builds kopf-gen from the checkout:\n%s", files["Makefile"])
+	}
 	for name, wants := range map[string][]string{
 		"main.go":               {"//go:generate kopf-gen --manifests=config --deepcopy\n", "os.Exit(kopf.Main(Register))"},
 		"handlers.go":           {"//kopf:on.create example.com/v1alpha1/widgets\n", "//kopf:on.update example.com/v1alpha1/widgets\n", "//kopf:on.delete example.com/v1alpha1/widgets\n"},
