@@ -53,9 +53,12 @@ module, and any other existing file is a conflict, listed and left alone while
 the other files are still written; the exit status is then 1.
 
 The plural defaults to the kind's English plural in lower case, as kubebuilder
-makes it (Widget: widgets). go.mod requires the kopf-go this kopf-gen was built
-from; --kopf-version sets another, and --kopf-replace PATH adds a replace
-directive to a checkout of kopf-go (for developing kopf-go itself).`,
+makes it (Widget: widgets). go.mod requires the kopf-go runtime this kopf-gen
+was built with, and nothing of kopf-gen: the Makefile installs kopf-gen at its
+KOPF_GEN_VERSION into bin/ (this kopf-gen's version) with go install.
+--kopf-version sets another version of both, and --kopf-replace PATH adds a
+replace directive to a checkout of kopf-go, from which the Makefile then builds
+kopf-gen (for developing kopf-go itself).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return fmt.Errorf("init takes one directory, got %d arguments: kopf-gen init DIR --module M --group G --version V --kind K", len(args))

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -50,7 +51,8 @@ func snapshot(t *testing.T, dir string) map[string]string {
 
 // TestInit scaffolds an operator repository against this checkout and
 // takes it through what its user and its CI do: tidy, build, vet, test,
-// go generate with the kopf-gen of its go.mod, verify, make; then re-runs
+// go generate with the kopf-gen its Makefile builds, verify, make; checks
+// that its module graph holds none of kopf-gen's dependencies; then re-runs
 // init without and with --force.
 func TestInit(t *testing.T) {
 	if testing.Short() {
@@ -85,11 +87,20 @@ func TestInit(t *testing.T) {
 	goIn(t, dir, nil, "go", "vet", "./...")
 	goIn(t, dir, nil, "go", "test", "./...")
 
-	// go generate with the kopf-gen that go.mod's tool directive names
-	// changes nothing, and verify passes.
+	// It requires the runtime only: kopf-gen is a binary in bin/, not a
+	// tool of its module.
+	assertLean(t, dir)
+
+	// go generate with the kopf-gen that the Makefile builds (from this
+	// checkout, as go.mod replaces kopf-go with it) changes nothing, and
+	// verify passes.
 	before := snapshot(t, dir)
 	bin := filepath.Join(dir, "bin")
-	goIn(t, dir, nil, "go", "build", "-o", filepath.Join(bin, "kopf-gen"), "github.com/kopf-go/kopf/cmd/kopf-gen")
+	if _, err := exec.LookPath("make"); err == nil {
+		goIn(t, dir, nil, "make", "kopf-gen")
+	} else {
+		goIn(t, ".", nil, "go", "build", "-o", filepath.Join(bin, "kopf-gen"), ".")
+	}
 	goIn(t, dir, []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}, "go", "generate", "./...")
 	if after := snapshot(t, dir); !reflect.DeepEqual(before, after) {
 		t.Errorf("go generate changed the scaffold")
@@ -133,6 +144,47 @@ func TestInit(t *testing.T) {
 	}
 	if after := snapshot(t, dir); !reflect.DeepEqual(before, after) {
 		t.Errorf("init --force did not restore the repository")
+	}
+}
+
+// kopfGenOnly are modules that kopf-gen needs and an operator must not:
+// none may be in a scaffolded operator's module graph (go list -m all).
+var kopfGenOnly = []string{
+	"github.com/kopf-go/kopf/cmd/kopf-gen",
+	"github.com/kopf-go/kopf/generator",
+	"sigs.k8s.io/controller-tools",
+	"github.com/dave/jennifer",
+	"k8s.io/code-generator",
+	"k8s.io/apiextensions-apiserver",
+	"github.com/gobuffalo/flect",
+}
+
+// kopfGenPackages are import path prefixes of kopf-gen's dependencies of
+// which a scaffolded operator must build no package (go list -deps -test).
+// golang.org/x/tools is among them but not among kopfGenOnly: it is in
+// every client-go user's module graph, as golang.org/x/text's go.mod
+// requires it, though no package of it is built.
+var kopfGenPackages = []string{"golang.org/x/tools/", "golang.org/x/mod/"}
+
+// assertLean fails the test if the operator module in dir has kopf-gen's
+// dependencies in its module graph or builds one of their packages.
+func assertLean(t *testing.T, dir string) {
+	t.Helper()
+	mods := strings.Fields(goIn(t, dir, nil, "go", "list", "-m", "-f", "{{.Path}}", "all"))
+	if !slices.Contains(mods, "github.com/kopf-go/kopf") || !slices.Contains(mods, "k8s.io/client-go") {
+		t.Fatalf("go list -m all lacks the runtime:\n%s", strings.Join(mods, "\n"))
+	}
+	for _, mod := range kopfGenOnly {
+		if slices.Contains(mods, mod) {
+			t.Errorf("the operator's go list -m all lists %s, a dependency of kopf-gen", mod)
+		}
+	}
+	for _, pkg := range strings.Fields(goIn(t, dir, nil, "go", "list", "-deps", "-test", "./...")) {
+		for _, prefix := range kopfGenPackages {
+			if strings.HasPrefix(pkg, prefix) {
+				t.Errorf("the operator builds %s, a package of kopf-gen's dependencies", pkg)
+			}
+		}
 	}
 }
 

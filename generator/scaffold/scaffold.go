@@ -13,9 +13,19 @@
 //	.Kind         the kind and Go type, e.g. Widget
 //	.Plural       the plural, e.g. widgets
 //	.Namespace    the namespace of the Deployment and service account
-//	.GoVersion    the go directive of go.mod, e.g. 1.26.0; .GoMinor 1.26
+//	.GoVersion    the go directive of go.mod, e.g. 1.25.0; .GoMinor 1.25
 //	.KopfVersion  the version of github.com/kopf-go/kopf to require, or ""
 //	.KopfReplace  the directory to replace github.com/kopf-go/kopf with, or ""
+//	.KopfGenVersion
+//	              the version of kopf-gen that the Makefile installs
+//	              (KOPF_GEN_VERSION): see KopfGenVersion
+//
+// The operator's go.mod requires the runtime module only: the Makefile
+// installs a pinned kopf-gen into bin/ with go install, as kubebuilder's
+// installs controller-gen, so that none of kopf-gen's dependencies
+// (x/tools, jennifer, controller-tools) enters the operator's module graph.
+// With KopfReplace, the Makefile builds kopf-gen from that checkout
+// instead.
 //
 // # Existing files
 //
@@ -50,14 +60,19 @@ import (
 
 	"github.com/kopf-go/kopf/generator"
 	"github.com/kopf-go/kopf/generator/manifests"
-	"github.com/kopf-go/kopf/templates"
+	"github.com/kopf-go/kopf/generator/templates"
 )
 
-// GoVersion is the go directive of scaffolded modules: kopf-go's own.
-const GoVersion = "1.26.0"
+// GoVersion is the go directive of scaffolded modules: the runtime
+// module's (client-go's), so that an operator needs no newer Go.
+const GoVersion = "1.25.0"
 
-// KopfModule is the module path of kopf-go.
-const KopfModule = "github.com/kopf-go/kopf"
+// KopfModule is the module path of kopf-go's runtime; KopfGenModule that
+// of kopf-gen, a module of its own.
+const (
+	KopfModule    = "github.com/kopf-go/kopf"
+	KopfGenModule = KopfModule + "/cmd/kopf-gen"
+)
 
 // ManifestsDir is where the scaffold keeps its manifests; its main.go
 // generates with GenerateOptions' settings:
@@ -139,15 +154,35 @@ var (
 // Policy: policies).
 func DefaultPlural(kind string) string { return strings.ToLower(flect.Pluralize(kind)) }
 
-// DefaultKopfVersion is the version of kopf-go that this kopf-gen was
-// built from, when it was built from a published version, or "".
-func DefaultKopfVersion() string {
+// DefaultKopfVersion is the version of kopf-go's runtime that this
+// kopf-gen was built with, when it was built from a published version, or
+// "".
+func DefaultKopfVersion() string { return builtVersion(KopfModule) }
+
+// KopfGenVersion is the version of kopf-gen that a scaffolded Makefile
+// installs: this kopf-gen's own when it was built from a published
+// version (go install github.com/kopf-go/kopf/cmd/kopf-gen@v0.2.0), else
+// kopfVersion (the runtime's, as the modules are tagged together), else
+// "latest".
+func KopfGenVersion(kopfVersion string) string {
+	if v := builtVersion(KopfGenModule); v != "" {
+		return v
+	}
+	if kopfVersion != "" && kopfVersion != "v0.0.0" {
+		return kopfVersion
+	}
+	return "latest"
+}
+
+// builtVersion is the version of the module at path that this binary was
+// built with, if it is a published one, or "".
+func builtVersion(path string) string {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return ""
 	}
 	for _, m := range append([]*debug.Module{&info.Main}, info.Deps...) {
-		if m.Path == KopfModule && semver.IsValid(m.Version) {
+		if m.Path == path && m.Replace == nil && semver.IsValid(m.Version) {
 			return m.Version
 		}
 	}
@@ -238,7 +273,7 @@ func unwrapModuleErr(err error) error {
 // data is what the templates see.
 type data struct {
 	Module, Name, Group, Version, APIPackage, Kind, Plural, Namespace string
-	GoVersion, GoMinor, KopfVersion, KopfReplace                      string
+	GoVersion, GoMinor, KopfVersion, KopfReplace, KopfGenVersion      string
 }
 
 // Render returns the files of the scaffold by path relative to Dir, with
@@ -249,6 +284,7 @@ func Render(o Options) (map[string][]byte, error) {
 		APIPackage: o.Version, Kind: o.Kind, Plural: o.Plural, Namespace: o.Namespace,
 		GoVersion: GoVersion, GoMinor: goMinor(GoVersion),
 		KopfVersion: o.KopfVersion, KopfReplace: filepath.ToSlash(o.KopfReplace),
+		KopfGenVersion: KopfGenVersion(o.KopfVersion),
 	}
 	out := map[string][]byte{}
 	err := fs.WalkDir(templates.FS, templates.Root, func(p string, e fs.DirEntry, err error) error {

@@ -83,7 +83,8 @@ func TestDefaults(t *testing.T) {
 }
 
 // TestRender checks the rendered repository: the expected files, gofmt-clean
-// Go, a go.mod with the tool directive and the replace, the markers.
+// Go, a go.mod with the replace and no tool directive, a Makefile that
+// builds kopf-gen from the checkout, the markers.
 func TestRender(t *testing.T) {
 	o := valid(t.TempDir())
 	o.KopfReplace = "../.."
@@ -121,17 +122,21 @@ func TestRender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if mf.Module.Mod.Path != o.Module || mf.Go.Version != GoVersion || len(mf.Tool) != 1 || mf.Tool[0].Path != "github.com/kopf-go/kopf/cmd/kopf-gen" ||
+	if mf.Module.Mod.Path != o.Module || mf.Go.Version != GoVersion || len(mf.Tool) != 0 ||
 		len(mf.Require) != 1 || mf.Require[0].Mod.Version != "v0.0.0" || len(mf.Replace) != 1 || mf.Replace[0].New.Path != o.KopfReplace {
 		t.Errorf("go.mod:\n%s", files["go.mod"])
 	}
+	if bytes.Contains(files["Makefile"], []byte("KOPF_GEN_VERSION")) {
+		t.Errorf("the Makefile pins a kopf-gen version though it builds kopf-gen from the checkout:\n%s", files["Makefile"])
+	}
 	for name, wants := range map[string][]string{
-		"main.go":                       {"//go:generate kopf-gen --manifests=config --deepcopy\n", "os.Exit(kopf.Main(Register))"},
-		"handlers.go":                   {"//kopf:on.create example.com/v1alpha1/widgets\n", "//kopf:on.update example.com/v1alpha1/widgets\n", "//kopf:on.delete example.com/v1alpha1/widgets\n"},
-		"api/v1alpha1/types.go":         {"//kopf:resource example.com/v1alpha1/widgets\ntype Widget struct", "// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object\n"},
-		"api/v1alpha1/doc.go":           {"// +k8s:deepcopy-gen=package\n", "package v1alpha1\n"},
-		"Dockerfile":                    {"FROM golang:1.26 AS build", "CGO_ENABLED=0", "USER 65532:65532"},
-		"Makefile":                      {"KOPF_GEN_FLAGS := --manifests=config --deepcopy\n", "\t$(KOPF_GEN) verify $(KOPF_GEN_FLAGS)\n", "generate:", "build:", "test:", "run:"},
+		"main.go":               {"//go:generate kopf-gen --manifests=config --deepcopy\n", "os.Exit(kopf.Main(Register))"},
+		"handlers.go":           {"//kopf:on.create example.com/v1alpha1/widgets\n", "//kopf:on.update example.com/v1alpha1/widgets\n", "//kopf:on.delete example.com/v1alpha1/widgets\n"},
+		"api/v1alpha1/types.go": {"//kopf:resource example.com/v1alpha1/widgets\ntype Widget struct", "// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object\n"},
+		"api/v1alpha1/doc.go":   {"// +k8s:deepcopy-gen=package\n", "package v1alpha1\n"},
+		"Dockerfile":            {"FROM golang:1.25 AS build", "CGO_ENABLED=0", "USER 65532:65532"},
+		"Makefile": {"KOPF_GEN_FLAGS := --manifests=config --deepcopy\n", "\t$(KOPF_GEN) verify $(KOPF_GEN_FLAGS)\n", "generate:", "build:", "test:", "run:",
+			"kopf-gen:\n\tcd " + o.KopfReplace + "/cmd/kopf-gen && $(GO) build -o $(KOPF_GEN) .\n"},
 		".github/workflows/ci.yml":      {"run: make verify", "run: make test"},
 		"config/rbac/role_binding.yaml": {"  name: widget-operator\n", "    namespace: default\n"},
 	} {
@@ -139,6 +144,50 @@ func TestRender(t *testing.T) {
 			if !strings.Contains(string(files[name]), w) {
 				t.Errorf("%s lacks %q", name, w)
 			}
+		}
+	}
+}
+
+// TestRenderPinned checks the files that pin kopf-go's version when no
+// checkout replaces it: go.mod requires the runtime at that version and
+// nothing of kopf-gen, and the Makefile installs kopf-gen at the same
+// version with go install, as kubebuilder's installs controller-gen.
+func TestRenderPinned(t *testing.T) {
+	for _, tc := range []struct {
+		kopfVersion, require, install string
+	}{
+		{kopfVersion: "v0.3.1", require: "require github.com/kopf-go/kopf v0.3.1\n", install: "KOPF_GEN_VERSION ?= v0.3.1\n"},
+		{kopfVersion: "", require: "", install: "KOPF_GEN_VERSION ?= latest\n"},
+	} {
+		o := valid(t.TempDir())
+		o.KopfVersion = tc.kopfVersion
+		if err := o.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		files, err := Render(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mf, err := modfile.Parse("go.mod", files["go.mod"], nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(mf.Tool) != 0 || len(mf.Replace) != 0 || (tc.require == "") != (len(mf.Require) == 0) ||
+			!strings.Contains(string(files["go.mod"]), tc.require) || strings.Contains(string(files["go.mod"]), "kopf-gen v") {
+			t.Errorf("%q: go.mod:\n%s", tc.kopfVersion, files["go.mod"])
+		}
+		makefile := string(files["Makefile"])
+		for _, want := range []string{
+			tc.install,
+			"kopf-gen: $(KOPF_GEN)-$(KOPF_GEN_VERSION)\n\tln -sf $(notdir $<) $(KOPF_GEN)\n",
+			"\tGOBIN=$(BIN) $(GO) install github.com/kopf-go/kopf/cmd/kopf-gen@$(KOPF_GEN_VERSION)\n",
+		} {
+			if !strings.Contains(makefile, want) {
+				t.Errorf("%q: the Makefile lacks %q:\n%s", tc.kopfVersion, want, makefile)
+			}
+		}
+		if strings.Contains(makefile, "$(GO) build -o $(KOPF_GEN)") {
+			t.Errorf("%q: the Makefile builds kopf-gen from a checkout:\n%s", tc.kopfVersion, makefile)
 		}
 	}
 }

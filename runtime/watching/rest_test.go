@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 )
 
 const examplesPath = "/apis/kopf.dev/v1/namespaces/ns/kopfexamples"
@@ -95,8 +96,8 @@ func TestRequestsMatchDynamicClient(t *testing.T) {
 		{},
 		{Limit: 500, ResourceVersion: "0", ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan},
 		{Limit: 500, Continue: "eyJ2IjoibWV0YS5rOHMuaW8vdjEifQ==", LabelSelector: "a=b,c!=d", FieldSelector: "metadata.name=x"},
-		{AllowWatchBookmarks: true, SendInitialEvents: new(true), ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, TimeoutSeconds: new(int64(377))},
-		{ResourceVersion: "12345", AllowWatchBookmarks: true, TimeoutSeconds: new(int64(300))},
+		{AllowWatchBookmarks: true, SendInitialEvents: ptr.To(true), ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, TimeoutSeconds: ptr.To[int64](377)},
+		{ResourceVersion: "12345", AllowWatchBookmarks: true, TimeoutSeconds: ptr.To[int64](300)},
 	}
 	for _, opts := range tests {
 		for _, watching := range []bool{false, true} {
