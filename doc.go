@@ -10,7 +10,7 @@ An operator author writes a handler and marks it:
 	//kopf:on.create kopfexamples
 	func CreateFn(ctx context.Context, kw CreateFnKwargs) (any, error) {
 		kw.Logger.Info("And here we are!")
-		return map[string]any{"message": "hello world"}, nil // into status.CreateFn
+		return map[string]any{"message": "hello world"}, nil // into status.create_fn
 	}
 
 	func main() { os.Exit(kopf.Main(Register)) }
@@ -19,7 +19,10 @@ An operator author writes a handler and marks it:
 beside it: the struct CreateFnKwargs with exactly the arguments Kopf gives a
 creation handler (Body, Spec, Meta, Status, Name, Namespace, Labels, Patch,
 Logger, Memo, Retry, Diff, ...), and a Register function that adds a
-ChangingHandler to a Registry. Nothing in the generated code is magic: it
+ChangingHandler to a Registry. The handler's id is its function's name in
+Kopf's spelling, create_fn (the marker's id= overrides it), so its result
+lands in status.create_fn and its progress in kopf.zalando.org/create_fn,
+exactly as for the Kopf operator with a function create_fn. Nothing in the generated code is magic: it
 could be written by hand against this package.
 
 `operator run -A` (the binary's command line, package runtime/cli) then:

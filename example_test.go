@@ -14,7 +14,7 @@ import (
 func ExampleRegistry() {
 	reg := kopf.NewRegistry()
 	err := reg.AddChanging(kopf.ChangingHandler{
-		ID:       "CreateFn",
+		ID:       "create_fn",
 		Selector: kopf.Selector{Group: "kopf.dev", Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {

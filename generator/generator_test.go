@@ -345,7 +345,7 @@ func Fields(ctx context.Context, kw FieldsKwargs) error { return nil }
 func Ambiguous(ctx context.Context, kw AmbiguousKwargs) error { return nil }
 
 //kopf:on.create other.dev/v1/kopfexamples
-//kopf:on.create pods id=pods
+//kopf:on.create pods id=good_pods
 func Good(ctx context.Context, kw GoodKwargs) error { return nil }
 
 //kopf:on.create pods
@@ -389,14 +389,14 @@ func T(ctx context.Context, kw TKwargs) error { return nil }
 		return fmt.Sprintf("handler %s has the wrong signature: %s; want func %[1]s(ctx context.Context, kw %[1]sKwargs) (any, error) or func %[1]s(ctx context.Context, kw %[1]sKwargs) error", name, what)
 	}
 	want := []string{
-		"dup/dup.go:6:1: duplicate //kopf:on.create: handler id \"Twice\" is already registered for create of ex at line 5; set a distinct id=",
+		"dup/dup.go:6:1: duplicate //kopf:on.create: handler id \"twice\" is already registered for create of ex at line 5; set a distinct id=",
 		"dup/dup.go:12:1: handler id \"shared\" is already used for ex by One at line 9; set a distinct id=",
 		"dup/dup.go:16:1: //kopf:on.update repeats handler id \"x\" for ex with different options than line 15; stacked markers share a registration only if param, errors, timeout, retries, backoff, field and filters are equal, so set a distinct id=",
 		"dup/dup.go:22:6: OwnKwargs is declared here, but kopf-gen generates it as the kwargs type of handler Own; rename one of them",
 		"dup/dup.go:24:6: Register is declared here, but kopf-gen generates the package's Register function; rename one of them",
 		"events/events.go:5:1: //kopf:on.event cannot share a function with changing-handler markers: event handlers take other kwargs and return no result; use a separate function",
 		"events/events.go:10:51: handler Result has the wrong signature: it returns (any, error); want func Result(ctx context.Context, kw ResultKwargs) error (event handlers return no result)",
-		"events/events.go:13:1: duplicate //kopf:on.event: handler id \"Twice\" is already registered for ex at line 12; set a distinct id=",
+		"events/events.go:13:1: duplicate //kopf:on.event: handler id \"twice\" is already registered for ex at line 12; set a distinct id=",
 		"events/events.go:16:8: missing field=a.b.c|[a, b, c]: //kopf:on.field requires it (the field to watch, dotted (spec.a.b) or a list ([spec, \"a.b\"]): the handler runs when it changes, with old, new and diff reduced to it)",
 		"events/events.go:17:39: value: write PRESENT without kopf., or quote it for a literal string",
 		"events/events.go:17:56: old: null is not a filter value: omit old= to check nothing, write ABSENT for a missing field, or quote \"null\" for the string",
@@ -416,7 +416,7 @@ func T(ctx context.Context, kw TKwargs) error { return nil }
 		"filters/filters.go:18:26: when: runtimeEvent has the wrong signature func(kw *kopf.EventKwargs) bool; want func(kw CallbacksKwargs) bool or func(kw *kopf.ChangingKwargs) bool",
 		"filters/filters.go:22:25: when: changing has the wrong signature func(kw *kopf.ChangingKwargs) bool; want func(kw WatchKwargs) bool or func(kw *kopf.EventKwargs) bool",
 		"filters/filters.go:37:6: callback value has the name of a variable of the generated code; rename it",
-		"filters/filters.go:42:1: //kopf:on.create repeats handler id \"Stacked/spec.a\" for ex with different options than line 41; stacked markers share a registration only if param, errors, timeout, retries, backoff, field and filters are equal, so set a distinct id=",
+		"filters/filters.go:42:1: //kopf:on.create repeats handler id \"stacked/spec.a\" for ex with different options than line 41; stacked markers share a registration only if param, errors, timeout, retries, backoff, field and filters are equal, so set a distinct id=",
 		"foreign/zz_generated.kopf.go:1:1: zz_generated.kopf.go is not marked as generated (no \"// Code generated ... DO NOT EDIT.\" line before the package clause); refusing to overwrite it",
 		"gadgets/gadgets.go:8:6: handler Gadgets: kw.Spec would have type api.spec, which generated code cannot refer to: spec is not exported",
 		"gadgets/gadgets.go:8:6: handler Gadgets: kw.Status would have type struct{OK bool}, which generated code cannot refer to: kopf-gen does not render unnamed struct types; use a named type",

@@ -10,10 +10,10 @@ import (
 	"github.com/kopf-go/kopf"
 )
 
-// ResumeFn1Kwargs are the arguments of the handler ResumeFn1, registered by:
+// ResumeFn_1Kwargs are the arguments of the handler ResumeFn_1, registered by:
 //
 //	//kopf:on.resume kopfexamples
-type ResumeFn1Kwargs struct {
+type ResumeFn_1Kwargs struct {
 	// Resource is the served resource, as resolved through the cluster's discovery.
 	Resource kopf.Resource
 	// Body is the whole object.
@@ -58,9 +58,9 @@ type ResumeFn1Kwargs struct {
 	Diff kopf.Diff
 }
 
-// newResumeFn1Kwargs copies the runtime's kwargs into ResumeFn1Kwargs.
-func newResumeFn1Kwargs(kw *kopf.ChangingKwargs) ResumeFn1Kwargs {
-	return ResumeFn1Kwargs{
+// newResumeFn_1Kwargs copies the runtime's kwargs into ResumeFn_1Kwargs.
+func newResumeFn_1Kwargs(kw *kopf.ChangingKwargs) ResumeFn_1Kwargs {
+	return ResumeFn_1Kwargs{
 		Resource:    kw.Resource.Resource,
 		Body:        kw.Body,
 		Spec:        kw.Spec,
@@ -85,10 +85,10 @@ func newResumeFn1Kwargs(kw *kopf.ChangingKwargs) ResumeFn1Kwargs {
 	}
 }
 
-// CreateFn1Kwargs are the arguments of the handler CreateFn1, registered by:
+// CreateFn_1Kwargs are the arguments of the handler CreateFn_1, registered by:
 //
 //	//kopf:on.create kopfexamples
-type CreateFn1Kwargs struct {
+type CreateFn_1Kwargs struct {
 	// Resource is the served resource, as resolved through the cluster's discovery.
 	Resource kopf.Resource
 	// Body is the whole object.
@@ -133,9 +133,9 @@ type CreateFn1Kwargs struct {
 	Diff kopf.Diff
 }
 
-// newCreateFn1Kwargs copies the runtime's kwargs into CreateFn1Kwargs.
-func newCreateFn1Kwargs(kw *kopf.ChangingKwargs) CreateFn1Kwargs {
-	return CreateFn1Kwargs{
+// newCreateFn_1Kwargs copies the runtime's kwargs into CreateFn_1Kwargs.
+func newCreateFn_1Kwargs(kw *kopf.ChangingKwargs) CreateFn_1Kwargs {
+	return CreateFn_1Kwargs{
 		Resource:    kw.Resource.Resource,
 		Body:        kw.Body,
 		Spec:        kw.Spec,
@@ -160,10 +160,10 @@ func newCreateFn1Kwargs(kw *kopf.ChangingKwargs) CreateFn1Kwargs {
 	}
 }
 
-// ResumeFn2Kwargs are the arguments of the handler ResumeFn2, registered by:
+// ResumeFn_2Kwargs are the arguments of the handler ResumeFn_2, registered by:
 //
 //	//kopf:on.resume kopfexamples
-type ResumeFn2Kwargs struct {
+type ResumeFn_2Kwargs struct {
 	// Resource is the served resource, as resolved through the cluster's discovery.
 	Resource kopf.Resource
 	// Body is the whole object.
@@ -208,9 +208,9 @@ type ResumeFn2Kwargs struct {
 	Diff kopf.Diff
 }
 
-// newResumeFn2Kwargs copies the runtime's kwargs into ResumeFn2Kwargs.
-func newResumeFn2Kwargs(kw *kopf.ChangingKwargs) ResumeFn2Kwargs {
-	return ResumeFn2Kwargs{
+// newResumeFn_2Kwargs copies the runtime's kwargs into ResumeFn_2Kwargs.
+func newResumeFn_2Kwargs(kw *kopf.ChangingKwargs) ResumeFn_2Kwargs {
+	return ResumeFn_2Kwargs{
 		Resource:    kw.Resource.Resource,
 		Body:        kw.Body,
 		Spec:        kw.Spec,
@@ -235,10 +235,10 @@ func newResumeFn2Kwargs(kw *kopf.ChangingKwargs) ResumeFn2Kwargs {
 	}
 }
 
-// CreateFn2Kwargs are the arguments of the handler CreateFn2, registered by:
+// CreateFn_2Kwargs are the arguments of the handler CreateFn_2, registered by:
 //
 //	//kopf:on.create kopfexamples
-type CreateFn2Kwargs struct {
+type CreateFn_2Kwargs struct {
 	// Resource is the served resource, as resolved through the cluster's discovery.
 	Resource kopf.Resource
 	// Body is the whole object.
@@ -283,9 +283,9 @@ type CreateFn2Kwargs struct {
 	Diff kopf.Diff
 }
 
-// newCreateFn2Kwargs copies the runtime's kwargs into CreateFn2Kwargs.
-func newCreateFn2Kwargs(kw *kopf.ChangingKwargs) CreateFn2Kwargs {
-	return CreateFn2Kwargs{
+// newCreateFn_2Kwargs copies the runtime's kwargs into CreateFn_2Kwargs.
+func newCreateFn_2Kwargs(kw *kopf.ChangingKwargs) CreateFn_2Kwargs {
+	return CreateFn_2Kwargs{
 		Resource:    kw.Resource.Resource,
 		Body:        kw.Body,
 		Spec:        kw.Spec,
@@ -385,10 +385,10 @@ func newUpdateFnKwargs(kw *kopf.ChangingKwargs) UpdateFnKwargs {
 	}
 }
 
-// DeleteFn1Kwargs are the arguments of the handler DeleteFn1, registered by:
+// DeleteFn_1Kwargs are the arguments of the handler DeleteFn_1, registered by:
 //
 //	//kopf:on.delete kopfexamples
-type DeleteFn1Kwargs struct {
+type DeleteFn_1Kwargs struct {
 	// Resource is the served resource, as resolved through the cluster's discovery.
 	Resource kopf.Resource
 	// Body is the whole object.
@@ -433,9 +433,9 @@ type DeleteFn1Kwargs struct {
 	Diff kopf.Diff
 }
 
-// newDeleteFn1Kwargs copies the runtime's kwargs into DeleteFn1Kwargs.
-func newDeleteFn1Kwargs(kw *kopf.ChangingKwargs) DeleteFn1Kwargs {
-	return DeleteFn1Kwargs{
+// newDeleteFn_1Kwargs copies the runtime's kwargs into DeleteFn_1Kwargs.
+func newDeleteFn_1Kwargs(kw *kopf.ChangingKwargs) DeleteFn_1Kwargs {
+	return DeleteFn_1Kwargs{
 		Resource:    kw.Resource.Resource,
 		Body:        kw.Body,
 		Spec:        kw.Spec,
@@ -460,10 +460,10 @@ func newDeleteFn1Kwargs(kw *kopf.ChangingKwargs) DeleteFn1Kwargs {
 	}
 }
 
-// DeleteFn2Kwargs are the arguments of the handler DeleteFn2, registered by:
+// DeleteFn_2Kwargs are the arguments of the handler DeleteFn_2, registered by:
 //
 //	//kopf:on.delete kopfexamples
-type DeleteFn2Kwargs struct {
+type DeleteFn_2Kwargs struct {
 	// Resource is the served resource, as resolved through the cluster's discovery.
 	Resource kopf.Resource
 	// Body is the whole object.
@@ -508,9 +508,9 @@ type DeleteFn2Kwargs struct {
 	Diff kopf.Diff
 }
 
-// newDeleteFn2Kwargs copies the runtime's kwargs into DeleteFn2Kwargs.
-func newDeleteFn2Kwargs(kw *kopf.ChangingKwargs) DeleteFn2Kwargs {
-	return DeleteFn2Kwargs{
+// newDeleteFn_2Kwargs copies the runtime's kwargs into DeleteFn_2Kwargs.
+func newDeleteFn_2Kwargs(kw *kopf.ChangingKwargs) DeleteFn_2Kwargs {
+	return DeleteFn_2Kwargs{
 		Resource:    kw.Resource.Resource,
 		Body:        kw.Body,
 		Spec:        kw.Spec,
@@ -614,47 +614,47 @@ func newFieldFnKwargs(kw *kopf.ChangingKwargs) FieldFnKwargs {
 // first error of the registry.
 func Register(r *kopf.Registry) error {
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "ResumeFn1",
+		ID:       "resume_fn_1",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonResume},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, ResumeFn1(ctx, newResumeFn1Kwargs(kw))
+			return nil, ResumeFn_1(ctx, newResumeFn_1Kwargs(kw))
 		},
 	}); err != nil {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "CreateFn1",
+		ID:       "create_fn_1",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, CreateFn1(ctx, newCreateFn1Kwargs(kw))
+			return nil, CreateFn_1(ctx, newCreateFn_1Kwargs(kw))
 		},
 	}); err != nil {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "ResumeFn2",
+		ID:       "resume_fn_2",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonResume},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, ResumeFn2(ctx, newResumeFn2Kwargs(kw))
+			return nil, ResumeFn_2(ctx, newResumeFn_2Kwargs(kw))
 		},
 	}); err != nil {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "CreateFn2",
+		ID:       "create_fn_2",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, CreateFn2(ctx, newCreateFn2Kwargs(kw))
+			return nil, CreateFn_2(ctx, newCreateFn_2Kwargs(kw))
 		},
 	}); err != nil {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "UpdateFn",
+		ID:       "update_fn",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonUpdate},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
@@ -664,27 +664,27 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "DeleteFn1",
+		ID:       "delete_fn_1",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonDelete},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, DeleteFn1(ctx, newDeleteFn1Kwargs(kw))
+			return nil, DeleteFn_1(ctx, newDeleteFn_1Kwargs(kw))
 		},
 	}); err != nil {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "DeleteFn2",
+		ID:       "delete_fn_2",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonDelete},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, DeleteFn2(ctx, newDeleteFn2Kwargs(kw))
+			return nil, DeleteFn_2(ctx, newDeleteFn_2Kwargs(kw))
 		},
 	}); err != nil {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "FieldFn/spec.field",
+		ID:       "field_fn/spec.field",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate, kopf.ReasonUpdate},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {

@@ -1,6 +1,6 @@
 // Command subhandlers is the Go port of Kopf's 07-subhandlers example: a
 // creation handler registers one sub-handler per item of spec.items, each
-// with its own progress under the id CreateFn/<item>.
+// with its own progress under the id create_fn/<item>, as in Kopf.
 package main
 
 //go:generate go tool kopf-gen

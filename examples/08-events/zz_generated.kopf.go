@@ -133,7 +133,7 @@ func newNormalEventFnKwargs(kw *kopf.EventKwargs) NormalEventFnKwargs {
 // first error of the registry.
 func Register(r *kopf.Registry) error {
 	if err := r.AddEvent(kopf.EventHandler{
-		ID:       "EventFnWithError",
+		ID:       "event_fn_with_error",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Fn: func(ctx context.Context, kw *kopf.EventKwargs) error {
 			return EventFnWithError(ctx, newEventFnWithErrorKwargs(kw))
@@ -142,7 +142,7 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddEvent(kopf.EventHandler{
-		ID:       "NormalEventFn",
+		ID:       "normal_event_fn",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Fn: func(ctx context.Context, kw *kopf.EventKwargs) error {
 			return NormalEventFn(ctx, newNormalEventFnKwargs(kw))

@@ -420,7 +420,7 @@ func behaviourArgs() []Arg {
 
 // handlerArgs are the behaviour options common to Kopf's changing handlers.
 func handlerArgs() []Arg {
-	return append(idArgs("the function's name"), behaviourArgs()...)
+	return append(idArgs("the function's name in Kopf's spelling: CreateFn → create_fn, GetURL → get_url, Handler2 → handler2"), behaviourArgs()...)
 }
 
 // The kinds of handlers, as filterArgs documents them.
@@ -519,7 +519,7 @@ func kopfDefinitions() []Definition {
 			Targets:    TargetFunc,
 			Summary:    "handle every raw watch event, keeping no state; errors are logged and ignored (Kopf's @kopf.on.event)",
 			Positional: []Arg{resourceArg()},
-			Args:       concat(idArgs("the function's name"), filterArgs(eventHandler)),
+			Args:       concat(idArgs("the function's name in Kopf's spelling: CreateFn → create_fn, GetURL → get_url, Handler2 → handler2"), filterArgs(eventHandler)),
 		},
 		{
 			Name:    Resource,

@@ -151,8 +151,17 @@
 // value=, old= and new= need field=; value= cannot be combined with old= or
 // new= (as in Kopf). With field= and none of them, the field must be
 // present (Kopf's default, value=PRESENT). With field=, the handler's id is
-// its id (by default the function's name) followed by "/" and the dotted
-// field, as in Kopf: fn/spec.replicas.
+// its id followed by "/" and the dotted field, as in Kopf:
+// field_fn/spec.replicas.
+//
+// A handler's id is, unless id= sets it, its function's name in Kopf's
+// (Python's) spelling: CreateFn → create_fn, HTTPServer → http_server,
+// GetURL → get_url, Handler2 → handler2, CreateFn_1 → create_fn_1 (see
+// registry.DefaultID). A Go port of a Kopf operator whose functions are
+// named as in Python therefore keeps that operator's ids: its results land
+// in status.create_fn and its progress in kopf.zalando.org/create_fn, and
+// it takes over the objects that operator handled without handling them
+// again.
 //
 // Callbacks are package-level, non-generic functions of the package being
 // generated, checked at generate time against these signatures (FKwargs is

@@ -27,9 +27,11 @@
 //
 // Each changing marker registers the function for one reason (create,
 // update, delete, resume; on.field for create and update) of one resource.
-// The handler id defaults to the function's name; with field=, "/" and the
-// dotted field are appended to it, default or not, as Kopf does
-// ("fn/spec.field"). Markers stacked on one function with the same id and
+// The handler id defaults to the function's name in Kopf's spelling
+// (registry.DefaultID: CreateFn → create_fn), so that the ids, results and
+// progress of a Kopf operator ported with the same names are kept; with
+// field=, "/" and the dotted field are appended to it, default or not, as
+// Kopf does ("field_fn/spec.field"). Markers stacked on one function with the same id and
 // selector are merged into one registration with several reasons (as Kopf
 // lets one function be both on.resume and on.create) when their common
 // options (param, errors, timeout, retries, backoff, field and filters) are
@@ -685,7 +687,7 @@ func (b *builder) registration(h *Handler, m *markers.Marker) (*Registration, *T
 		Handler:      h,
 		Pos:          m.Pos,
 		SelectorPos:  m.Positional[0].Pos,
-		ID:           h.Func,
+		ID:           registry.DefaultID(h.Func),
 		Selector:     sel,
 		Reasons:      reasons,
 		Markers:      []string{m.String()},

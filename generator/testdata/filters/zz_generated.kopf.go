@@ -443,7 +443,7 @@ func newEverythingKwargs(kw *kopf.EventKwargs) EverythingKwargs {
 // first error of the registry.
 func Register(r *kopf.Registry) error {
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "Labelled",
+		ID:       "labelled",
 		Selector: kopf.Selector{Group: "kopf.dev", Version: "v1", Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
@@ -473,7 +473,7 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "Fields/spec.replicas",
+		ID:       "fields/spec.replicas",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate, kopf.ReasonUpdate},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
@@ -552,7 +552,7 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "Values/spec.word",
+		ID:       "values/spec.word",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonResume},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
@@ -567,7 +567,7 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "Values/spec.gone",
+		ID:       "values/spec.gone",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonDelete},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
@@ -582,7 +582,7 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "Values/spec.any",
+		ID:       "values/spec.any",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonUpdate},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
@@ -599,7 +599,7 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "Implicit/spec.field",
+		ID:       "implicit/spec.field",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonResume, kopf.ReasonCreate},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
@@ -616,7 +616,7 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddEvent(kopf.EventHandler{
-		ID:       "Watch",
+		ID:       "watch",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Fn: func(ctx context.Context, kw *kopf.EventKwargs) error {
 			return Watch(ctx, newWatchKwargs(kw))
@@ -653,7 +653,7 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddEvent(kopf.EventHandler{
-		ID:       "Everything",
+		ID:       "everything",
 		Selector: kopf.Selector{Name: "*"},
 		Fn: func(ctx context.Context, kw *kopf.EventKwargs) error {
 			return Everything(ctx, newEverythingKwargs(kw))

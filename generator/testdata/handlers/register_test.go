@@ -45,9 +45,9 @@ func TestRegistrations(t *testing.T) {
 		reason kopf.Reason
 		want   []reg
 	}{
-		{pods, kopf.ReasonResume, []reg{{ID: "StartKilling", Selector: kopf.Selector{Version: "v1", Name: "pods", Core: true}, Reasons: []kopf.Reason{kopf.ReasonResume, kopf.ReasonCreate}, Deleted: true}}},
-		{pods, kopf.ReasonCreate, []reg{{ID: "StartKilling", Selector: kopf.Selector{Version: "v1", Name: "pods", Core: true}, Reasons: []kopf.Reason{kopf.ReasonResume, kopf.ReasonCreate}, Deleted: true}}},
-		{pods, kopf.ReasonDelete, []reg{{ID: "StopKilling", Selector: kopf.Selector{Name: "pods"}, Reasons: []kopf.Reason{kopf.ReasonDelete}, Optional: true}}},
+		{pods, kopf.ReasonResume, []reg{{ID: "start_killing", Selector: kopf.Selector{Version: "v1", Name: "pods", Core: true}, Reasons: []kopf.Reason{kopf.ReasonResume, kopf.ReasonCreate}, Deleted: true}}},
+		{pods, kopf.ReasonCreate, []reg{{ID: "start_killing", Selector: kopf.Selector{Version: "v1", Name: "pods", Core: true}, Reasons: []kopf.Reason{kopf.ReasonResume, kopf.ReasonCreate}, Deleted: true}}},
+		{pods, kopf.ReasonDelete, []reg{{ID: "stop_killing", Selector: kopf.Selector{Name: "pods"}, Reasons: []kopf.Reason{kopf.ReasonDelete}, Optional: true}}},
 		{pods, kopf.ReasonUpdate, nil},
 		{kopfexamples, kopf.ReasonUpdate, []reg{{ID: "update-fn", Selector: ex("kopf.dev", "v1"), Reasons: []kopf.Reason{kopf.ReasonUpdate},
 			Param: "first", Errors: kopf.ErrorsPermanent, Timeout: 90 * time.Second, Retries: 3, Backoff: 90 * time.Second}}},
@@ -56,8 +56,8 @@ func TestRegistrations(t *testing.T) {
 			{ID: "create-b", Selector: ex("kopf.dev", ""), Reasons: []kopf.Reason{kopf.ReasonCreate}, Param: "b", Errors: kopf.ErrorsTemporary, Timeout: 250 * time.Millisecond},
 			{ID: "later", Selector: ex("", ""), Reasons: []kopf.Reason{kopf.ReasonCreate}, Backoff: time.Hour},
 		}},
-		{kopfexamples, kopf.ReasonDelete, []reg{{ID: "Many", Selector: kopf.Selector{Name: "KopfExample"}, Reasons: []kopf.Reason{kopf.ReasonDelete}}}},
-		{kopfexamples, kopf.ReasonResume, []reg{{ID: "Resume", Selector: ex("", ""), Reasons: []kopf.Reason{kopf.ReasonResume}}}},
+		{kopfexamples, kopf.ReasonDelete, []reg{{ID: "many", Selector: kopf.Selector{Name: "KopfExample"}, Reasons: []kopf.Reason{kopf.ReasonDelete}}}},
+		{kopfexamples, kopf.ReasonResume, []reg{{ID: "resume", Selector: ex("", ""), Reasons: []kopf.Reason{kopf.ReasonResume}}}},
 	}
 	for _, tt := range tests {
 		if got := summary(r.ChangingHandlers(tt.res, tt.reason)); !reflect.DeepEqual(got, tt.want) {

@@ -486,7 +486,7 @@ func newLaterKwargs(kw *kopf.ChangingKwargs) LaterKwargs {
 // first error of the registry.
 func Register(r *kopf.Registry) error {
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "StartKilling",
+		ID:       "start_killing",
 		Selector: kopf.Selector{Version: "v1", Name: "pods", Core: true},
 		Reasons:  []kopf.Reason{kopf.ReasonResume, kopf.ReasonCreate},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
@@ -501,7 +501,7 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "StopKilling",
+		ID:       "stop_killing",
 		Selector: kopf.Selector{Name: "pods"},
 		Reasons:  []kopf.Reason{kopf.ReasonDelete},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
@@ -556,7 +556,7 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "Many",
+		ID:       "many",
 		Selector: kopf.Selector{Name: "KopfExample"},
 		Reasons:  []kopf.Reason{kopf.ReasonDelete},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
@@ -566,7 +566,7 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "Resume",
+		ID:       "resume",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonResume},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {

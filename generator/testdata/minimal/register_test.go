@@ -16,7 +16,7 @@ func TestRegister(t *testing.T) {
 	}
 	res := kopf.Resource{Group: "kopf.dev", Version: "v1", Plural: "kopfexamples", Kind: "KopfExample"}
 	hs := r.ChangingHandlers(res, kopf.ReasonCreate)
-	if len(hs) != 1 || hs[0].ID != "CreateFn" {
+	if len(hs) != 1 || hs[0].ID != "create_fn" {
 		t.Fatalf("handlers = %+v, want CreateFn", hs)
 	}
 	kw := &kopf.ChangingKwargs{

@@ -64,7 +64,7 @@ func example(replicas any) kopf.Body {
 
 func TestTypedChanging(t *testing.T) {
 	hs := registry(t).ChangingHandlers(kopfexamples, kopf.ReasonCreate)
-	if len(hs) != 2 || hs[0].ID != "Create" || hs[1].ID != "mixed-examples" {
+	if len(hs) != 2 || hs[0].ID != "create" || hs[1].ID != "mixed-examples" {
 		t.Fatalf("create handlers = %+v", hs)
 	}
 	kw := &kopf.ChangingKwargs{Resource: kopf.ResourceKwargs{Name: "ex1", Body: example(int64(3))}}
@@ -118,7 +118,7 @@ func TestTypedEvent(t *testing.T) {
 func TestBuiltins(t *testing.T) {
 	r := registry(t)
 	hs := r.EventHandlers(pods)
-	if len(hs) != 2 || hs[0].ID != "Pods/spec.nodeName" || hs[1].ID != "all" {
+	if len(hs) != 2 || hs[0].ID != "pods/spec.nodeName" || hs[1].ID != "all" {
 		t.Fatalf("pod event handlers = %+v", hs)
 	}
 	if want := (kopf.Selector{Version: "v1", Name: "pods", Core: true}); hs[0].Selector != want {
@@ -137,7 +137,7 @@ func TestBuiltins(t *testing.T) {
 	}
 
 	scale := r.ChangingHandlers(deployments, kopf.ReasonUpdate)
-	if len(scale) != 2 || scale[0].ID != "Scale/spec.replicas" || scale[1].ID != "template/spec.template.metadata.labels.app" {
+	if len(scale) != 2 || scale[0].ID != "scale/spec.replicas" || scale[1].ID != "template/spec.template.metadata.labels.app" {
 		t.Fatalf("deployment handlers = %+v", scale)
 	}
 	got, err := scale[0].Fn(context.Background(), &kopf.ChangingKwargs{Resource: kopf.ResourceKwargs{

@@ -486,7 +486,7 @@ func newMixedKwargs(kw *kopf.ChangingKwargs) MixedKwargs {
 // first error of the registry.
 func Register(r *kopf.Registry) error {
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "Create",
+		ID:       "create",
 		Selector: kopf.Selector{Group: "kopf.dev", Version: "v1", Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
@@ -590,7 +590,7 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddEvent(kopf.EventHandler{
-		ID:       "Watch/spec.replicas",
+		ID:       "watch/spec.replicas",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Fn: func(ctx context.Context, kw *kopf.EventKwargs) error {
 			args, err := newWatchKwargs(kw)
@@ -617,7 +617,7 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddEvent(kopf.EventHandler{
-		ID:       "Pods/spec.nodeName",
+		ID:       "pods/spec.nodeName",
 		Selector: kopf.Selector{Version: "v1", Name: "pods", Core: true},
 		Fn: func(ctx context.Context, kw *kopf.EventKwargs) error {
 			args, err := newPodsKwargs(kw)
@@ -648,7 +648,7 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "Scale/spec.replicas",
+		ID:       "scale/spec.replicas",
 		Selector: kopf.Selector{Group: "apps", Version: "v1", Name: "deployments"},
 		Reasons:  []kopf.Reason{kopf.ReasonUpdate},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
@@ -686,7 +686,7 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "Config",
+		ID:       "config",
 		Selector: kopf.Selector{Name: "configmaps"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {

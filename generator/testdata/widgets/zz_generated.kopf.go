@@ -101,7 +101,7 @@ func newPaintKwargs(kw *kopf.ChangingKwargs) (PaintKwargs, error) {
 // first error of the registry.
 func Register(r *kopf.Registry) error {
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "Paint/spec.parts.wheel.count",
+		ID:       "paint/spec.parts.wheel.count",
 		Selector: kopf.Selector{Group: "example.com", Version: "v1alpha1", Name: "widget"},
 		Reasons:  []kopf.Reason{kopf.ReasonUpdate},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
@@ -127,7 +127,7 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "Paint",
+		ID:       "paint",
 		Selector: kopf.Selector{Name: "Widget"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
