@@ -2,613 +2,47 @@
 
 package main
 
-import (
-	"context"
-	"log/slog"
-	"time"
-
-	"github.com/kopf-go/kopf"
-)
+import "github.com/kopf-go/kopf"
 
 // ResumeFn_1Kwargs are the arguments of the handler ResumeFn_1, registered by:
 //
 //	//kopf:on.resume kopfexamples
-type ResumeFn_1Kwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newResumeFn_1Kwargs copies the runtime's kwargs into ResumeFn_1Kwargs.
-func newResumeFn_1Kwargs(kw *kopf.ChangingKwargs) ResumeFn_1Kwargs {
-	return ResumeFn_1Kwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type ResumeFn_1Kwargs = kopf.ChangingKwargs
 
 // CreateFn_1Kwargs are the arguments of the handler CreateFn_1, registered by:
 //
 //	//kopf:on.create kopfexamples
-type CreateFn_1Kwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newCreateFn_1Kwargs copies the runtime's kwargs into CreateFn_1Kwargs.
-func newCreateFn_1Kwargs(kw *kopf.ChangingKwargs) CreateFn_1Kwargs {
-	return CreateFn_1Kwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type CreateFn_1Kwargs = kopf.ChangingKwargs
 
 // ResumeFn_2Kwargs are the arguments of the handler ResumeFn_2, registered by:
 //
 //	//kopf:on.resume kopfexamples
-type ResumeFn_2Kwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newResumeFn_2Kwargs copies the runtime's kwargs into ResumeFn_2Kwargs.
-func newResumeFn_2Kwargs(kw *kopf.ChangingKwargs) ResumeFn_2Kwargs {
-	return ResumeFn_2Kwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type ResumeFn_2Kwargs = kopf.ChangingKwargs
 
 // CreateFn_2Kwargs are the arguments of the handler CreateFn_2, registered by:
 //
 //	//kopf:on.create kopfexamples
-type CreateFn_2Kwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newCreateFn_2Kwargs copies the runtime's kwargs into CreateFn_2Kwargs.
-func newCreateFn_2Kwargs(kw *kopf.ChangingKwargs) CreateFn_2Kwargs {
-	return CreateFn_2Kwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type CreateFn_2Kwargs = kopf.ChangingKwargs
 
 // UpdateFnKwargs are the arguments of the handler UpdateFn, registered by:
 //
 //	//kopf:on.update kopfexamples
-type UpdateFnKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newUpdateFnKwargs copies the runtime's kwargs into UpdateFnKwargs.
-func newUpdateFnKwargs(kw *kopf.ChangingKwargs) UpdateFnKwargs {
-	return UpdateFnKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type UpdateFnKwargs = kopf.ChangingKwargs
 
 // DeleteFn_1Kwargs are the arguments of the handler DeleteFn_1, registered by:
 //
 //	//kopf:on.delete kopfexamples
-type DeleteFn_1Kwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newDeleteFn_1Kwargs copies the runtime's kwargs into DeleteFn_1Kwargs.
-func newDeleteFn_1Kwargs(kw *kopf.ChangingKwargs) DeleteFn_1Kwargs {
-	return DeleteFn_1Kwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type DeleteFn_1Kwargs = kopf.ChangingKwargs
 
 // DeleteFn_2Kwargs are the arguments of the handler DeleteFn_2, registered by:
 //
 //	//kopf:on.delete kopfexamples
-type DeleteFn_2Kwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newDeleteFn_2Kwargs copies the runtime's kwargs into DeleteFn_2Kwargs.
-func newDeleteFn_2Kwargs(kw *kopf.ChangingKwargs) DeleteFn_2Kwargs {
-	return DeleteFn_2Kwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type DeleteFn_2Kwargs = kopf.ChangingKwargs
 
 // FieldFnKwargs are the arguments of the handler FieldFn, registered by:
 //
 //	//kopf:on.field kopfexamples field=spec.field
-type FieldFnKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newFieldFnKwargs copies the runtime's kwargs into FieldFnKwargs.
-func newFieldFnKwargs(kw *kopf.ChangingKwargs) FieldFnKwargs {
-	return FieldFnKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type FieldFnKwargs = kopf.ChangingKwargs
 
 // Register adds the package's handlers to r, in source order, and returns the
 // first error of the registry.
@@ -617,9 +51,7 @@ func Register(r *kopf.Registry) error {
 		ID:       "resume_fn_1",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonResume},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, ResumeFn_1(ctx, newResumeFn_1Kwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(kopf.NoResult(ResumeFn_1)),
 	}); err != nil {
 		return err
 	}
@@ -627,9 +59,7 @@ func Register(r *kopf.Registry) error {
 		ID:       "create_fn_1",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, CreateFn_1(ctx, newCreateFn_1Kwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(kopf.NoResult(CreateFn_1)),
 	}); err != nil {
 		return err
 	}
@@ -637,9 +67,7 @@ func Register(r *kopf.Registry) error {
 		ID:       "resume_fn_2",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonResume},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, ResumeFn_2(ctx, newResumeFn_2Kwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(kopf.NoResult(ResumeFn_2)),
 	}); err != nil {
 		return err
 	}
@@ -647,9 +75,7 @@ func Register(r *kopf.Registry) error {
 		ID:       "create_fn_2",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, CreateFn_2(ctx, newCreateFn_2Kwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(kopf.NoResult(CreateFn_2)),
 	}); err != nil {
 		return err
 	}
@@ -657,9 +83,7 @@ func Register(r *kopf.Registry) error {
 		ID:       "update_fn",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonUpdate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, UpdateFn(ctx, newUpdateFnKwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(kopf.NoResult(UpdateFn)),
 	}); err != nil {
 		return err
 	}
@@ -667,9 +91,7 @@ func Register(r *kopf.Registry) error {
 		ID:       "delete_fn_1",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonDelete},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, DeleteFn_1(ctx, newDeleteFn_1Kwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(kopf.NoResult(DeleteFn_1)),
 	}); err != nil {
 		return err
 	}
@@ -677,19 +99,15 @@ func Register(r *kopf.Registry) error {
 		ID:       "delete_fn_2",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonDelete},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, DeleteFn_2(ctx, newDeleteFn_2Kwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(kopf.NoResult(DeleteFn_2)),
 	}); err != nil {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "field_fn/spec.field",
-		Selector: kopf.Selector{Name: "kopfexamples"},
-		Reasons:  []kopf.Reason{kopf.ReasonCreate, kopf.ReasonUpdate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, FieldFn(ctx, newFieldFnKwargs(kw))
-		},
+		ID:           "field_fn/spec.field",
+		Selector:     kopf.Selector{Name: "kopfexamples"},
+		Reasons:      []kopf.Reason{kopf.ReasonCreate, kopf.ReasonUpdate},
+		Fn:           kopf.ChangingFunc(kopf.NoResult(FieldFn)),
 		Field:        []string{"spec", "field"},
 		FieldHandler: true,
 		Filter: kopf.Filter{

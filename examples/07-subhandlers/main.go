@@ -20,12 +20,14 @@ func CreateFn(ctx context.Context, kw CreateFnKwargs) error {
 	items, _ := kw.Spec["items"].([]any)
 	for _, it := range items {
 		item := fmt.Sprint(it)
+		// A sub-handler gets the same kwargs as its parent (CreateFnKwargs)
+		// and, like it, may return only an error.
 		err := kopf.Subhandler(ctx, kopf.ChangingHandler{
 			ID: item,
-			Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
+			Fn: kopf.ChangingFunc(kopf.NoResult(func(ctx context.Context, kw CreateFnKwargs) error {
 				kw.Logger.Info(fmt.Sprintf("=== Handling creation for %s. ===", item))
-				return nil, nil
-			},
+				return nil
+			})),
 		})
 		if err != nil {
 			return err

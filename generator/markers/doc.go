@@ -165,11 +165,15 @@
 //
 // Callbacks are package-level, non-generic functions of the package being
 // generated, checked at generate time against these signatures (FKwargs is
-// the handler's generated kwargs type):
+// the handler's generated kwargs type, an alias of its kind's):
 //
 //	when=F                      func(kw FKwargs) bool
-//	                            func(kw *kopf.ChangingKwargs) bool   (changing handlers)
-//	                            func(kw *kopf.EventKwargs) bool      (on.event)
+//	                            func(kw kopf.ChangingKwargs) bool    (changing handlers)
+//	                            func(kw kopf.TypedChangingKwargs[T]) bool (of a typed resource T)
+//	                            func(kw *kopf.ChangingKwargs) bool
+//	                            func(kw kopf.EventKwargs) bool       (on.event)
+//	                            func(kw kopf.TypedEventKwargs[T]) bool
+//	                            func(kw *kopf.EventKwargs) bool
 //	labels=, annotations= fn:F  func(value string) bool
 //	                            func(value string, kw *kopf.ResourceKwargs) bool
 //	value=, old=, new= fn:F     func(value any) bool
@@ -178,6 +182,7 @@
 // As in Kopf, a callback is called whether or not the value is present:
 // string callbacks get "" for an absent label or annotation, value
 // callbacks get nil for an absent field. A when= callback taking FKwargs
+// or the kind's kwargs type (one callback may serve several handlers)
 // sees what the handler would see; for a typed resource, if the object does
 // not decode, the callback is skipped and the handler runs to report the
 // decoding error.
@@ -199,8 +204,10 @@
 // group/version/Kind, plural.version.group, or v1/plural for the core
 // group). Handlers whose selectors all name it (by that name, by T's name
 // or by T's name in lower case; with the same group and version if they
-// give them) get kw.Object *T, and kw.Spec and kw.Status typed as T's
-// fields of JSON names spec and status; kw.Body stays the raw object.
+// give them) get kopf.TypedChangingKwargs[T] (kopf.TypedEventKwargs[T]):
+// kw.Object, and for changing handlers kw.Old and kw.New, decoded as *T
+// once per cycle (the typed spec is kw.Object.Spec); kw.Body, kw.Spec and
+// kw.Status stay the raw object's.
 // field= on such handlers is checked against T's JSON field names. A type
 // serves the handlers of its own package and of the packages importing it
 // directly. A fixed set of built-in resources (pods, deployments, jobs, ...;

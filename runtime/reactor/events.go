@@ -36,12 +36,17 @@ func (r *Reactor) runEventHandlers(ctx context.Context, ev watching.Event, mem *
 		}
 	}
 	own := kwFor(b) // for filters without callbacks, which change nothing
+	userKw := func() *kwargs.Event {
+		kw := kwFor(b.DeepCopy())
+		kw.ShareDecoded() // typed handlers decode it once per event
+		return kw
+	}
 	var user *kwargs.Event
 	for _, h := range handlers {
 		kw := own
 		if h.HasCallbacks() {
 			if user == nil {
-				user = kwFor(b.DeepCopy())
+				user = userKw()
 			}
 			kw = user
 		}
@@ -51,7 +56,7 @@ func (r *Reactor) runEventHandlers(ctx context.Context, ev watching.Event, mem *
 			continue
 		}
 		if user == nil {
-			user = kwFor(b.DeepCopy())
+			user = userKw()
 		}
 		hkw := *user // Param is the handler's own
 		hkw.Patch = patches.New()

@@ -66,6 +66,9 @@ func userCopy(kw *kwargs.Changing) *kwargs.Changing {
 			}
 		}
 	}
+	// Typed handlers and callbacks decode this copy, once per cycle: its
+	// copies (narrowed to fields, given to sub-handlers) share the cache.
+	u.ShareDecoded()
 	return &u
 }
 

@@ -195,3 +195,51 @@ func TestUserCopyOnlyWhenNeeded(t *testing.T) {
 		t.Errorf("a noop cycle has handlers %v or a copy", c.handlers)
 	}
 }
+
+type typedExample struct {
+	Spec struct {
+		X string `json:"x"`
+	} `json:"spec"`
+}
+
+// A typed handler, its when= callback and its sub-handler get the object
+// decoded once, in the cycle's copy for user code: the same *T, never the
+// reactor's own data.
+func TestTypedDecodedOncePerCycle(t *testing.T) {
+	type call struct {
+		who string
+		obj *typedExample
+	}
+	var calls []call
+	record := func(who string, kw kwargs.TypedChanging[typedExample]) {
+		calls = append(calls, call{who, kw.Object})
+	}
+	h := newHarness(t, spec(map[string]any{"x": "y"}), func(reg *registry.Registry) {
+		hd := handler("create_fn", registry.TypedChangingFunc(func(ctx context.Context, kw kwargs.TypedChanging[typedExample]) (any, error) {
+			record("handler", kw)
+			kw.Object.Spec.X = "changed by the handler" // its own copy
+			return nil, registry.Subhandler(ctx, registry.ChangingHandler{
+				ID: "sub",
+				Fn: registry.TypedChangingFunc(registry.NoResult(func(ctx context.Context, kw kwargs.TypedChanging[typedExample]) error {
+					record("sub", kw)
+					return nil
+				})),
+			})
+		}), causes.Create)
+		hd.When = registry.TypedChangingWhen(func(kw kwargs.TypedChanging[typedExample]) bool {
+			record("when", kw)
+			return true
+		})
+		mustAdd(t, reg, hd)
+	})
+	h.settle(t.Context(), 5)
+	if len(calls) < 3 || calls[0].who != "when" || calls[1].who != "handler" || calls[2].who != "sub" {
+		t.Fatalf("calls: %+v", calls)
+	}
+	if calls[0].obj != calls[1].obj || calls[1].obj != calls[2].obj {
+		t.Errorf("the first cycle decoded the object more than once: %p %p %p", calls[0].obj, calls[1].obj, calls[2].obj)
+	}
+	if got := h.object()["spec"].(map[string]any)["x"]; got != "y" {
+		t.Errorf("the handler's change of its typed object reached the reactor's data: spec.x = %v", got)
+	}
+}

@@ -32,10 +32,10 @@ func TestKwargsTypes(t *testing.T) {
 		kwargs               reflect.Type
 		object, spec, status reflect.Type
 	}{
-		{reflect.TypeFor[CreateKwargs](), reflect.TypeFor[*KopfExample](), reflect.TypeFor[KopfExampleSpec](), reflect.TypeFor[KopfExampleStatus]()},
-		{reflect.TypeFor[WatchKwargs](), reflect.TypeFor[*KopfExample](), reflect.TypeFor[KopfExampleSpec](), reflect.TypeFor[KopfExampleStatus]()},
-		{reflect.TypeFor[PodsKwargs](), reflect.TypeFor[*corev1.Pod](), reflect.TypeFor[corev1.PodSpec](), reflect.TypeFor[corev1.PodStatus]()},
-		{reflect.TypeFor[ScaleKwargs](), reflect.TypeFor[*appsv1.Deployment](), reflect.TypeFor[appsv1.DeploymentSpec](), reflect.TypeFor[appsv1.DeploymentStatus]()},
+		{reflect.TypeFor[CreateKwargs](), reflect.TypeFor[*KopfExample](), reflect.TypeFor[kopf.Spec](), reflect.TypeFor[kopf.Status]()},
+		{reflect.TypeFor[WatchKwargs](), reflect.TypeFor[*KopfExample](), reflect.TypeFor[kopf.Spec](), reflect.TypeFor[kopf.Status]()},
+		{reflect.TypeFor[PodsKwargs](), reflect.TypeFor[*corev1.Pod](), reflect.TypeFor[kopf.Spec](), reflect.TypeFor[kopf.Status]()},
+		{reflect.TypeFor[ScaleKwargs](), reflect.TypeFor[*appsv1.Deployment](), reflect.TypeFor[kopf.Spec](), reflect.TypeFor[kopf.Status]()},
 		{reflect.TypeFor[ConfigKwargs](), reflect.TypeFor[*corev1.ConfigMap](), reflect.TypeFor[kopf.Spec](), reflect.TypeFor[kopf.Status]()},
 		{reflect.TypeFor[MixedKwargs](), nil, reflect.TypeFor[kopf.Spec](), reflect.TypeFor[kopf.Status]()},
 	} {
@@ -74,7 +74,7 @@ func TestTypedChanging(t *testing.T) {
 	}
 	// A body that does not decode is the handler's error, not a panic.
 	kw.Body = example("three")
-	if got, err := hs[0].Fn(context.Background(), kw); got != nil || err == nil || !strings.Contains(err.Error(), "decoding the object as KopfExample") {
+	if got, err := hs[0].Fn(context.Background(), kw); got != nil || err == nil || !strings.Contains(err.Error(), "decoding the object as typed.KopfExample") {
 		t.Errorf("Fn(bad body) = %v, %v", got, err)
 	}
 	var ids []string

@@ -1,0 +1,72 @@
+package kopf
+
+import (
+	"context"
+
+	"github.com/kopf-go/kopf/runtime/registry"
+)
+
+// The adapters of handlers and when= callbacks to the registry's functions
+// (see runtime/registry): generated Register functions use them, and so
+// may code written by hand and sub-handlers, which get the same typed
+// kwargs as their parent:
+//
+//	kopf.Subhandler(ctx, kopf.ChangingHandler{
+//		ID: item,
+//		Fn: kopf.TypedChangingFunc(kopf.NoResult(func(ctx context.Context, kw kopf.TypedChangingKwargs[KopfExample]) error {
+//			kw.Logger.Info(kw.Object.Spec.Field)
+//			return nil
+//		})),
+//	})
+
+// NoResult adapts a handler that returns only an error to the form that
+// returns a result too (nil: nothing is stored in status).
+func NoResult[K any](fn func(context.Context, K) error) func(context.Context, K) (any, error) {
+	return registry.NoResult(fn)
+}
+
+// ChangingFunc adapts a changing handler of ChangingKwargs.
+func ChangingFunc(fn func(context.Context, ChangingKwargs) (any, error)) ChangingFn {
+	return registry.ChangingFunc(fn)
+}
+
+// TypedChangingFunc adapts a changing handler of a resource of Go type T:
+// the object is decoded once per cycle; one that does not decode as T is
+// the handler's error.
+func TypedChangingFunc[T any](fn func(context.Context, TypedChangingKwargs[T]) (any, error)) ChangingFn {
+	return registry.TypedChangingFunc(fn)
+}
+
+// EventFunc adapts an event-watching handler of EventKwargs.
+func EventFunc(fn func(context.Context, EventKwargs) error) EventFn {
+	return registry.EventFunc(fn)
+}
+
+// TypedEventFunc adapts an event-watching handler of a resource of Go type
+// T.
+func TypedEventFunc[T any](fn func(context.Context, TypedEventKwargs[T]) error) EventFn {
+	return registry.TypedEventFunc(fn)
+}
+
+// ChangingWhen adapts a when= callback of ChangingKwargs.
+func ChangingWhen(fn func(ChangingKwargs) bool) func(*ChangingKwargs) bool {
+	return registry.ChangingWhen(fn)
+}
+
+// TypedChangingWhen adapts a when= callback of a resource of Go type T; an
+// object that does not decode as T matches, so that the handler runs and
+// reports the error.
+func TypedChangingWhen[T any](fn func(TypedChangingKwargs[T]) bool) func(*ChangingKwargs) bool {
+	return registry.TypedChangingWhen(fn)
+}
+
+// EventWhen adapts a when= callback of EventKwargs.
+func EventWhen(fn func(EventKwargs) bool) func(*EventKwargs) bool {
+	return registry.EventWhen(fn)
+}
+
+// TypedEventWhen adapts a when= callback of an event handler of a resource
+// of Go type T.
+func TypedEventWhen[T any](fn func(TypedEventKwargs[T]) bool) func(*EventKwargs) bool {
+	return registry.TypedEventWhen(fn)
+}
