@@ -45,3 +45,23 @@ func ExampleNewTemporaryError() {
 	}
 	// Output: the database is not ready yet 10s
 }
+
+// A handler registers sub-handlers of its own kwargs type; each runs after
+// the parent returns, with its progress under "<parent id>/<id>".
+func ExampleSubhandlerFunc() {
+	parent := func(ctx context.Context, kw kopf.ChangingKwargs) error {
+		for _, item := range []string{"item1", "item2"} {
+			err := kopf.SubhandlerFunc(ctx, item, func(ctx context.Context, kw kopf.ChangingKwargs) error {
+				kw.Logger.Info("=== Handling creation for " + item + ". ===")
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// Outside the reactor, the parent has no sub-handlers to register into.
+	fmt.Println(parent(context.Background(), kopf.ChangingKwargs{}))
+	// Output: sub-handlers can only be registered inside a changing handler
+}

@@ -8,16 +8,39 @@ import (
 
 // The adapters of handlers and when= callbacks to the registry's functions
 // (see runtime/registry): generated Register functions use them, and so
-// may code written by hand and sub-handlers, which get the same typed
-// kwargs as their parent:
+// may code written by hand and sub-handlers registered with options:
 //
 //	kopf.Subhandler(ctx, kopf.ChangingHandler{
-//		ID: item,
-//		Fn: kopf.TypedChangingFunc(kopf.NoResult(func(ctx context.Context, kw kopf.TypedChangingKwargs[KopfExample]) error {
-//			kw.Logger.Info(kw.Object.Spec.Field)
-//			return nil
-//		})),
+//		ID:      item,
+//		Fn:      kopf.TypedChangingFunc(kopf.NoResult(fn)),
+//		Retries: 3,
 //	})
+
+// SubhandlerFunc registers fn as a sub-handler of the changing handler
+// running with ctx (Kopf's @kopf.subhandler(id=...)), under the id
+// "<parent id>/<id>", with the parent's kwargs type: a handler of
+// CreateFnKwargs registers sub-handlers of CreateFnKwargs.
+//
+//	for _, item := range items {
+//		err := kopf.SubhandlerFunc(ctx, item, func(ctx context.Context, kw CreateFnKwargs) error {
+//			kw.Logger.Info("handling " + item)
+//			return nil
+//		})
+//	}
+//
+// For a result to store in status.<parent id>/<id>, or for options
+// (retries, timeout, ...), use Subhandler with ChangingFunc.
+func SubhandlerFunc(ctx context.Context, id string, fn func(context.Context, ChangingKwargs) error) error {
+	return registry.Subhandler(ctx, registry.ChangingHandler{ID: id, Fn: registry.ChangingFunc(registry.NoResult(fn))})
+}
+
+// TypedSubhandlerFunc registers fn as a sub-handler of the changing handler
+// of a resource of Go type T running with ctx, as SubhandlerFunc does: it
+// gets the parent's typed kwargs, with the object decoded once per cycle
+// for the parent and all its sub-handlers.
+func TypedSubhandlerFunc[T any](ctx context.Context, id string, fn func(context.Context, TypedChangingKwargs[T]) error) error {
+	return registry.Subhandler(ctx, registry.ChangingHandler{ID: id, Fn: registry.TypedChangingFunc(registry.NoResult(fn))})
+}
 
 // NoResult adapts a handler that returns only an error to the form that
 // returns a result too (nil: nothing is stored in status).

@@ -53,7 +53,7 @@ type (
 	// without a Go type (the body-only form).
 	ChangingKwargs = kwargs.Changing
 	// ResourceKwargs are the object-derived arguments common to resource handlers.
-	ResourceKwargs = kwargs.Resource
+	ResourceKwargs = kwargs.Base
 	// Memo is per-object free-form memory.
 	Memo = kwargs.Memo
 	// Reason is the cause of a changing handler's invocation.
@@ -160,7 +160,9 @@ func Callback(fn func(value any, present bool, kw *ResourceKwargs) bool) Matcher
 // Subhandler registers a sub-handler of the changing handler running with
 // ctx (Kopf's @kopf.subhandler / kopf.register): it runs after the parent
 // returns, with its own progress under the id "<parent>/<id>", and the
-// parent is finished only when all its sub-handlers are.
+// parent is finished only when all its sub-handlers are. Its Fn is made
+// with the adapters (ChangingFunc, TypedChangingFunc, NoResult); most
+// sub-handlers are registered with SubhandlerFunc or TypedSubhandlerFunc.
 func Subhandler(ctx context.Context, h ChangingHandler) error { return registry.Subhandler(ctx, h) }
 
 // RESTConfig returns the operator's client configuration from a handler's

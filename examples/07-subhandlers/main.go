@@ -20,14 +20,10 @@ func CreateFn(ctx context.Context, kw CreateFnKwargs) error {
 	items, _ := kw.Spec["items"].([]any)
 	for _, it := range items {
 		item := fmt.Sprint(it)
-		// A sub-handler gets the same kwargs as its parent (CreateFnKwargs)
-		// and, like it, may return only an error.
-		err := kopf.Subhandler(ctx, kopf.ChangingHandler{
-			ID: item,
-			Fn: kopf.ChangingFunc(kopf.NoResult(func(ctx context.Context, kw CreateFnKwargs) error {
-				kw.Logger.Info(fmt.Sprintf("=== Handling creation for %s. ===", item))
-				return nil
-			})),
+		// A sub-handler gets the same kwargs as its parent (CreateFnKwargs).
+		err := kopf.SubhandlerFunc(ctx, item, func(ctx context.Context, kw CreateFnKwargs) error {
+			kw.Logger.Info(fmt.Sprintf("=== Handling creation for %s. ===", item))
+			return nil
 		})
 		if err != nil {
 			return err

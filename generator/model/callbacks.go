@@ -121,7 +121,7 @@ func (b *builder) callback(h *Handler, name string, pos token.Position, label st
 			return fail()
 		}
 	}
-	resourceKw := func(e ast.Expr) bool { return isPtrTo(b.typeOf(e), KwargsPath, "Resource") }
+	resourceKw := func(e ast.Expr) bool { return isPtrTo(b.typeOf(e), KwargsPath, "Base") }
 	var form CallbackForm
 	switch kind {
 	case whenCallback:

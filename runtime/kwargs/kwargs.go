@@ -32,7 +32,7 @@
 // (registry.ChangingFunc, registry.TypedChangingFunc, ...), which convert
 // the reactor's kwargs into the handler's. Room is left for the kinds to
 // come (daemons, timers, webhooks): each adds a body-only type embedding
-// [Resource] and a typed one embedding it, with their adapters.
+// [Base] and a typed one embedding it, with their adapters.
 //
 // # Decoding once per cycle
 //
@@ -74,8 +74,10 @@ import (
 // needs no locking inside a handler.
 type Memo map[string]any
 
-// Resource are the arguments of every handler that serves one object.
-type Resource struct {
+// Base are the arguments of every handler that serves one object (Kopf's
+// resource kwargs), embedded in the kwargs of each kind, so that they read
+// as the kind's own: kw.Name, kw.Spec, kw.Resource (the served resource).
+type Base struct {
 	// Resource is the served resource, as resolved through the cluster's
 	// discovery.
 	Resource resources.Resource
@@ -109,7 +111,7 @@ type Resource struct {
 // Changing are the arguments of create, update, delete, resume and field
 // handlers, in the body-only form.
 type Changing struct {
-	Resource
+	Base
 	// Param is the handler's param= option, as registered.
 	Param any
 	// Retry counts the previous attempts of this handler for this cause.
@@ -132,7 +134,7 @@ type Changing struct {
 // Event are the arguments of event-watching handlers (on.event), in the
 // body-only form.
 type Event struct {
-	Resource
+	Base
 	// Param is the handler's param= option, as registered.
 	Param any
 	// Type is the watch event's type: "ADDED", "MODIFIED", "DELETED", or ""
@@ -168,9 +170,9 @@ type TypedEvent[T any] struct {
 // and Status are the body's own maps (Labels and Annotations are copies):
 // give user code a body of its own (body.Body.DeepCopy), as the reactor
 // does, so that what user code changes in it is never seen elsewhere.
-func FromBody(res resources.Resource, b body.Body, p patches.Patch, logger *slog.Logger, memo Memo) Resource {
+func FromBody(res resources.Resource, b body.Body, p patches.Patch, logger *slog.Logger, memo Memo) Base {
 	meta := b.Meta()
-	return Resource{
+	return Base{
 		Resource:    res,
 		Body:        b,
 		Spec:        b.Spec(),

@@ -28,7 +28,7 @@ func TestDecodeChangingOncePerCycle(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			kw := &Changing{Resource: Resource{Body: b}, Old: old, New: now}
+			kw := &Changing{Base: Base{Body: b}, Old: old, New: now}
 			if tt.shared {
 				kw.ShareDecoded()
 			}
@@ -62,14 +62,14 @@ func TestDecodeChangingOncePerCycle(t *testing.T) {
 }
 
 func TestDecodeErrors(t *testing.T) {
-	kw := &Changing{Resource: Resource{Body: body.Body{"spec": map[string]any{"replicas": "three"}}}}
+	kw := &Changing{Base: Base{Body: body.Body{"spec": map[string]any{"replicas": "three"}}}}
 	kw.ShareDecoded()
 	for range 2 { // the error is cached too
 		if _, err := DecodeChanging[example](kw); err == nil || !strings.Contains(err.Error(), "decoding the object as kwargs.example") {
 			t.Errorf("err = %v", err)
 		}
 	}
-	ev := &Event{Resource: Resource{Body: body.Body{"spec": map[string]any{"field": "x"}}}}
+	ev := &Event{Base: Base{Body: body.Body{"spec": map[string]any{"field": "x"}}}}
 	ev.ShareDecoded()
 	a, errA := DecodeEvent[example](ev)
 	b, errB := DecodeEvent[example](ev)

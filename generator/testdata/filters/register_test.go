@@ -153,7 +153,7 @@ func TestValueFilters(t *testing.T) {
 func TestWhen(t *testing.T) {
 	r := registry(t)
 	fields := find(t, r, kopf.ReasonUpdate, "fields/spec.replicas")
-	ready := &kopf.ChangingKwargs{Resource: kopf.ResourceKwargs{Status: kopf.Status{"ready": true}}}
+	ready := &kopf.ChangingKwargs{Base: kopf.ResourceKwargs{Status: kopf.Status{"ready": true}}}
 	if !fields.When(ready) || fields.When(&kopf.ChangingKwargs{}) {
 		t.Error("when=isReady (the handler's kwargs)")
 	}
@@ -196,7 +196,7 @@ func TestEventHandlers(t *testing.T) {
 func TestEventKwargsAreCopied(t *testing.T) {
 	hs := registry(t).EventHandlers(kopfexamples)
 	kw := &kopf.EventKwargs{
-		Resource: kopf.ResourceKwargs{
+		Base: kopf.ResourceKwargs{
 			Resource:    kopfexamples,
 			Body:        kopf.Body{"kind": "KopfExample"},
 			Spec:        kopf.Spec{"field": "value"},

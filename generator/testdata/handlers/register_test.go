@@ -78,7 +78,7 @@ func TestKwargsAreCopied(t *testing.T) {
 		t.Fatalf("resume handlers = %d, want 1", len(hs))
 	}
 	kw := &kopf.ChangingKwargs{
-		Resource: kopf.ResourceKwargs{
+		Base: kopf.ResourceKwargs{
 			Resource:    kopfexamples,
 			Body:        kopf.Body{"kind": "KopfExample"},
 			Spec:        kopf.Spec{"field": "value"},

@@ -20,8 +20,8 @@ func TestRegister(t *testing.T) {
 		t.Fatalf("handlers = %+v, want CreateFn", hs)
 	}
 	kw := &kopf.ChangingKwargs{
-		Resource: kopf.ResourceKwargs{Name: "kopf-example-1", Spec: kopf.Spec{"field": "value"}, Logger: slog.New(slog.DiscardHandler)},
-		Reason:   kopf.ReasonCreate,
+		Base:   kopf.ResourceKwargs{Name: "kopf-example-1", Spec: kopf.Spec{"field": "value"}, Logger: slog.New(slog.DiscardHandler)},
+		Reason: kopf.ReasonCreate,
 	}
 	got, err := hs[0].Fn(context.Background(), kw)
 	if want := map[string]any{"message": "hello world"}; err != nil || !reflect.DeepEqual(got, want) {

@@ -67,7 +67,7 @@ func TestTypedChanging(t *testing.T) {
 	if len(hs) != 2 || hs[0].ID != "create" || hs[1].ID != "mixed-examples" {
 		t.Fatalf("create handlers = %+v", hs)
 	}
-	kw := &kopf.ChangingKwargs{Resource: kopf.ResourceKwargs{Name: "ex1", Body: example(int64(3))}}
+	kw := &kopf.ChangingKwargs{Base: kopf.ResourceKwargs{Name: "ex1", Body: example(int64(3))}}
 	got, err := hs[0].Fn(context.Background(), kw)
 	if want := map[string]any{"field": "f", "replicas": int32(3), "message": "m"}; err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("Fn() = %#v, %v; want %#v", got, err, want)
@@ -92,7 +92,7 @@ func TestTypedEvent(t *testing.T) {
 		t.Fatalf("event handlers = %+v", hs)
 	}
 	h := hs[0]
-	kw := &kopf.EventKwargs{Resource: kopf.ResourceKwargs{Name: "ex1", Body: example(int64(3)), Memo: kopf.Memo{}}}
+	kw := &kopf.EventKwargs{Base: kopf.ResourceKwargs{Name: "ex1", Body: example(int64(3)), Memo: kopf.Memo{}}}
 	if !h.When(kw) {
 		t.Error("when=hasItems refuses an object with items")
 	}
@@ -102,7 +102,7 @@ func TestTypedEvent(t *testing.T) {
 	if obj, ok := kw.Memo["object"].(*KopfExample); !ok || obj.Name != "ex1" || obj.Spec.Nested.Depth != 2 || obj.Labels["app"] != "web" {
 		t.Errorf("the handler got %#v", kw.Memo["object"])
 	}
-	if !h.Filter.Value.Match(int64(1), true, &kw.Resource) || h.Filter.Value.Match(int64(0), true, &kw.Resource) {
+	if !h.Filter.Value.Match(int64(1), true, &kw.Base) || h.Filter.Value.Match(int64(0), true, &kw.Base) {
 		t.Error("value=fn:isPositive")
 	}
 	// when= lets a body that does not decode through: the handler reports it.
@@ -124,7 +124,7 @@ func TestBuiltins(t *testing.T) {
 	if want := (kopf.Selector{Version: "v1", Name: "pods", Core: true}); hs[0].Selector != want {
 		t.Errorf("v1/pods selector = %#v", hs[0].Selector)
 	}
-	kw := &kopf.EventKwargs{Resource: kopf.ResourceKwargs{
+	kw := &kopf.EventKwargs{Base: kopf.ResourceKwargs{
 		Body: kopf.Body{"spec": map[string]any{"nodeName": "node-1"}},
 		Spec: kopf.Spec{"nodeName": "node-1"},
 		Memo: kopf.Memo{},
@@ -140,7 +140,7 @@ func TestBuiltins(t *testing.T) {
 	if len(scale) != 2 || scale[0].ID != "scale/spec.replicas" || scale[1].ID != "template/spec.template.metadata.labels.app" {
 		t.Fatalf("deployment handlers = %+v", scale)
 	}
-	got, err := scale[0].Fn(context.Background(), &kopf.ChangingKwargs{Resource: kopf.ResourceKwargs{
+	got, err := scale[0].Fn(context.Background(), &kopf.ChangingKwargs{Base: kopf.ResourceKwargs{
 		Body: kopf.Body{"spec": map[string]any{"replicas": int64(4)}},
 	}})
 	if err != nil || got != int32(4) {

@@ -18,7 +18,7 @@ func TestPaint(t *testing.T) {
 		t.Fatalf("update handlers = %+v", hs)
 	}
 	body := func(color string) *kopf.ChangingKwargs {
-		return &kopf.ChangingKwargs{Resource: kopf.ResourceKwargs{Body: kopf.Body{
+		return &kopf.ChangingKwargs{Base: kopf.ResourceKwargs{Body: kopf.Body{
 			"spec": map[string]any{"color": color, "parts": map[string]any{"wheel": map[string]any{"count": int64(4)}}},
 		}}}
 	}
