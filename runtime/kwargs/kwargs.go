@@ -19,7 +19,9 @@
 //     Object *T, the body decoded as T; TypedChanging also shadows Old and
 //     New with the old and new essences decoded as T (whole objects, also
 //     for field handlers, whose field values stay in Changing.Old and
-//     Changing.New, and whose Diff is reduced to the field).
+//     Changing.New, and whose Diff is reduced to the field). Spec and
+//     Status stay the body's views: a generic type cannot name T's fields,
+//     so the typed ones are kw.Object.Spec and kw.Object.Status.
 //
 // Generated code declares nothing per kwargs type: a handler's kwargs type
 // is an alias named after it, for IDE completion and for documentation,
