@@ -10,16 +10,22 @@ An operator author writes a handler and marks it:
 	//kopf:on.create kopfexamples
 	func CreateFn(ctx context.Context, kw CreateFnKwargs) (any, error) {
 		kw.Logger.Info("And here we are!")
-		return map[string]any{"message": "hello world"}, nil // into status.CreateFn
+		return map[string]any{"message": "hello world"}, nil // into status.create_fn
 	}
 
 	func main() { os.Exit(kopf.Main(Register)) }
 
 `go generate` (a `//go:generate kopf-gen` line) writes zz_generated.kopf.go
-beside it: the struct CreateFnKwargs with exactly the arguments Kopf gives a
-creation handler (Body, Spec, Meta, Status, Name, Namespace, Labels, Patch,
-Logger, Memo, Retry, Diff, ...), and a Register function that adds a
-ChangingHandler to a Registry. Nothing in the generated code is magic: it
+beside it: CreateFnKwargs, an alias of ChangingKwargs, which holds every
+argument Kopf gives a changing handler (Body, Spec, Meta, Status, Name,
+Namespace, Labels, Patch, Logger, Memo, Retry, Reason, Old, New, Diff, ...),
+and a Register function that adds a ChangingHandler to a Registry. For a
+resource with a Go type T (a //kopf:resource type or a built-in such as
+v1/pods), CreateFnKwargs is TypedChangingKwargs[T]: the same arguments, and
+Object, Old and New decoded as *T once per cycle. The handler's id is its function's name in
+Kopf's spelling, create_fn (the marker's id= overrides it), so its result
+lands in status.create_fn and its progress in kopf.zalando.org/create_fn,
+exactly as for the Kopf operator with a function create_fn. Nothing in the generated code is magic: it
 could be written by hand against this package.
 
 `operator run -A` (the binary's command line, package runtime/cli) then:

@@ -16,7 +16,7 @@ import (
 func ExampleRegistry() {
 	reg := kopf.NewRegistry()
 	err := reg.AddChanging(kopf.ChangingHandler{
-		ID:       "CreateFn",
+		ID:       "create_fn",
 		Selector: kopf.Selector{Group: "kopf.dev", Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
 		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
@@ -114,4 +114,24 @@ func ExampleDefaultSettings() {
 	s := kopf.DefaultSettings()
 	fmt.Println(s.Persistence.Finalizer, s.Execution.DefaultBackoff, s.Posting.Enabled)
 	// Output: kopf.zalando.org/KopfFinalizerMarker 1m0s true
+}
+
+// A handler registers sub-handlers of its own kwargs type; each runs after
+// the parent returns, with its progress under "<parent id>/<id>".
+func ExampleSubhandlerFunc() {
+	parent := func(ctx context.Context, kw kopf.ChangingKwargs) error {
+		for _, item := range []string{"item1", "item2"} {
+			err := kopf.SubhandlerFunc(ctx, item, func(ctx context.Context, kw kopf.ChangingKwargs) error {
+				kw.Logger.Info("=== Handling creation for " + item + ". ===")
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// Outside the reactor, the parent has no sub-handlers to register into.
+	fmt.Println(parent(context.Background(), kopf.ChangingKwargs{}))
+	// Output: sub-handlers can only be registered inside a changing handler
 }

@@ -48,10 +48,11 @@ type (
 	Registry = registry.Registry
 	// ChangingHandler is a create/update/delete/resume handler's registration.
 	ChangingHandler = registry.ChangingHandler
-	// ChangingKwargs are the arguments the reactor gives a changing handler.
+	// ChangingKwargs are the arguments of a changing handler of a resource
+	// without a Go type (the body-only form).
 	ChangingKwargs = kwargs.Changing
 	// ResourceKwargs are the object-derived arguments common to resource handlers.
-	ResourceKwargs = kwargs.Resource
+	ResourceKwargs = kwargs.Base
 	// Memo is per-object free-form memory.
 	Memo = kwargs.Memo
 	// Reason is the cause of a changing handler's invocation.
@@ -119,13 +120,24 @@ type (
 	EventHandler = registry.EventHandler
 	// EventFn is the function behind an event-watching handler.
 	EventFn = registry.EventFn
-	// EventKwargs are the arguments the reactor gives an event-watching handler.
+	// EventKwargs are the arguments of an event-watching handler of a
+	// resource without a Go type (the body-only form).
 	EventKwargs = kwargs.Event
 	// Filter holds a handler's labels/annotations/value/old/new filters.
 	Filter = filters.Filter
 	// Matcher checks one value of a Filter.
 	Matcher = filters.Matcher
 )
+
+// TypedChangingKwargs are the arguments of a changing handler of a resource
+// whose objects are of the Go type T: every kwarg of ChangingKwargs, with
+// Object, Old and New decoded as T once per cycle.
+type TypedChangingKwargs[T any] = kwargs.TypedChanging[T]
+
+// TypedEventKwargs are the arguments of an event-watching handler of a
+// resource whose objects are of the Go type T: every kwarg of EventKwargs,
+// with Object decoded as T.
+type TypedEventKwargs[T any] = kwargs.TypedEvent[T]
 
 // Present matches any present value (Kopf's kopf.PRESENT).
 func Present() Matcher { return filters.IsPresent() }
@@ -145,7 +157,9 @@ func Callback(fn func(value any, present bool, kw *ResourceKwargs) bool) Matcher
 // Subhandler registers a sub-handler of the changing handler running with
 // ctx (Kopf's @kopf.subhandler / kopf.register): it runs after the parent
 // returns, with its own progress under the id "<parent>/<id>", and the
-// parent is finished only when all its sub-handlers are.
+// parent is finished only when all its sub-handlers are. Its Fn is made
+// with the adapters (ChangingFunc, TypedChangingFunc, NoResult); most
+// sub-handlers are registered with SubhandlerFunc or TypedSubhandlerFunc.
 func Subhandler(ctx context.Context, h ChangingHandler) error { return registry.Subhandler(ctx, h) }
 
 // RESTConfig returns the operator's client configuration from a handler's

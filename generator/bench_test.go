@@ -110,7 +110,7 @@ func BenchmarkGenerate500(b *testing.B) {
 		if imports := after.Imports - before.Imports; imports != 0 {
 			b.Fatalf("%d on-demand imports in one run, want 0", imports)
 		}
-		if len(files) != 1 || !strings.Contains(string(files[0].Want), "type H499Kwargs struct") {
+		if len(files) != 1 || !strings.Contains(string(files[0].Want), "type H499Kwargs = kopf.") {
 			b.Fatalf("unexpected output: %d files", len(files))
 		}
 	}

@@ -297,7 +297,7 @@ func TestWarningsDoNotFail(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Generate: %v", err)
 	}
-	if len(files) != 1 || files[0].Want == nil || !strings.Contains(string(files[0].Want), `"F"`) {
+	if len(files) != 1 || files[0].Want == nil || !strings.Contains(string(files[0].Want), `"f"`) {
 		t.Fatalf("files = %+v, want p/zz_generated.kopf.go registering F", files)
 	}
 	want := filepath.Join(dir, "p", "p.go") + ":5:1: not a marker: did you mean //kopf:on.create? markers have no space after //"

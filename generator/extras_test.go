@@ -83,7 +83,7 @@ import (
 )
 
 //kopf:on.create widgets
-func Create(ctx context.Context, kw CreateKwargs) (any, error) { return kw.Spec.Size, nil }
+func Create(ctx context.Context, kw CreateKwargs) (any, error) { return kw.Object.Spec.Size, nil }
 
 //kopf:on.delete example.com/v1alpha1/widgets
 func Delete(ctx context.Context, kw DeleteKwargs) error { return nil }

@@ -222,7 +222,7 @@ type OwnKwargs struct{}
 
 func Register() {}
 `,
-		"names/names.go": header + `//kopf:on.create ex
+		"names/names.go": header + `//kopf:on.create ex backoff=1s
 func kw(ctx context.Context, kw kwKwargs) error { return nil }
 
 var time = 1
@@ -271,6 +271,14 @@ func changing(kw *kopf.ChangingKwargs) bool { return true }
 //kopf:on.resume ex field=spec.a labels={a: b}
 //kopf:on.create ex field=spec.a labels={a: c}
 func Stacked(ctx context.Context, kw StackedKwargs) error { return nil }
+
+//kopf:on.create ex when=typedWhen id=x5
+//kopf:on.update ex when=eventKind id=x6
+func Kinds(ctx context.Context, kw KindsKwargs) error { return nil }
+
+func typedWhen(kw kopf.TypedChangingKwargs[struct{}]) bool { return true }
+
+func eventKind(kw kopf.EventKwargs) bool { return true }
 `,
 		"events/events.go": header + `//kopf:on.event ex
 //kopf:on.create ex
@@ -345,7 +353,7 @@ func Fields(ctx context.Context, kw FieldsKwargs) error { return nil }
 func Ambiguous(ctx context.Context, kw AmbiguousKwargs) error { return nil }
 
 //kopf:on.create other.dev/v1/kopfexamples
-//kopf:on.create pods id=pods
+//kopf:on.create pods id=good_pods
 func Good(ctx context.Context, kw GoodKwargs) error { return nil }
 
 //kopf:on.create pods
@@ -389,34 +397,35 @@ func T(ctx context.Context, kw TKwargs) error { return nil }
 		return fmt.Sprintf("handler %s has the wrong signature: %s; want func %[1]s(ctx context.Context, kw %[1]sKwargs) (any, error) or func %[1]s(ctx context.Context, kw %[1]sKwargs) error", name, what)
 	}
 	want := []string{
-		"dup/dup.go:6:1: duplicate //kopf:on.create: handler id \"Twice\" is already registered for create of ex at line 5; set a distinct id=",
+		"dup/dup.go:6:1: duplicate //kopf:on.create: handler id \"twice\" is already registered for create of ex at line 5; set a distinct id=",
 		"dup/dup.go:12:1: handler id \"shared\" is already used for ex by One at line 9; set a distinct id=",
 		"dup/dup.go:16:1: //kopf:on.update repeats handler id \"x\" for ex with different options than line 15; stacked markers share a registration only if param, errors, timeout, retries, backoff, field and filters are equal, so set a distinct id=",
 		"dup/dup.go:22:6: OwnKwargs is declared here, but kopf-gen generates it as the kwargs type of handler Own; rename one of them",
 		"dup/dup.go:24:6: Register is declared here, but kopf-gen generates the package's Register function; rename one of them",
 		"events/events.go:5:1: //kopf:on.event cannot share a function with changing-handler markers: event handlers take other kwargs and return no result; use a separate function",
 		"events/events.go:10:51: handler Result has the wrong signature: it returns (any, error); want func Result(ctx context.Context, kw ResultKwargs) error (event handlers return no result)",
-		"events/events.go:13:1: duplicate //kopf:on.event: handler id \"Twice\" is already registered for ex at line 12; set a distinct id=",
+		"events/events.go:13:1: duplicate //kopf:on.event: handler id \"twice\" is already registered for ex at line 12; set a distinct id=",
 		"events/events.go:16:8: missing field=a.b.c|[a, b, c]: //kopf:on.field requires it (the field to watch, dotted (spec.a.b) or a list ([spec, \"a.b\"]): the handler runs when it changes, with old, new and diff reduced to it)",
 		"events/events.go:17:39: value: write PRESENT without kopf., or quote it for a literal string",
 		"events/events.go:17:56: old: null is not a filter value: omit old= to check nothing, write ABSENT for a missing field, or quote \"null\" for the string",
 		"events/events.go:20:1: //kopf:resource applies to type declarations, not functions",
-		"events/events.go:23:6: newOwnKwargs is declared here, but kopf-gen generates it as the function building the kwargs of handler Own; rename one of them",
 		"filters/filters.go:8:21: value= needs field=: it checks the value at that field",
 		"filters/filters.go:9:21: old= needs field=: it checks the value at that field",
 		"filters/filters.go:9:32: new= needs field=: it checks the value at that field",
 		"filters/filters.go:10:42: value= cannot be combined with old= or new=: value= checks either side of a change; use old= and new= alone",
-		"filters/filters.go:15:26: when: no function missing in package p; want a function func(kw CallbacksKwargs) bool or func(kw *kopf.ChangingKwargs) bool",
+		"filters/filters.go:15:26: when: no function missing in package p; want a function func(kw CallbacksKwargs) bool, func(kw kopf.ChangingKwargs) bool or func(kw *kopf.ChangingKwargs) bool",
 		"filters/filters.go:15:45: labels[\"a\"]: notFunc is a variable, not a function; want a function func(value string) bool or func(value string, kw *kopf.ResourceKwargs) bool",
 		"filters/filters.go:15:60: labels[\"b\"]: wrongLabel has the wrong signature func(value any) bool; want func(value string) bool or func(value string, kw *kopf.ResourceKwargs) bool",
 		"filters/filters.go:15:91: annotations[\"c\"]: generic has type parameters; a callback must not be generic",
 		"filters/filters.go:16:54: unknown argument old of //kopf:on.create; it is an argument of //kopf:on.update, //kopf:on.field",
 		"filters/filters.go:17:38: new: wrongValue has the wrong signature func(value string, kw *kopf.ResourceKwargs) bool; want func(value any) bool or func(value any, kw *kopf.ResourceKwargs) bool",
-		"filters/filters.go:17:57: when: otherKwargs has the wrong signature func(kw WatchKwargs) bool; want func(kw CallbacksKwargs) bool or func(kw *kopf.ChangingKwargs) bool",
-		"filters/filters.go:18:26: when: runtimeEvent has the wrong signature func(kw *kopf.EventKwargs) bool; want func(kw CallbacksKwargs) bool or func(kw *kopf.ChangingKwargs) bool",
-		"filters/filters.go:22:25: when: changing has the wrong signature func(kw *kopf.ChangingKwargs) bool; want func(kw WatchKwargs) bool or func(kw *kopf.EventKwargs) bool",
+		"filters/filters.go:17:57: when: otherKwargs has the wrong signature func(kw WatchKwargs) bool; want func(kw CallbacksKwargs) bool, func(kw kopf.ChangingKwargs) bool or func(kw *kopf.ChangingKwargs) bool",
+		"filters/filters.go:18:26: when: runtimeEvent has the wrong signature func(kw *kopf.EventKwargs) bool; want func(kw CallbacksKwargs) bool, func(kw kopf.ChangingKwargs) bool or func(kw *kopf.ChangingKwargs) bool",
+		"filters/filters.go:22:25: when: changing has the wrong signature func(kw *kopf.ChangingKwargs) bool; want func(kw WatchKwargs) bool, func(kw kopf.EventKwargs) bool or func(kw *kopf.EventKwargs) bool",
 		"filters/filters.go:37:6: callback value has the name of a variable of the generated code; rename it",
-		"filters/filters.go:42:1: //kopf:on.create repeats handler id \"Stacked/spec.a\" for ex with different options than line 41; stacked markers share a registration only if param, errors, timeout, retries, backoff, field and filters are equal, so set a distinct id=",
+		"filters/filters.go:42:1: //kopf:on.create repeats handler id \"stacked/spec.a\" for ex with different options than line 41; stacked markers share a registration only if param, errors, timeout, retries, backoff, field and filters are equal, so set a distinct id=",
+		"filters/filters.go:45:26: when: typedWhen has the wrong signature func(kw kopf.TypedChangingKwargs[struct{}]) bool; want func(kw KindsKwargs) bool, func(kw kopf.ChangingKwargs) bool or func(kw *kopf.ChangingKwargs) bool",
+		"filters/filters.go:46:26: when: eventKind has the wrong signature func(kw kopf.EventKwargs) bool; want func(kw KindsKwargs) bool, func(kw kopf.ChangingKwargs) bool or func(kw *kopf.ChangingKwargs) bool",
 		"foreign/zz_generated.kopf.go:1:1: zz_generated.kopf.go is not marked as generated (no \"// Code generated ... DO NOT EDIT.\" line before the package clause); refusing to overwrite it",
 		"gadgets/gadgets.go:8:6: handler Gadgets: kw.Spec would have type api.spec, which generated code cannot refer to: spec is not exported",
 		"gadgets/gadgets.go:8:6: handler Gadgets: kw.Status would have type struct{OK bool}, which generated code cannot refer to: kopf-gen does not render unnamed struct types; use a named type",
@@ -465,7 +474,6 @@ func T(ctx context.Context, kw TKwargs) error { return nil }
 		"typed/typed.go:50:69: field: metadata.labels.app of KopfExample is a string: it has no \"x\"",
 		"typed/typed.go:51:37: field: no \"nodeNmae\" in spec of corev1.Pod (corev1.PodSpec); did you mean nodeName?",
 		"typed/typed.go:54:18: resource: kopfexamples names several typed resources: kopf.dev/v1/kopfexamples (KopfExample), other.dev/v1/kopfexamples (Other); add the group and version",
-		"typed/typed.go:64:5: fmt is declared here, but kopf-gen generates a file importing a package under that name; rename one of them",
 		"typed/typed.go:64:10: corev1 is declared here, but kopf-gen generates a file importing a package under that name; rename one of them",
 	}
 	var got []string

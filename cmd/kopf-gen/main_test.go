@@ -132,10 +132,10 @@ func TestGenerateAndVerify(t *testing.T) {
 	}
 
 	// A hand edit is a difference.
-	write(t, gen, strings.Replace(string(content), `ID:       "CreateFn"`, `ID:       "Edited"`, 1))
+	write(t, gen, strings.Replace(string(content), `ID:       "create_fn"`, `ID:       "edited"`, 1))
 	code, out, _ = kopfGen(t, "verify", "./op")
 	if code != 1 || !strings.Contains(out, "--- a/op/zz_generated.kopf.go\n+++ b/op/zz_generated.kopf.go\n") ||
-		!strings.Contains(out, "-\t\tID:       \"Edited\",\n+\t\tID:       \"CreateFn\",\n") {
+		!strings.Contains(out, "-\t\tID:       \"edited\",\n+\t\tID:       \"create_fn\",\n") {
 		t.Fatalf("verify after an edit: %d\n%s", code, out)
 	}
 	if code, _, errOut := kopfGen(t, "generate", "./op"); code != 0 {

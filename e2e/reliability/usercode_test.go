@@ -21,7 +21,7 @@ import (
 )
 
 // vandalize changes everything user code can reach of the object.
-func vandalize(res *kwargs.Resource) {
+func vandalize(res *kwargs.Base) {
 	res.Spec["field"] = "vandalized"
 	res.Spec["items"] = []any{"vandalized"}
 	res.Meta["annotations"] = map[string]any{diffBaseKey: `{"spec":{"field":"vandalized"}}`}
@@ -45,14 +45,14 @@ func TestUserCodeIsolated(t *testing.T) {
 	sel := resources.Selector{Name: "kopfexamples"}
 	op := kopftest.Start(t, shared.Config, func(reg *registry.Registry) error {
 		create := handler("create_fn", rec.recording("create_fn", func(_ context.Context, kw *kwargs.Changing) (any, error) {
-			vandalize(&kw.Resource)
+			vandalize(&kw.Base)
 			if m, ok := kw.New.(map[string]any); ok {
 				m["spec"] = "vandalized"
 			}
 			return map[string]any{"message": "created"}, nil
 		}), causes.Create)
-		create.When = func(kw *kwargs.Changing) bool { vandalize(&kw.Resource); return true }
-		create.Filter.Labels = map[string]filters.Matcher{"app": filters.Func(func(_ any, _ bool, res *kwargs.Resource) bool {
+		create.When = func(kw *kwargs.Changing) bool { vandalize(&kw.Base); return true }
+		create.Filter.Labels = map[string]filters.Matcher{"app": filters.Func(func(_ any, _ bool, res *kwargs.Base) bool {
 			vandalize(res)
 			return true
 		})}
@@ -68,11 +68,11 @@ func TestUserCodeIsolated(t *testing.T) {
 		for _, h := range []registry.EventHandler{
 			{ID: "event_fn", Selector: sel, Fn: func(_ context.Context, kw *kwargs.Event) error {
 				events.Add(1)
-				vandalize(&kw.Resource)
+				vandalize(&kw.Base)
 				return nil
 			}},
 			{ID: "event_panics", Selector: sel, Fn: func(context.Context, *kwargs.Event) error { return nil },
-				Filter: filters.Filter{Labels: map[string]filters.Matcher{"app": filters.Func(func(any, bool, *kwargs.Resource) bool {
+				Filter: filters.Filter{Labels: map[string]filters.Matcher{"app": filters.Func(func(any, bool, *kwargs.Base) bool {
 					panic("label callback exploded")
 				})}}},
 		} {

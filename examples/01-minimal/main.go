@@ -1,6 +1,6 @@
 // Command minimal is the Go port of Kopf's 01-minimal example: one creation
 // handler for KopfExample objects, whose result lands in
-// status.CreateFn.message.
+// status.create_fn.message.
 //
 // Run it against a cluster with the KopfExample CRD (../crd.yaml):
 //

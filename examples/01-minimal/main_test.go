@@ -41,12 +41,12 @@ func TestMinimal(t *testing.T) {
 		}
 		// With the status subresource, the result and the diff-base are two
 		// writes (status first): wait for both.
-		msg, _, _ := unstructured.NestedString(obj.Object, "status", "CreateFn", "message")
+		msg, _, _ := unstructured.NestedString(obj.Object, "status", "create_fn", "message")
 		_, stored := obj.GetAnnotations()["kopf.zalando.org/last-handled-configuration"]
 		return msg == "hello world" && stored, nil
 	})
 	if err != nil {
-		t.Fatalf("status.CreateFn.message never became %q with the diff-base stored: %v", "hello world", err)
+		t.Fatalf("status.create_fn.message never became %q with the diff-base stored: %v", "hello world", err)
 	}
 
 	// The diff-base is Kopf's, byte for byte: compact JSON in the key order
@@ -63,9 +63,9 @@ func TestMinimal(t *testing.T) {
 	if len(obj.GetFinalizers()) != 0 {
 		t.Errorf("unexpected finalizers: %v", obj.GetFinalizers())
 	}
-	op.WaitLog("[default/kopf-example-1] Handler 'CreateFn' succeeded.", 5*time.Second)
+	op.WaitLog("[default/kopf-example-1] Handler 'create_fn' succeeded.", 5*time.Second)
 	op.WaitLog("[default/kopf-example-1] Creation is processed: 1 succeeded; 0 failed.", 5*time.Second)
-	if n := op.Count("Handler 'CreateFn' succeeded."); n != 1 {
+	if n := op.Count("Handler 'create_fn' succeeded."); n != 1 {
 		t.Errorf("the handler succeeded %d times, want once", n)
 	}
 	op.Stop()
@@ -82,7 +82,7 @@ func TestMinimal(t *testing.T) {
 	if strings.Contains(op2.Logs(), "not interested") {
 		t.Errorf("the object found at the start is logged as a change of no interest, not as resuming:\n%s", op2.Logs())
 	}
-	if strings.Contains(op2.Logs(), "Handler 'CreateFn'") {
+	if strings.Contains(op2.Logs(), "Handler 'create_fn'") {
 		t.Errorf("the handler ran again after the restart:\n%s", op2.Logs())
 	}
 	after, err := objects.Get(ctx, "kopf-example-1", metav1.GetOptions{})

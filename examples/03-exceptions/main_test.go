@@ -26,24 +26,24 @@ func TestExceptions(t *testing.T) {
 	op.WaitLog(ref+"Creation is processed: 1 succeeded; 3 failed.", 30*time.Second)
 
 	for _, line := range []string{
-		"Handler 'InstantFailureWithOnlyAMessage' failed permanently: Fail once and for all.",
-		"Handler 'EventualSuccessWithAFewMessages' failed temporarily: Expected recoverable error.",
-		"Handler 'EventualSuccessWithAFewMessages' succeeded.",
-		"Handler 'EventualFailureWithTracebacks' failed with an exception and will try again in 1 seconds: An error that is supposed to be recoverable.",
-		"Handler 'EventualFailureWithTracebacks' failed with an exception and will stop now (it would exceed 3 retries on the next attempt): An error that is supposed to be recoverable.",
-		"Handler 'InstantFailureWithTraceback' failed with an exception and will stop now: An error that is supposed to be recoverable.",
+		"Handler 'instant_failure_with_only_a_message' failed permanently: Fail once and for all.",
+		"Handler 'eventual_success_with_a_few_messages' failed temporarily: Expected recoverable error.",
+		"Handler 'eventual_success_with_a_few_messages' succeeded.",
+		"Handler 'eventual_failure_with_tracebacks' failed with an exception and will try again in 1 seconds: An error that is supposed to be recoverable.",
+		"Handler 'eventual_failure_with_tracebacks' failed with an exception and will stop now (it would exceed 3 retries on the next attempt): An error that is supposed to be recoverable.",
+		"Handler 'instant_failure_with_traceback' failed with an exception and will stop now: An error that is supposed to be recoverable.",
 	} {
 		if !strings.Contains(op.Logs(), ref+line) {
 			t.Errorf("the log lacks %q", line)
 		}
 	}
-	if n := op.Count("Handler 'EventualSuccessWithAFewMessages' failed temporarily"); n != 3 {
+	if n := op.Count("Handler 'eventual_success_with_a_few_messages' failed temporarily"); n != 3 {
 		t.Errorf("EventualSuccessWithAFewMessages failed temporarily %d times, want 3", n)
 	}
-	if n := op.Count("Handler 'EventualFailureWithTracebacks' failed with an exception and will try again"); n != 2 {
+	if n := op.Count("Handler 'eventual_failure_with_tracebacks' failed with an exception and will try again"); n != 2 {
 		t.Errorf("EventualFailureWithTracebacks was retried %d times, want 2", n)
 	}
-	if n := op.Count("Handler 'InstantFailureWithOnlyAMessage' is invoked."); n != 1 {
+	if n := op.Count("Handler 'instant_failure_with_only_a_message' is invoked."); n != 1 {
 		t.Errorf("InstantFailureWithOnlyAMessage was invoked %d times, want 1", n)
 	}
 

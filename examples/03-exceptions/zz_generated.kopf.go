@@ -3,8 +3,6 @@
 package main
 
 import (
-	"context"
-	"log/slog"
 	"time"
 
 	"github.com/kopf-go/kopf"
@@ -13,347 +11,59 @@ import (
 // InstantFailureWithOnlyAMessageKwargs are the arguments of the handler InstantFailureWithOnlyAMessage, registered by:
 //
 //	//kopf:on.create kopfexamples
-type InstantFailureWithOnlyAMessageKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newInstantFailureWithOnlyAMessageKwargs copies the runtime's kwargs into InstantFailureWithOnlyAMessageKwargs.
-func newInstantFailureWithOnlyAMessageKwargs(kw *kopf.ChangingKwargs) InstantFailureWithOnlyAMessageKwargs {
-	return InstantFailureWithOnlyAMessageKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type InstantFailureWithOnlyAMessageKwargs = kopf.ChangingKwargs
 
 // EventualSuccessWithAFewMessagesKwargs are the arguments of the handler EventualSuccessWithAFewMessages, registered by:
 //
 //	//kopf:on.create kopfexamples
-type EventualSuccessWithAFewMessagesKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newEventualSuccessWithAFewMessagesKwargs copies the runtime's kwargs into EventualSuccessWithAFewMessagesKwargs.
-func newEventualSuccessWithAFewMessagesKwargs(kw *kopf.ChangingKwargs) EventualSuccessWithAFewMessagesKwargs {
-	return EventualSuccessWithAFewMessagesKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type EventualSuccessWithAFewMessagesKwargs = kopf.ChangingKwargs
 
 // EventualFailureWithTracebacksKwargs are the arguments of the handler EventualFailureWithTracebacks, registered by:
 //
 //	//kopf:on.create kopfexamples retries=3 backoff=1s
-type EventualFailureWithTracebacksKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newEventualFailureWithTracebacksKwargs copies the runtime's kwargs into EventualFailureWithTracebacksKwargs.
-func newEventualFailureWithTracebacksKwargs(kw *kopf.ChangingKwargs) EventualFailureWithTracebacksKwargs {
-	return EventualFailureWithTracebacksKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type EventualFailureWithTracebacksKwargs = kopf.ChangingKwargs
 
 // InstantFailureWithTracebackKwargs are the arguments of the handler InstantFailureWithTraceback, registered by:
 //
 //	//kopf:on.create kopfexamples errors=permanent backoff=1s
-type InstantFailureWithTracebackKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newInstantFailureWithTracebackKwargs copies the runtime's kwargs into InstantFailureWithTracebackKwargs.
-func newInstantFailureWithTracebackKwargs(kw *kopf.ChangingKwargs) InstantFailureWithTracebackKwargs {
-	return InstantFailureWithTracebackKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type InstantFailureWithTracebackKwargs = kopf.ChangingKwargs
 
 // Register adds the package's handlers to r, in source order, and returns the
 // first error of the registry.
 func Register(r *kopf.Registry) error {
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "InstantFailureWithOnlyAMessage",
+		ID:       "instant_failure_with_only_a_message",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, InstantFailureWithOnlyAMessage(ctx, newInstantFailureWithOnlyAMessageKwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(kopf.NoResult(InstantFailureWithOnlyAMessage)),
 	}); err != nil {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "EventualSuccessWithAFewMessages",
+		ID:       "eventual_success_with_a_few_messages",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, EventualSuccessWithAFewMessages(ctx, newEventualSuccessWithAFewMessagesKwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(kopf.NoResult(EventualSuccessWithAFewMessages)),
 	}); err != nil {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "EventualFailureWithTracebacks",
+		ID:       "eventual_failure_with_tracebacks",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, EventualFailureWithTracebacks(ctx, newEventualFailureWithTracebacksKwargs(kw))
-		},
-		Retries: 3,
-		Backoff: time.Second,
+		Fn:       kopf.ChangingFunc(kopf.NoResult(EventualFailureWithTracebacks)),
+		Retries:  3,
+		Backoff:  time.Second,
 	}); err != nil {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "InstantFailureWithTraceback",
+		ID:       "instant_failure_with_traceback",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, InstantFailureWithTraceback(ctx, newInstantFailureWithTracebackKwargs(kw))
-		},
-		Errors:  kopf.ErrorsPermanent,
-		Backoff: time.Second,
+		Fn:       kopf.ChangingFunc(kopf.NoResult(InstantFailureWithTraceback)),
+		Errors:   kopf.ErrorsPermanent,
+		Backoff:  time.Second,
 	}); err != nil {
 		return err
 	}

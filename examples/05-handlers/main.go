@@ -7,7 +7,11 @@
 // create handlers for new objects, one update handler (with the old and new
 // essence and the diff), two delete handlers (which hold objects with
 // Kopf's finalizer until they have run) and one field handler (id
-// FieldFn/spec.field) whenever spec.field changes.
+// field_fn/spec.field) whenever spec.field changes.
+//
+// The handlers' ids are Kopf's: a handler's default id is its function's
+// name in Python's spelling, so FieldFn is field_fn and CreateFn_1, whose
+// underscore before the digit is kept, is Kopf's create_fn_1.
 //
 // Run it against a cluster with the KopfExample CRD (../crd.yaml):
 //
@@ -25,34 +29,34 @@ import (
 	"github.com/kopf-go/kopf"
 )
 
-// ResumeFn1 runs for every object found when the operator starts.
+// ResumeFn_1 runs for every object found when the operator starts.
 //
 //kopf:on.resume kopfexamples
-func ResumeFn1(ctx context.Context, kw ResumeFn1Kwargs) error {
+func ResumeFn_1(ctx context.Context, kw ResumeFn_1Kwargs) error {
 	kw.Logger.Info("RESUMED 1st")
 	return nil
 }
 
-// CreateFn1 runs first for every new object.
+// CreateFn_1 runs first for every new object.
 //
 //kopf:on.create kopfexamples
-func CreateFn1(ctx context.Context, kw CreateFn1Kwargs) error {
+func CreateFn_1(ctx context.Context, kw CreateFn_1Kwargs) error {
 	kw.Logger.Info("CREATED 1st")
 	return nil
 }
 
-// ResumeFn2 runs after ResumeFn1.
+// ResumeFn_2 runs after ResumeFn_1.
 //
 //kopf:on.resume kopfexamples
-func ResumeFn2(ctx context.Context, kw ResumeFn2Kwargs) error {
+func ResumeFn_2(ctx context.Context, kw ResumeFn_2Kwargs) error {
 	kw.Logger.Info("RESUMED 2nd")
 	return nil
 }
 
-// CreateFn2 runs after CreateFn1.
+// CreateFn_2 runs after CreateFn_1.
 //
 //kopf:on.create kopfexamples
-func CreateFn2(ctx context.Context, kw CreateFn2Kwargs) error {
+func CreateFn_2(ctx context.Context, kw CreateFn_2Kwargs) error {
 	kw.Logger.Info("CREATED 2nd")
 	return nil
 }
@@ -78,18 +82,18 @@ func UpdateFn(ctx context.Context, kw UpdateFnKwargs) error {
 	return nil
 }
 
-// DeleteFn1 runs first when an object is deleted.
+// DeleteFn_1 runs first when an object is deleted.
 //
 //kopf:on.delete kopfexamples
-func DeleteFn1(ctx context.Context, kw DeleteFn1Kwargs) error {
+func DeleteFn_1(ctx context.Context, kw DeleteFn_1Kwargs) error {
 	kw.Logger.Info("DELETED 1st")
 	return nil
 }
 
-// DeleteFn2 runs after DeleteFn1.
+// DeleteFn_2 runs after DeleteFn_1.
 //
 //kopf:on.delete kopfexamples
-func DeleteFn2(ctx context.Context, kw DeleteFn2Kwargs) error {
+func DeleteFn_2(ctx context.Context, kw DeleteFn_2Kwargs) error {
 	kw.Logger.Info("DELETED 2nd")
 	return nil
 }

@@ -41,9 +41,9 @@ func TestHandlers(t *testing.T) {
 	inOrder(t, logs,
 		ref+"Adding the finalizer, thus preventing the actual deletion.",
 		ref+"CREATED 1st",
-		ref+"Handler 'CreateFn1' succeeded.",
+		ref+"Handler 'create_fn_1' succeeded.",
 		ref+"CREATED 2nd",
-		ref+"Handler 'CreateFn2' succeeded.",
+		ref+"Handler 'create_fn_2' succeeded.",
 		ref+"Creation is processed: ",
 	)
 	for _, line := range []string{"CREATED 1st", "CREATED 2nd"} {
@@ -86,9 +86,9 @@ func TestHandlers(t *testing.T) {
 		ref+"UPDATED old: ",
 		ref+"UPDATED new: ",
 		ref+"UPDATED diff: "+diff,
-		ref+"Handler 'UpdateFn' succeeded.",
+		ref+"Handler 'update_fn' succeeded.",
 		ref+"FIELD CHANGED: value -> changed",
-		ref+"Handler 'FieldFn/spec.field' succeeded.",
+		ref+"Handler 'field_fn/spec.field' succeeded.",
 		ref+"Updating is processed: 2 succeeded; 0 failed.",
 	)
 	if old := lineAfter(logs, ref+"UPDATED old: "); !strings.Contains(old, `"field":"value"`) {
@@ -118,9 +118,9 @@ func TestHandlers(t *testing.T) {
 	logs = op2.Logs()
 	inOrder(t, logs,
 		ref+"RESUMED 1st",
-		ref+"Handler 'ResumeFn1' succeeded.",
+		ref+"Handler 'resume_fn_1' succeeded.",
 		ref+"RESUMED 2nd",
-		ref+"Handler 'ResumeFn2' succeeded.",
+		ref+"Handler 'resume_fn_2' succeeded.",
 		ref+"Resuming is processed: 2 succeeded; 0 failed.",
 	)
 	for _, line := range []string{"CREATED", "UPDATED", "FIELD CHANGED", "DELETED", "Adding the finalizer"} {
@@ -142,9 +142,9 @@ func TestHandlers(t *testing.T) {
 	logs = op2.Logs()
 	inOrder(t, logs,
 		ref+"DELETED 1st",
-		ref+"Handler 'DeleteFn1' succeeded.",
+		ref+"Handler 'delete_fn_1' succeeded.",
 		ref+"DELETED 2nd",
-		ref+"Handler 'DeleteFn2' succeeded.",
+		ref+"Handler 'delete_fn_2' succeeded.",
 		ref+"Deletion is processed: 2 succeeded; 0 failed.",
 		ref+"Removing the finalizer, thus allowing the actual deletion.",
 		ref+"Deleted, really deleted, and we are notified.",
@@ -176,9 +176,9 @@ func checkDeletedOnce(t *testing.T, op *kopftest.Operator) {
 func checkFieldHandlerOnCreation(t *testing.T, logs string) {
 	t.Helper()
 	inOrder(t, logs,
-		ref+"Handler 'CreateFn2' succeeded.",
+		ref+"Handler 'create_fn_2' succeeded.",
 		ref+"FIELD CHANGED: None -> value",
-		ref+"Handler 'FieldFn/spec.field' succeeded.",
+		ref+"Handler 'field_fn/spec.field' succeeded.",
 		ref+"Creation is processed: 3 succeeded; 0 failed.",
 	)
 }

@@ -2,694 +2,112 @@
 
 package main
 
-import (
-	"context"
-	"log/slog"
-	"time"
+import "github.com/kopf-go/kopf"
 
-	"github.com/kopf-go/kopf"
-)
-
-// ResumeFn1Kwargs are the arguments of the handler ResumeFn1, registered by:
+// ResumeFn_1Kwargs are the arguments of the handler ResumeFn_1, registered by:
 //
 //	//kopf:on.resume kopfexamples
-type ResumeFn1Kwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
+type ResumeFn_1Kwargs = kopf.ChangingKwargs
 
-// newResumeFn1Kwargs copies the runtime's kwargs into ResumeFn1Kwargs.
-func newResumeFn1Kwargs(kw *kopf.ChangingKwargs) ResumeFn1Kwargs {
-	return ResumeFn1Kwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
-
-// CreateFn1Kwargs are the arguments of the handler CreateFn1, registered by:
+// CreateFn_1Kwargs are the arguments of the handler CreateFn_1, registered by:
 //
 //	//kopf:on.create kopfexamples
-type CreateFn1Kwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
+type CreateFn_1Kwargs = kopf.ChangingKwargs
 
-// newCreateFn1Kwargs copies the runtime's kwargs into CreateFn1Kwargs.
-func newCreateFn1Kwargs(kw *kopf.ChangingKwargs) CreateFn1Kwargs {
-	return CreateFn1Kwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
-
-// ResumeFn2Kwargs are the arguments of the handler ResumeFn2, registered by:
+// ResumeFn_2Kwargs are the arguments of the handler ResumeFn_2, registered by:
 //
 //	//kopf:on.resume kopfexamples
-type ResumeFn2Kwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
+type ResumeFn_2Kwargs = kopf.ChangingKwargs
 
-// newResumeFn2Kwargs copies the runtime's kwargs into ResumeFn2Kwargs.
-func newResumeFn2Kwargs(kw *kopf.ChangingKwargs) ResumeFn2Kwargs {
-	return ResumeFn2Kwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
-
-// CreateFn2Kwargs are the arguments of the handler CreateFn2, registered by:
+// CreateFn_2Kwargs are the arguments of the handler CreateFn_2, registered by:
 //
 //	//kopf:on.create kopfexamples
-type CreateFn2Kwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newCreateFn2Kwargs copies the runtime's kwargs into CreateFn2Kwargs.
-func newCreateFn2Kwargs(kw *kopf.ChangingKwargs) CreateFn2Kwargs {
-	return CreateFn2Kwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type CreateFn_2Kwargs = kopf.ChangingKwargs
 
 // UpdateFnKwargs are the arguments of the handler UpdateFn, registered by:
 //
 //	//kopf:on.update kopfexamples
-type UpdateFnKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
+type UpdateFnKwargs = kopf.ChangingKwargs
 
-// newUpdateFnKwargs copies the runtime's kwargs into UpdateFnKwargs.
-func newUpdateFnKwargs(kw *kopf.ChangingKwargs) UpdateFnKwargs {
-	return UpdateFnKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
-
-// DeleteFn1Kwargs are the arguments of the handler DeleteFn1, registered by:
+// DeleteFn_1Kwargs are the arguments of the handler DeleteFn_1, registered by:
 //
 //	//kopf:on.delete kopfexamples
-type DeleteFn1Kwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
+type DeleteFn_1Kwargs = kopf.ChangingKwargs
 
-// newDeleteFn1Kwargs copies the runtime's kwargs into DeleteFn1Kwargs.
-func newDeleteFn1Kwargs(kw *kopf.ChangingKwargs) DeleteFn1Kwargs {
-	return DeleteFn1Kwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
-
-// DeleteFn2Kwargs are the arguments of the handler DeleteFn2, registered by:
+// DeleteFn_2Kwargs are the arguments of the handler DeleteFn_2, registered by:
 //
 //	//kopf:on.delete kopfexamples
-type DeleteFn2Kwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newDeleteFn2Kwargs copies the runtime's kwargs into DeleteFn2Kwargs.
-func newDeleteFn2Kwargs(kw *kopf.ChangingKwargs) DeleteFn2Kwargs {
-	return DeleteFn2Kwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type DeleteFn_2Kwargs = kopf.ChangingKwargs
 
 // FieldFnKwargs are the arguments of the handler FieldFn, registered by:
 //
 //	//kopf:on.field kopfexamples field=spec.field
-type FieldFnKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newFieldFnKwargs copies the runtime's kwargs into FieldFnKwargs.
-func newFieldFnKwargs(kw *kopf.ChangingKwargs) FieldFnKwargs {
-	return FieldFnKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type FieldFnKwargs = kopf.ChangingKwargs
 
 // Register adds the package's handlers to r, in source order, and returns the
 // first error of the registry.
 func Register(r *kopf.Registry) error {
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "ResumeFn1",
+		ID:       "resume_fn_1",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonResume},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, ResumeFn1(ctx, newResumeFn1Kwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(kopf.NoResult(ResumeFn_1)),
 	}); err != nil {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "CreateFn1",
+		ID:       "create_fn_1",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, CreateFn1(ctx, newCreateFn1Kwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(kopf.NoResult(CreateFn_1)),
 	}); err != nil {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "ResumeFn2",
+		ID:       "resume_fn_2",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonResume},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, ResumeFn2(ctx, newResumeFn2Kwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(kopf.NoResult(ResumeFn_2)),
 	}); err != nil {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "CreateFn2",
+		ID:       "create_fn_2",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, CreateFn2(ctx, newCreateFn2Kwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(kopf.NoResult(CreateFn_2)),
 	}); err != nil {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "UpdateFn",
+		ID:       "update_fn",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonUpdate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, UpdateFn(ctx, newUpdateFnKwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(kopf.NoResult(UpdateFn)),
 	}); err != nil {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "DeleteFn1",
+		ID:       "delete_fn_1",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonDelete},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, DeleteFn1(ctx, newDeleteFn1Kwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(kopf.NoResult(DeleteFn_1)),
 	}); err != nil {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "DeleteFn2",
+		ID:       "delete_fn_2",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonDelete},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, DeleteFn2(ctx, newDeleteFn2Kwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(kopf.NoResult(DeleteFn_2)),
 	}); err != nil {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "FieldFn/spec.field",
-		Selector: kopf.Selector{Name: "kopfexamples"},
-		Reasons:  []kopf.Reason{kopf.ReasonCreate, kopf.ReasonUpdate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, FieldFn(ctx, newFieldFnKwargs(kw))
-		},
+		ID:           "field_fn/spec.field",
+		Selector:     kopf.Selector{Name: "kopfexamples"},
+		Reasons:      []kopf.Reason{kopf.ReasonCreate, kopf.ReasonUpdate},
+		Fn:           kopf.ChangingFunc(kopf.NoResult(FieldFn)),
 		Field:        []string{"spec", "field"},
 		FieldHandler: true,
 		Filter: kopf.Filter{

@@ -1,6 +1,6 @@
 // Command subhandlers is the Go port of Kopf's 07-subhandlers example: a
 // creation handler registers one sub-handler per item of spec.items, each
-// with its own progress under the id CreateFn/<item>.
+// with its own progress under the id create_fn/<item>, as in Kopf.
 package main
 
 //go:generate go tool kopf-gen
@@ -20,12 +20,10 @@ func CreateFn(ctx context.Context, kw CreateFnKwargs) error {
 	items, _ := kw.Spec["items"].([]any)
 	for _, it := range items {
 		item := fmt.Sprint(it)
-		err := kopf.Subhandler(ctx, kopf.ChangingHandler{
-			ID: item,
-			Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-				kw.Logger.Info(fmt.Sprintf("=== Handling creation for %s. ===", item))
-				return nil, nil
-			},
+		// A sub-handler gets the same kwargs as its parent (CreateFnKwargs).
+		err := kopf.SubhandlerFunc(ctx, item, func(ctx context.Context, kw CreateFnKwargs) error {
+			kw.Logger.Info(fmt.Sprintf("=== Handling creation for %s. ===", item))
+			return nil
 		})
 		if err != nil {
 			return err

@@ -24,10 +24,10 @@ func TestSubhandlers(t *testing.T) {
 	// Each item in its own sub-handler, then the parent, in that order.
 	order := []string{
 		ref + "=== Handling creation for item1. ===",
-		ref + "Handler 'CreateFn/item1' succeeded.",
+		ref + "Handler 'create_fn/item1' succeeded.",
 		ref + "=== Handling creation for item2. ===",
-		ref + "Handler 'CreateFn/item2' succeeded.",
-		ref + "Handler 'CreateFn' succeeded.",
+		ref + "Handler 'create_fn/item2' succeeded.",
+		ref + "Handler 'create_fn' succeeded.",
 	}
 	pos := 0
 	for _, line := range order {

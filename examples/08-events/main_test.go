@@ -82,13 +82,13 @@ func checkEvents(t *testing.T, op *kopftest.Operator, want map[string]int) {
 		}
 	}
 	for text, n := range map[string]int{
-		ref + "Event received: ":                                                              total,
-		ref + "Handler 'NormalEventFn' is invoked.":                                           total,
-		ref + "Handler 'NormalEventFn' succeeded.":                                            total,
-		ref + "Handler 'EventFnWithError' is invoked.":                                        total,
-		ref + "Handler 'EventFnWithError' failed with an exception and will ignore it: Oops!": total,
-		"Handler 'EventFnWithError' succeeded.":                                               0,
-		"will try again":                                                                      0,
+		ref + "Event received: ":                                                                 total,
+		ref + "Handler 'normal_event_fn' is invoked.":                                            total,
+		ref + "Handler 'normal_event_fn' succeeded.":                                             total,
+		ref + "Handler 'event_fn_with_error' is invoked.":                                        total,
+		ref + "Handler 'event_fn_with_error' failed with an exception and will ignore it: Oops!": total,
+		"Handler 'event_fn_with_error' succeeded.":                                               0,
+		"will try again": 0,
 	} {
 		if got := op.Count(text); got != n {
 			t.Errorf("%q is logged %d times, want %d", text, got, n)

@@ -2,151 +2,32 @@
 
 package main
 
-import (
-	"context"
-	"log/slog"
-
-	"github.com/kopf-go/kopf"
-)
+import "github.com/kopf-go/kopf"
 
 // EventFnWithErrorKwargs are the arguments of the handler EventFnWithError, registered by:
 //
 //	//kopf:on.event kopfexamples
-type EventFnWithErrorKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Type is the watch event's type: ADDED, MODIFIED, DELETED, or "" for objects seen in a listing (Kopf's None).
-	Type string
-	// Event is the raw event: {"type": Type or nil, "object": Body}.
-	Event map[string]any
-}
-
-// newEventFnWithErrorKwargs copies the runtime's kwargs into EventFnWithErrorKwargs.
-func newEventFnWithErrorKwargs(kw *kopf.EventKwargs) EventFnWithErrorKwargs {
-	return EventFnWithErrorKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Type:        kw.Type,
-		Event:       kw.Event,
-	}
-}
+type EventFnWithErrorKwargs = kopf.EventKwargs
 
 // NormalEventFnKwargs are the arguments of the handler NormalEventFn, registered by:
 //
 //	//kopf:on.event kopfexamples
-type NormalEventFnKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Type is the watch event's type: ADDED, MODIFIED, DELETED, or "" for objects seen in a listing (Kopf's None).
-	Type string
-	// Event is the raw event: {"type": Type or nil, "object": Body}.
-	Event map[string]any
-}
-
-// newNormalEventFnKwargs copies the runtime's kwargs into NormalEventFnKwargs.
-func newNormalEventFnKwargs(kw *kopf.EventKwargs) NormalEventFnKwargs {
-	return NormalEventFnKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Type:        kw.Type,
-		Event:       kw.Event,
-	}
-}
+type NormalEventFnKwargs = kopf.EventKwargs
 
 // Register adds the package's handlers to r, in source order, and returns the
 // first error of the registry.
 func Register(r *kopf.Registry) error {
 	if err := r.AddEvent(kopf.EventHandler{
-		ID:       "EventFnWithError",
+		ID:       "event_fn_with_error",
 		Selector: kopf.Selector{Name: "kopfexamples"},
-		Fn: func(ctx context.Context, kw *kopf.EventKwargs) error {
-			return EventFnWithError(ctx, newEventFnWithErrorKwargs(kw))
-		},
+		Fn:       kopf.EventFunc(EventFnWithError),
 	}); err != nil {
 		return err
 	}
 	if err := r.AddEvent(kopf.EventHandler{
-		ID:       "NormalEventFn",
+		ID:       "normal_event_fn",
 		Selector: kopf.Selector{Name: "kopfexamples"},
-		Fn: func(ctx context.Context, kw *kopf.EventKwargs) error {
-			return NormalEventFn(ctx, newNormalEventFnKwargs(kw))
-		},
+		Fn:       kopf.EventFunc(NormalEventFn),
 	}); err != nil {
 		return err
 	}

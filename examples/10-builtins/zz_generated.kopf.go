@@ -3,211 +3,37 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"log/slog"
-	"time"
-
 	"github.com/kopf-go/kopf"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // PodInSightKwargs are the arguments of the handler PodInSight, registered by:
 //
 //	//kopf:on.resume v1/pods
 //	//kopf:on.create v1/pods
-type PodInSightKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object, as received.
-	Body kopf.Body
-	// Object is the body decoded as a corev1.Pod.
-	Object *corev1.Pod
-	// Spec is Object.Spec.
-	Spec corev1.PodSpec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is Object.Status.
-	Status corev1.PodStatus
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newPodInSightKwargs decodes the body into a corev1.Pod and copies the runtime's kwargs
-// into PodInSightKwargs.
-func newPodInSightKwargs(kw *kopf.ChangingKwargs) (PodInSightKwargs, error) {
-	obj := new(corev1.Pod)
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(kw.Body, obj); err != nil {
-		return PodInSightKwargs{}, fmt.Errorf("decoding the object as corev1.Pod: %w", err)
-	}
-	return PodInSightKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Object:      obj,
-		Spec:        obj.Spec,
-		Meta:        kw.Meta,
-		Status:      obj.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}, nil
-}
+type PodInSightKwargs = kopf.TypedChangingKwargs[corev1.Pod]
 
 // PodDeletedKwargs are the arguments of the handler PodDeleted, registered by:
 //
 //	//kopf:on.delete v1/pods
-type PodDeletedKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object, as received.
-	Body kopf.Body
-	// Object is the body decoded as a corev1.Pod.
-	Object *corev1.Pod
-	// Spec is Object.Spec.
-	Spec corev1.PodSpec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is Object.Status.
-	Status corev1.PodStatus
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newPodDeletedKwargs decodes the body into a corev1.Pod and copies the runtime's kwargs
-// into PodDeletedKwargs.
-func newPodDeletedKwargs(kw *kopf.ChangingKwargs) (PodDeletedKwargs, error) {
-	obj := new(corev1.Pod)
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(kw.Body, obj); err != nil {
-		return PodDeletedKwargs{}, fmt.Errorf("decoding the object as corev1.Pod: %w", err)
-	}
-	return PodDeletedKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Object:      obj,
-		Spec:        obj.Spec,
-		Meta:        kw.Meta,
-		Status:      obj.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}, nil
-}
+type PodDeletedKwargs = kopf.TypedChangingKwargs[corev1.Pod]
 
 // Register adds the package's handlers to r, in source order, and returns the
 // first error of the registry.
 func Register(r *kopf.Registry) error {
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "PodInSight",
+		ID:       "pod_in_sight",
 		Selector: kopf.Selector{Version: "v1", Name: "pods", Core: true},
 		Reasons:  []kopf.Reason{kopf.ReasonResume, kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			args, err := newPodInSightKwargs(kw)
-			if err != nil {
-				return nil, err
-			}
-			return nil, PodInSight(ctx, args)
-		},
+		Fn:       kopf.TypedChangingFunc(kopf.NoResult(PodInSight)),
 	}); err != nil {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "PodDeleted",
+		ID:       "pod_deleted",
 		Selector: kopf.Selector{Version: "v1", Name: "pods", Core: true},
 		Reasons:  []kopf.Reason{kopf.ReasonDelete},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			args, err := newPodDeletedKwargs(kw)
-			if err != nil {
-				return nil, err
-			}
-			return nil, PodDeleted(ctx, args)
-		},
+		Fn:       kopf.TypedChangingFunc(kopf.NoResult(PodDeleted)),
 	}); err != nil {
 		return err
 	}

@@ -40,8 +40,8 @@ func sayNo(value string, kw *kopf.ResourceKwargs) bool {
 }
 
 // alwaysTrue and alwaysFalse are when= callbacks.
-func alwaysTrue(kw *kopf.ChangingKwargs) bool  { return true }
-func alwaysFalse(kw *kopf.ChangingKwargs) bool { return false }
+func alwaysTrue(kw kopf.ChangingKwargs) bool  { return true }
+func alwaysFalse(kw kopf.ChangingKwargs) bool { return false }
 
 // Labels. Each handler logs its own line and returns it, to be stored in
 // status.<handler id>.message.

@@ -2,1974 +2,146 @@
 
 package main
 
-import (
-	"context"
-	"log/slog"
-	"time"
-
-	"github.com/kopf-go/kopf"
-)
+import "github.com/kopf-go/kopf"
 
 // CreateWithLabelsMatchingKwargs are the arguments of the handler CreateWithLabelsMatching, registered by:
 //
 //	//kopf:on.create kopfexamples labels={somelabel: somevalue}
-type CreateWithLabelsMatchingKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newCreateWithLabelsMatchingKwargs copies the runtime's kwargs into CreateWithLabelsMatchingKwargs.
-func newCreateWithLabelsMatchingKwargs(kw *kopf.ChangingKwargs) CreateWithLabelsMatchingKwargs {
-	return CreateWithLabelsMatchingKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type CreateWithLabelsMatchingKwargs = kopf.ChangingKwargs
 
 // CreateWithLabelsMismatchingKwargs are the arguments of the handler CreateWithLabelsMismatching, registered by:
 //
 //	//kopf:on.create kopfexamples labels={somelabel: othervalue}
-type CreateWithLabelsMismatchingKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newCreateWithLabelsMismatchingKwargs copies the runtime's kwargs into CreateWithLabelsMismatchingKwargs.
-func newCreateWithLabelsMismatchingKwargs(kw *kopf.ChangingKwargs) CreateWithLabelsMismatchingKwargs {
-	return CreateWithLabelsMismatchingKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type CreateWithLabelsMismatchingKwargs = kopf.ChangingKwargs
 
 // CreateWithLabelsPresentKwargs are the arguments of the handler CreateWithLabelsPresent, registered by:
 //
 //	//kopf:on.create kopfexamples labels={somelabel: PRESENT}
-type CreateWithLabelsPresentKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newCreateWithLabelsPresentKwargs copies the runtime's kwargs into CreateWithLabelsPresentKwargs.
-func newCreateWithLabelsPresentKwargs(kw *kopf.ChangingKwargs) CreateWithLabelsPresentKwargs {
-	return CreateWithLabelsPresentKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type CreateWithLabelsPresentKwargs = kopf.ChangingKwargs
 
 // CreateWithLabelsNotPresentKwargs are the arguments of the handler CreateWithLabelsNotPresent, registered by:
 //
 //	//kopf:on.create kopfexamples labels={nonexistent: PRESENT}
-type CreateWithLabelsNotPresentKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newCreateWithLabelsNotPresentKwargs copies the runtime's kwargs into CreateWithLabelsNotPresentKwargs.
-func newCreateWithLabelsNotPresentKwargs(kw *kopf.ChangingKwargs) CreateWithLabelsNotPresentKwargs {
-	return CreateWithLabelsNotPresentKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type CreateWithLabelsNotPresentKwargs = kopf.ChangingKwargs
 
 // CreateWithLabelsAbsentKwargs are the arguments of the handler CreateWithLabelsAbsent, registered by:
 //
 //	//kopf:on.create kopfexamples labels={nonexistent: ABSENT}
-type CreateWithLabelsAbsentKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newCreateWithLabelsAbsentKwargs copies the runtime's kwargs into CreateWithLabelsAbsentKwargs.
-func newCreateWithLabelsAbsentKwargs(kw *kopf.ChangingKwargs) CreateWithLabelsAbsentKwargs {
-	return CreateWithLabelsAbsentKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type CreateWithLabelsAbsentKwargs = kopf.ChangingKwargs
 
 // CreateWithLabelsNotAbsentKwargs are the arguments of the handler CreateWithLabelsNotAbsent, registered by:
 //
 //	//kopf:on.create kopfexamples labels={somelabel: ABSENT}
-type CreateWithLabelsNotAbsentKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newCreateWithLabelsNotAbsentKwargs copies the runtime's kwargs into CreateWithLabelsNotAbsentKwargs.
-func newCreateWithLabelsNotAbsentKwargs(kw *kopf.ChangingKwargs) CreateWithLabelsNotAbsentKwargs {
-	return CreateWithLabelsNotAbsentKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type CreateWithLabelsNotAbsentKwargs = kopf.ChangingKwargs
 
 // CreateWithLabelsCallbackMatchingKwargs are the arguments of the handler CreateWithLabelsCallbackMatching, registered by:
 //
 //	//kopf:on.create kopfexamples labels={somelabel: fn:sayYes}
-type CreateWithLabelsCallbackMatchingKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newCreateWithLabelsCallbackMatchingKwargs copies the runtime's kwargs into CreateWithLabelsCallbackMatchingKwargs.
-func newCreateWithLabelsCallbackMatchingKwargs(kw *kopf.ChangingKwargs) CreateWithLabelsCallbackMatchingKwargs {
-	return CreateWithLabelsCallbackMatchingKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type CreateWithLabelsCallbackMatchingKwargs = kopf.ChangingKwargs
 
 // CreateWithLabelsCallbackMismatchingKwargs are the arguments of the handler CreateWithLabelsCallbackMismatching, registered by:
 //
 //	//kopf:on.create kopfexamples labels={somelabel: fn:sayNo}
-type CreateWithLabelsCallbackMismatchingKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newCreateWithLabelsCallbackMismatchingKwargs copies the runtime's kwargs into CreateWithLabelsCallbackMismatchingKwargs.
-func newCreateWithLabelsCallbackMismatchingKwargs(kw *kopf.ChangingKwargs) CreateWithLabelsCallbackMismatchingKwargs {
-	return CreateWithLabelsCallbackMismatchingKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type CreateWithLabelsCallbackMismatchingKwargs = kopf.ChangingKwargs
 
 // CreateWithAnnotationsMatchingKwargs are the arguments of the handler CreateWithAnnotationsMatching, registered by:
 //
 //	//kopf:on.create kopfexamples annotations={someannotation: somevalue}
-type CreateWithAnnotationsMatchingKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newCreateWithAnnotationsMatchingKwargs copies the runtime's kwargs into CreateWithAnnotationsMatchingKwargs.
-func newCreateWithAnnotationsMatchingKwargs(kw *kopf.ChangingKwargs) CreateWithAnnotationsMatchingKwargs {
-	return CreateWithAnnotationsMatchingKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type CreateWithAnnotationsMatchingKwargs = kopf.ChangingKwargs
 
 // CreateWithAnnotationsMismatchingKwargs are the arguments of the handler CreateWithAnnotationsMismatching, registered by:
 //
 //	//kopf:on.create kopfexamples annotations={someannotation: othervalue}
-type CreateWithAnnotationsMismatchingKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newCreateWithAnnotationsMismatchingKwargs copies the runtime's kwargs into CreateWithAnnotationsMismatchingKwargs.
-func newCreateWithAnnotationsMismatchingKwargs(kw *kopf.ChangingKwargs) CreateWithAnnotationsMismatchingKwargs {
-	return CreateWithAnnotationsMismatchingKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type CreateWithAnnotationsMismatchingKwargs = kopf.ChangingKwargs
 
 // CreateWithAnnotationsPresentKwargs are the arguments of the handler CreateWithAnnotationsPresent, registered by:
 //
 //	//kopf:on.create kopfexamples annotations={someannotation: PRESENT}
-type CreateWithAnnotationsPresentKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newCreateWithAnnotationsPresentKwargs copies the runtime's kwargs into CreateWithAnnotationsPresentKwargs.
-func newCreateWithAnnotationsPresentKwargs(kw *kopf.ChangingKwargs) CreateWithAnnotationsPresentKwargs {
-	return CreateWithAnnotationsPresentKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type CreateWithAnnotationsPresentKwargs = kopf.ChangingKwargs
 
 // CreateWithAnnotationsNotPresentKwargs are the arguments of the handler CreateWithAnnotationsNotPresent, registered by:
 //
 //	//kopf:on.create kopfexamples annotations={nonexistent: PRESENT}
-type CreateWithAnnotationsNotPresentKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newCreateWithAnnotationsNotPresentKwargs copies the runtime's kwargs into CreateWithAnnotationsNotPresentKwargs.
-func newCreateWithAnnotationsNotPresentKwargs(kw *kopf.ChangingKwargs) CreateWithAnnotationsNotPresentKwargs {
-	return CreateWithAnnotationsNotPresentKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type CreateWithAnnotationsNotPresentKwargs = kopf.ChangingKwargs
 
 // CreateWithAnnotationsAbsentKwargs are the arguments of the handler CreateWithAnnotationsAbsent, registered by:
 //
 //	//kopf:on.create kopfexamples annotations={nonexistent: ABSENT}
-type CreateWithAnnotationsAbsentKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newCreateWithAnnotationsAbsentKwargs copies the runtime's kwargs into CreateWithAnnotationsAbsentKwargs.
-func newCreateWithAnnotationsAbsentKwargs(kw *kopf.ChangingKwargs) CreateWithAnnotationsAbsentKwargs {
-	return CreateWithAnnotationsAbsentKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type CreateWithAnnotationsAbsentKwargs = kopf.ChangingKwargs
 
 // CreateWithAnnotationsNotAbsentKwargs are the arguments of the handler CreateWithAnnotationsNotAbsent, registered by:
 //
 //	//kopf:on.create kopfexamples annotations={someannotation: ABSENT}
-type CreateWithAnnotationsNotAbsentKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newCreateWithAnnotationsNotAbsentKwargs copies the runtime's kwargs into CreateWithAnnotationsNotAbsentKwargs.
-func newCreateWithAnnotationsNotAbsentKwargs(kw *kopf.ChangingKwargs) CreateWithAnnotationsNotAbsentKwargs {
-	return CreateWithAnnotationsNotAbsentKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type CreateWithAnnotationsNotAbsentKwargs = kopf.ChangingKwargs
 
 // CreateWithAnnotationsCallbackMatchingKwargs are the arguments of the handler CreateWithAnnotationsCallbackMatching, registered by:
 //
 //	//kopf:on.create kopfexamples annotations={someannotation: fn:sayYes}
-type CreateWithAnnotationsCallbackMatchingKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newCreateWithAnnotationsCallbackMatchingKwargs copies the runtime's kwargs into CreateWithAnnotationsCallbackMatchingKwargs.
-func newCreateWithAnnotationsCallbackMatchingKwargs(kw *kopf.ChangingKwargs) CreateWithAnnotationsCallbackMatchingKwargs {
-	return CreateWithAnnotationsCallbackMatchingKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type CreateWithAnnotationsCallbackMatchingKwargs = kopf.ChangingKwargs
 
 // CreateWithAnnotationsCallbackMismatchingKwargs are the arguments of the handler CreateWithAnnotationsCallbackMismatching, registered by:
 //
 //	//kopf:on.create kopfexamples annotations={someannotation: fn:sayNo}
-type CreateWithAnnotationsCallbackMismatchingKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newCreateWithAnnotationsCallbackMismatchingKwargs copies the runtime's kwargs into CreateWithAnnotationsCallbackMismatchingKwargs.
-func newCreateWithAnnotationsCallbackMismatchingKwargs(kw *kopf.ChangingKwargs) CreateWithAnnotationsCallbackMismatchingKwargs {
-	return CreateWithAnnotationsCallbackMismatchingKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type CreateWithAnnotationsCallbackMismatchingKwargs = kopf.ChangingKwargs
 
 // CreateWithFilterSatisfiedKwargs are the arguments of the handler CreateWithFilterSatisfied, registered by:
 //
 //	//kopf:on.create kopfexamples when=alwaysTrue
-type CreateWithFilterSatisfiedKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newCreateWithFilterSatisfiedKwargs copies the runtime's kwargs into CreateWithFilterSatisfiedKwargs.
-func newCreateWithFilterSatisfiedKwargs(kw *kopf.ChangingKwargs) CreateWithFilterSatisfiedKwargs {
-	return CreateWithFilterSatisfiedKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type CreateWithFilterSatisfiedKwargs = kopf.ChangingKwargs
 
 // CreateWithFilterNotSatisfiedKwargs are the arguments of the handler CreateWithFilterNotSatisfied, registered by:
 //
 //	//kopf:on.create kopfexamples when=alwaysFalse
-type CreateWithFilterNotSatisfiedKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newCreateWithFilterNotSatisfiedKwargs copies the runtime's kwargs into CreateWithFilterNotSatisfiedKwargs.
-func newCreateWithFilterNotSatisfiedKwargs(kw *kopf.ChangingKwargs) CreateWithFilterNotSatisfiedKwargs {
-	return CreateWithFilterNotSatisfiedKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type CreateWithFilterNotSatisfiedKwargs = kopf.ChangingKwargs
 
 // CreateWithFieldValueSatisfiedKwargs are the arguments of the handler CreateWithFieldValueSatisfied, registered by:
 //
 //	//kopf:on.create kopfexamples field=spec.field value=value
-type CreateWithFieldValueSatisfiedKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newCreateWithFieldValueSatisfiedKwargs copies the runtime's kwargs into CreateWithFieldValueSatisfiedKwargs.
-func newCreateWithFieldValueSatisfiedKwargs(kw *kopf.ChangingKwargs) CreateWithFieldValueSatisfiedKwargs {
-	return CreateWithFieldValueSatisfiedKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type CreateWithFieldValueSatisfiedKwargs = kopf.ChangingKwargs
 
 // CreateWithFieldValueNotSatisfiedKwargs are the arguments of the handler CreateWithFieldValueNotSatisfied, registered by:
 //
 //	//kopf:on.create kopfexamples field=spec.field value=something-else
-type CreateWithFieldValueNotSatisfiedKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newCreateWithFieldValueNotSatisfiedKwargs copies the runtime's kwargs into CreateWithFieldValueNotSatisfiedKwargs.
-func newCreateWithFieldValueNotSatisfiedKwargs(kw *kopf.ChangingKwargs) CreateWithFieldValueNotSatisfiedKwargs {
-	return CreateWithFieldValueNotSatisfiedKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type CreateWithFieldValueNotSatisfiedKwargs = kopf.ChangingKwargs
 
 // CreateWithFieldPresenceSatisfiedKwargs are the arguments of the handler CreateWithFieldPresenceSatisfied, registered by:
 //
 //	//kopf:on.create kopfexamples field=spec.field value=PRESENT
-type CreateWithFieldPresenceSatisfiedKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newCreateWithFieldPresenceSatisfiedKwargs copies the runtime's kwargs into CreateWithFieldPresenceSatisfiedKwargs.
-func newCreateWithFieldPresenceSatisfiedKwargs(kw *kopf.ChangingKwargs) CreateWithFieldPresenceSatisfiedKwargs {
-	return CreateWithFieldPresenceSatisfiedKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type CreateWithFieldPresenceSatisfiedKwargs = kopf.ChangingKwargs
 
 // CreateWithFieldPresenceNotSatisfiedKwargs are the arguments of the handler CreateWithFieldPresenceNotSatisfied, registered by:
 //
 //	//kopf:on.create kopfexamples field=spec.inexistent value=PRESENT
-type CreateWithFieldPresenceNotSatisfiedKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newCreateWithFieldPresenceNotSatisfiedKwargs copies the runtime's kwargs into CreateWithFieldPresenceNotSatisfiedKwargs.
-func newCreateWithFieldPresenceNotSatisfiedKwargs(kw *kopf.ChangingKwargs) CreateWithFieldPresenceNotSatisfiedKwargs {
-	return CreateWithFieldPresenceNotSatisfiedKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type CreateWithFieldPresenceNotSatisfiedKwargs = kopf.ChangingKwargs
 
 // CreateWithFieldAbsenceSatisfiedKwargs are the arguments of the handler CreateWithFieldAbsenceSatisfied, registered by:
 //
 //	//kopf:on.create kopfexamples field=spec.inexistent value=ABSENT
-type CreateWithFieldAbsenceSatisfiedKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newCreateWithFieldAbsenceSatisfiedKwargs copies the runtime's kwargs into CreateWithFieldAbsenceSatisfiedKwargs.
-func newCreateWithFieldAbsenceSatisfiedKwargs(kw *kopf.ChangingKwargs) CreateWithFieldAbsenceSatisfiedKwargs {
-	return CreateWithFieldAbsenceSatisfiedKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type CreateWithFieldAbsenceSatisfiedKwargs = kopf.ChangingKwargs
 
 // CreateWithFieldAbsenceNotSatisfiedKwargs are the arguments of the handler CreateWithFieldAbsenceNotSatisfied, registered by:
 //
 //	//kopf:on.create kopfexamples field=spec.field value=ABSENT
-type CreateWithFieldAbsenceNotSatisfiedKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newCreateWithFieldAbsenceNotSatisfiedKwargs copies the runtime's kwargs into CreateWithFieldAbsenceNotSatisfiedKwargs.
-func newCreateWithFieldAbsenceNotSatisfiedKwargs(kw *kopf.ChangingKwargs) CreateWithFieldAbsenceNotSatisfiedKwargs {
-	return CreateWithFieldAbsenceNotSatisfiedKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type CreateWithFieldAbsenceNotSatisfiedKwargs = kopf.ChangingKwargs
 
 // UpdateWithFieldChangeSatisfiedKwargs are the arguments of the handler UpdateWithFieldChangeSatisfied, registered by:
 //
 //	//kopf:on.update kopfexamples field=spec.field old=value new=changed
-type UpdateWithFieldChangeSatisfiedKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newUpdateWithFieldChangeSatisfiedKwargs copies the runtime's kwargs into UpdateWithFieldChangeSatisfiedKwargs.
-func newUpdateWithFieldChangeSatisfiedKwargs(kw *kopf.ChangingKwargs) UpdateWithFieldChangeSatisfiedKwargs {
-	return UpdateWithFieldChangeSatisfiedKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type UpdateWithFieldChangeSatisfiedKwargs = kopf.ChangingKwargs
 
 // UpdateWithFieldChangeNotSatisfiedKwargs are the arguments of the handler UpdateWithFieldChangeNotSatisfied, registered by:
 //
 //	//kopf:on.update kopfexamples field=spec.field old=changed new=value
-type UpdateWithFieldChangeNotSatisfiedKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newUpdateWithFieldChangeNotSatisfiedKwargs copies the runtime's kwargs into UpdateWithFieldChangeNotSatisfiedKwargs.
-func newUpdateWithFieldChangeNotSatisfiedKwargs(kw *kopf.ChangingKwargs) UpdateWithFieldChangeNotSatisfiedKwargs {
-	return UpdateWithFieldChangeNotSatisfiedKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type UpdateWithFieldChangeNotSatisfiedKwargs = kopf.ChangingKwargs
 
 // Register adds the package's handlers to r, in source order, and returns the
 // first error of the registry.
 func Register(r *kopf.Registry) error {
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "CreateWithLabelsMatching",
+		ID:       "create_with_labels_matching",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return CreateWithLabelsMatching(ctx, newCreateWithLabelsMatchingKwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(CreateWithLabelsMatching),
 		Filter: kopf.Filter{
 			Labels: map[string]kopf.Matcher{
 				"somelabel": kopf.Equal("somevalue"),
@@ -1979,12 +151,10 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "CreateWithLabelsMismatching",
+		ID:       "create_with_labels_mismatching",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return CreateWithLabelsMismatching(ctx, newCreateWithLabelsMismatchingKwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(CreateWithLabelsMismatching),
 		Filter: kopf.Filter{
 			Labels: map[string]kopf.Matcher{
 				"somelabel": kopf.Equal("othervalue"),
@@ -1994,12 +164,10 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "CreateWithLabelsPresent",
+		ID:       "create_with_labels_present",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return CreateWithLabelsPresent(ctx, newCreateWithLabelsPresentKwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(CreateWithLabelsPresent),
 		Filter: kopf.Filter{
 			Labels: map[string]kopf.Matcher{
 				"somelabel": kopf.Present(),
@@ -2009,12 +177,10 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "CreateWithLabelsNotPresent",
+		ID:       "create_with_labels_not_present",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return CreateWithLabelsNotPresent(ctx, newCreateWithLabelsNotPresentKwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(CreateWithLabelsNotPresent),
 		Filter: kopf.Filter{
 			Labels: map[string]kopf.Matcher{
 				"nonexistent": kopf.Present(),
@@ -2024,12 +190,10 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "CreateWithLabelsAbsent",
+		ID:       "create_with_labels_absent",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return CreateWithLabelsAbsent(ctx, newCreateWithLabelsAbsentKwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(CreateWithLabelsAbsent),
 		Filter: kopf.Filter{
 			Labels: map[string]kopf.Matcher{
 				"nonexistent": kopf.Absent(),
@@ -2039,12 +203,10 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "CreateWithLabelsNotAbsent",
+		ID:       "create_with_labels_not_absent",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return CreateWithLabelsNotAbsent(ctx, newCreateWithLabelsNotAbsentKwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(CreateWithLabelsNotAbsent),
 		Filter: kopf.Filter{
 			Labels: map[string]kopf.Matcher{
 				"somelabel": kopf.Absent(),
@@ -2054,12 +216,10 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "CreateWithLabelsCallbackMatching",
+		ID:       "create_with_labels_callback_matching",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return CreateWithLabelsCallbackMatching(ctx, newCreateWithLabelsCallbackMatchingKwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(CreateWithLabelsCallbackMatching),
 		Filter: kopf.Filter{
 			Labels: map[string]kopf.Matcher{
 				"somelabel": kopf.Callback(func(value any, _ bool, kw *kopf.ResourceKwargs) bool {
@@ -2072,12 +232,10 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "CreateWithLabelsCallbackMismatching",
+		ID:       "create_with_labels_callback_mismatching",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return CreateWithLabelsCallbackMismatching(ctx, newCreateWithLabelsCallbackMismatchingKwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(CreateWithLabelsCallbackMismatching),
 		Filter: kopf.Filter{
 			Labels: map[string]kopf.Matcher{
 				"somelabel": kopf.Callback(func(value any, _ bool, kw *kopf.ResourceKwargs) bool {
@@ -2090,12 +248,10 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "CreateWithAnnotationsMatching",
+		ID:       "create_with_annotations_matching",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return CreateWithAnnotationsMatching(ctx, newCreateWithAnnotationsMatchingKwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(CreateWithAnnotationsMatching),
 		Filter: kopf.Filter{
 			Annotations: map[string]kopf.Matcher{
 				"someannotation": kopf.Equal("somevalue"),
@@ -2105,12 +261,10 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "CreateWithAnnotationsMismatching",
+		ID:       "create_with_annotations_mismatching",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return CreateWithAnnotationsMismatching(ctx, newCreateWithAnnotationsMismatchingKwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(CreateWithAnnotationsMismatching),
 		Filter: kopf.Filter{
 			Annotations: map[string]kopf.Matcher{
 				"someannotation": kopf.Equal("othervalue"),
@@ -2120,12 +274,10 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "CreateWithAnnotationsPresent",
+		ID:       "create_with_annotations_present",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return CreateWithAnnotationsPresent(ctx, newCreateWithAnnotationsPresentKwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(CreateWithAnnotationsPresent),
 		Filter: kopf.Filter{
 			Annotations: map[string]kopf.Matcher{
 				"someannotation": kopf.Present(),
@@ -2135,12 +287,10 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "CreateWithAnnotationsNotPresent",
+		ID:       "create_with_annotations_not_present",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return CreateWithAnnotationsNotPresent(ctx, newCreateWithAnnotationsNotPresentKwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(CreateWithAnnotationsNotPresent),
 		Filter: kopf.Filter{
 			Annotations: map[string]kopf.Matcher{
 				"nonexistent": kopf.Present(),
@@ -2150,12 +300,10 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "CreateWithAnnotationsAbsent",
+		ID:       "create_with_annotations_absent",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return CreateWithAnnotationsAbsent(ctx, newCreateWithAnnotationsAbsentKwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(CreateWithAnnotationsAbsent),
 		Filter: kopf.Filter{
 			Annotations: map[string]kopf.Matcher{
 				"nonexistent": kopf.Absent(),
@@ -2165,12 +313,10 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "CreateWithAnnotationsNotAbsent",
+		ID:       "create_with_annotations_not_absent",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return CreateWithAnnotationsNotAbsent(ctx, newCreateWithAnnotationsNotAbsentKwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(CreateWithAnnotationsNotAbsent),
 		Filter: kopf.Filter{
 			Annotations: map[string]kopf.Matcher{
 				"someannotation": kopf.Absent(),
@@ -2180,12 +326,10 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "CreateWithAnnotationsCallbackMatching",
+		ID:       "create_with_annotations_callback_matching",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return CreateWithAnnotationsCallbackMatching(ctx, newCreateWithAnnotationsCallbackMatchingKwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(CreateWithAnnotationsCallbackMatching),
 		Filter: kopf.Filter{
 			Annotations: map[string]kopf.Matcher{
 				"someannotation": kopf.Callback(func(value any, _ bool, kw *kopf.ResourceKwargs) bool {
@@ -2198,12 +342,10 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "CreateWithAnnotationsCallbackMismatching",
+		ID:       "create_with_annotations_callback_mismatching",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return CreateWithAnnotationsCallbackMismatching(ctx, newCreateWithAnnotationsCallbackMismatchingKwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(CreateWithAnnotationsCallbackMismatching),
 		Filter: kopf.Filter{
 			Annotations: map[string]kopf.Matcher{
 				"someannotation": kopf.Callback(func(value any, _ bool, kw *kopf.ResourceKwargs) bool {
@@ -2216,35 +358,29 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "CreateWithFilterSatisfied",
+		ID:       "create_with_filter_satisfied",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return CreateWithFilterSatisfied(ctx, newCreateWithFilterSatisfiedKwargs(kw))
-		},
-		When: alwaysTrue,
+		Fn:       kopf.ChangingFunc(CreateWithFilterSatisfied),
+		When:     kopf.ChangingWhen(alwaysTrue),
 	}); err != nil {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "CreateWithFilterNotSatisfied",
+		ID:       "create_with_filter_not_satisfied",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return CreateWithFilterNotSatisfied(ctx, newCreateWithFilterNotSatisfiedKwargs(kw))
-		},
-		When: alwaysFalse,
+		Fn:       kopf.ChangingFunc(CreateWithFilterNotSatisfied),
+		When:     kopf.ChangingWhen(alwaysFalse),
 	}); err != nil {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "CreateWithFieldValueSatisfied/spec.field",
+		ID:       "create_with_field_value_satisfied/spec.field",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return CreateWithFieldValueSatisfied(ctx, newCreateWithFieldValueSatisfiedKwargs(kw))
-		},
-		Field: []string{"spec", "field"},
+		Fn:       kopf.ChangingFunc(CreateWithFieldValueSatisfied),
+		Field:    []string{"spec", "field"},
 		Filter: kopf.Filter{
 			Value: new(kopf.Equal("value")),
 		},
@@ -2252,13 +388,11 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "CreateWithFieldValueNotSatisfied/spec.field",
+		ID:       "create_with_field_value_not_satisfied/spec.field",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return CreateWithFieldValueNotSatisfied(ctx, newCreateWithFieldValueNotSatisfiedKwargs(kw))
-		},
-		Field: []string{"spec", "field"},
+		Fn:       kopf.ChangingFunc(CreateWithFieldValueNotSatisfied),
+		Field:    []string{"spec", "field"},
 		Filter: kopf.Filter{
 			Value: new(kopf.Equal("something-else")),
 		},
@@ -2266,13 +400,11 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "CreateWithFieldPresenceSatisfied/spec.field",
+		ID:       "create_with_field_presence_satisfied/spec.field",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return CreateWithFieldPresenceSatisfied(ctx, newCreateWithFieldPresenceSatisfiedKwargs(kw))
-		},
-		Field: []string{"spec", "field"},
+		Fn:       kopf.ChangingFunc(CreateWithFieldPresenceSatisfied),
+		Field:    []string{"spec", "field"},
 		Filter: kopf.Filter{
 			Value: new(kopf.Present()),
 		},
@@ -2280,13 +412,11 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "CreateWithFieldPresenceNotSatisfied/spec.inexistent",
+		ID:       "create_with_field_presence_not_satisfied/spec.inexistent",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return CreateWithFieldPresenceNotSatisfied(ctx, newCreateWithFieldPresenceNotSatisfiedKwargs(kw))
-		},
-		Field: []string{"spec", "inexistent"},
+		Fn:       kopf.ChangingFunc(CreateWithFieldPresenceNotSatisfied),
+		Field:    []string{"spec", "inexistent"},
 		Filter: kopf.Filter{
 			Value: new(kopf.Present()),
 		},
@@ -2294,13 +424,11 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "CreateWithFieldAbsenceSatisfied/spec.inexistent",
+		ID:       "create_with_field_absence_satisfied/spec.inexistent",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return CreateWithFieldAbsenceSatisfied(ctx, newCreateWithFieldAbsenceSatisfiedKwargs(kw))
-		},
-		Field: []string{"spec", "inexistent"},
+		Fn:       kopf.ChangingFunc(CreateWithFieldAbsenceSatisfied),
+		Field:    []string{"spec", "inexistent"},
 		Filter: kopf.Filter{
 			Value: new(kopf.Absent()),
 		},
@@ -2308,13 +436,11 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "CreateWithFieldAbsenceNotSatisfied/spec.field",
+		ID:       "create_with_field_absence_not_satisfied/spec.field",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return CreateWithFieldAbsenceNotSatisfied(ctx, newCreateWithFieldAbsenceNotSatisfiedKwargs(kw))
-		},
-		Field: []string{"spec", "field"},
+		Fn:       kopf.ChangingFunc(CreateWithFieldAbsenceNotSatisfied),
+		Field:    []string{"spec", "field"},
 		Filter: kopf.Filter{
 			Value: new(kopf.Absent()),
 		},
@@ -2322,13 +448,11 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "UpdateWithFieldChangeSatisfied/spec.field",
+		ID:       "update_with_field_change_satisfied/spec.field",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonUpdate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return UpdateWithFieldChangeSatisfied(ctx, newUpdateWithFieldChangeSatisfiedKwargs(kw))
-		},
-		Field: []string{"spec", "field"},
+		Fn:       kopf.ChangingFunc(UpdateWithFieldChangeSatisfied),
+		Field:    []string{"spec", "field"},
 		Filter: kopf.Filter{
 			Old: new(kopf.Equal("value")),
 			New: new(kopf.Equal("changed")),
@@ -2337,13 +461,11 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "UpdateWithFieldChangeNotSatisfied/spec.field",
+		ID:       "update_with_field_change_not_satisfied/spec.field",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonUpdate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return UpdateWithFieldChangeNotSatisfied(ctx, newUpdateWithFieldChangeNotSatisfiedKwargs(kw))
-		},
-		Field: []string{"spec", "field"},
+		Fn:       kopf.ChangingFunc(UpdateWithFieldChangeNotSatisfied),
+		Field:    []string{"spec", "field"},
 		Filter: kopf.Filter{
 			Old: new(kopf.Equal("changed")),
 			New: new(kopf.Equal("value")),

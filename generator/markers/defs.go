@@ -420,7 +420,7 @@ func behaviourArgs() []Arg {
 
 // handlerArgs are the behaviour options common to Kopf's changing handlers.
 func handlerArgs() []Arg {
-	return append(idArgs("the function's name"), behaviourArgs()...)
+	return append(idArgs("the function's name in Kopf's spelling: CreateFn → create_fn, GetURL → get_url, Handler2 → handler2"), behaviourArgs()...)
 }
 
 // The kinds of handlers, as filterArgs documents them.
@@ -450,7 +450,7 @@ func filterArgs(kind int) []Arg {
 		{Name: "annotations", Type: TypeMatchMap, Default: "none (any annotations)",
 			Doc: "annotations the object must have, as labels="},
 		{Name: "when", Type: TypeFunc, Default: "none (always)",
-			Doc: "a function of the package that must return true: func(kw FKwargs) bool or func(kw " + kwargs + ") bool"},
+			Doc: "a function of the package that must return true: func(kw K) bool with K the handler's kwargs type FKwargs or the kind's (" + kwargs[1:] + ", or its typed form for a typed resource), or func(kw " + kwargs + ") bool"},
 		field,
 		{Name: "value", Type: TypeMatch, Default: "PRESENT when field= is set",
 			Doc: "the field's value: a JSON scalar, PRESENT, ABSENT or fn:F (func(value any[, kw *kopf.ResourceKwargs]) bool); needs field="},
@@ -519,7 +519,7 @@ func kopfDefinitions() []Definition {
 			Targets:    TargetFunc,
 			Summary:    "handle every raw watch event, keeping no state; errors are logged and ignored (Kopf's @kopf.on.event)",
 			Positional: []Arg{resourceArg()},
-			Args:       concat(idArgs("the function's name"), filterArgs(eventHandler)),
+			Args:       concat(idArgs("the function's name in Kopf's spelling: CreateFn → create_fn, GetURL → get_url, Handler2 → handler2"), filterArgs(eventHandler)),
 		},
 		{
 			Name:    Resource,

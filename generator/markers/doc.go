@@ -151,16 +151,29 @@
 // value=, old= and new= need field=; value= cannot be combined with old= or
 // new= (as in Kopf). With field= and none of them, the field must be
 // present (Kopf's default, value=PRESENT). With field=, the handler's id is
-// its id (by default the function's name) followed by "/" and the dotted
-// field, as in Kopf: fn/spec.replicas.
+// its id followed by "/" and the dotted field, as in Kopf:
+// field_fn/spec.replicas.
+//
+// A handler's id is, unless id= sets it, its function's name in Kopf's
+// (Python's) spelling: CreateFn → create_fn, HTTPServer → http_server,
+// GetURL → get_url, Handler2 → handler2, CreateFn_1 → create_fn_1 (see
+// registry.DefaultID). A Go port of a Kopf operator whose functions are
+// named as in Python therefore keeps that operator's ids: its results land
+// in status.create_fn and its progress in kopf.zalando.org/create_fn, and
+// it takes over the objects that operator handled without handling them
+// again.
 //
 // Callbacks are package-level, non-generic functions of the package being
 // generated, checked at generate time against these signatures (FKwargs is
-// the handler's generated kwargs type):
+// the handler's generated kwargs type, an alias of its kind's):
 //
 //	when=F                      func(kw FKwargs) bool
-//	                            func(kw *kopf.ChangingKwargs) bool   (changing handlers)
-//	                            func(kw *kopf.EventKwargs) bool      (on.event)
+//	                            func(kw kopf.ChangingKwargs) bool    (changing handlers)
+//	                            func(kw kopf.TypedChangingKwargs[T]) bool (of a typed resource T)
+//	                            func(kw *kopf.ChangingKwargs) bool
+//	                            func(kw kopf.EventKwargs) bool       (on.event)
+//	                            func(kw kopf.TypedEventKwargs[T]) bool
+//	                            func(kw *kopf.EventKwargs) bool
 //	labels=, annotations= fn:F  func(value string) bool
 //	                            func(value string, kw *kopf.ResourceKwargs) bool
 //	value=, old=, new= fn:F     func(value any) bool
@@ -169,6 +182,7 @@
 // As in Kopf, a callback is called whether or not the value is present:
 // string callbacks get "" for an absent label or annotation, value
 // callbacks get nil for an absent field. A when= callback taking FKwargs
+// or the kind's kwargs type (one callback may serve several handlers)
 // sees what the handler would see; for a typed resource, if the object does
 // not decode, the callback is skipped and the handler runs to report the
 // decoding error.
@@ -190,8 +204,10 @@
 // group/version/Kind, plural.version.group, or v1/plural for the core
 // group). Handlers whose selectors all name it (by that name, by T's name
 // or by T's name in lower case; with the same group and version if they
-// give them) get kw.Object *T, and kw.Spec and kw.Status typed as T's
-// fields of JSON names spec and status; kw.Body stays the raw object.
+// give them) get kopf.TypedChangingKwargs[T] (kopf.TypedEventKwargs[T]):
+// kw.Object, and for changing handlers kw.Old and kw.New, decoded as *T
+// once per cycle (the typed spec is kw.Object.Spec); kw.Body, kw.Spec and
+// kw.Status stay the raw object's.
 // field= on such handlers is checked against T's JSON field names. A type
 // serves the handlers of its own package and of the packages importing it
 // directly. A fixed set of built-in resources (pods, deployments, jobs, ...;

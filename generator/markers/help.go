@@ -36,16 +36,19 @@ true, false, a number, or else a string). Examples:
 	//kopf:on.update kopfexamples field=spec.replicas old=1 new=fn:isLarge when=isReady
 	//kopf:on.field kopfexamples field=[metadata, annotations, "example.com/x"] value="on"
 
-Callbacks: when=F takes func(kw FKwargs) bool or func(kw *kopf.ChangingKwargs)
-bool (*kopf.EventKwargs for on.event); label and annotation callbacks take
+Callbacks: when=F takes func(kw K) bool, with K the handler's FKwargs or its
+kind's kwargs type (kopf.ChangingKwargs, kopf.TypedChangingKwargs[T] for a
+typed resource T; kopf.EventKwargs, kopf.TypedEventKwargs[T] for on.event),
+or func(kw *kopf.ChangingKwargs) bool (*kopf.EventKwargs); label and annotation callbacks take
 func(value string) bool or func(value string, kw *kopf.ResourceKwargs) bool
 (an absent key gives ""); value=, old=, new= callbacks take func(value any)
 bool or func(value any, kw *kopf.ResourceKwargs) bool (an absent field gives
 nil).
 
 Typed resources: //kopf:resource group/version/plural on a struct type T gives
-the handlers of that resource kw.Object *T and kw.Spec, kw.Status typed as
-T's spec and status fields. These built-in resources are typed with
+the handlers of that resource kopf.TypedChangingKwargs[T] (or
+kopf.TypedEventKwargs[T]): kw.Object, and for changing handlers kw.Old and
+kw.New, decoded as *T once per cycle. These built-in resources are typed with
 k8s.io/api:
 `
 

@@ -65,11 +65,20 @@ func (b *builder) callback(h *Handler, name string, pos token.Position, label st
 	var want string
 	switch kind {
 	case whenCallback:
-		runtime := "*kopf.ChangingKwargs"
+		kind, runtime := "kopf.ChangingKwargs", "*kopf.ChangingKwargs"
 		if h.Event {
-			runtime = "*kopf.EventKwargs"
+			kind, runtime = "kopf.EventKwargs", "*kopf.EventKwargs"
 		}
-		want = fmt.Sprintf("func(kw %s) bool or func(kw %s) bool", h.Kwargs, runtime)
+		if h.Typed != nil {
+			typed := "kopf.TypedChangingKwargs"
+			if h.Event {
+				typed = "kopf.TypedEventKwargs"
+			}
+			want = fmt.Sprintf("func(kw %s) bool, func(kw %s[%s]) bool, func(kw %s) bool or func(kw %s) bool",
+				h.Kwargs, typed, types.TypeString(h.Typed.Object, b.qualifier), kind, runtime)
+		} else {
+			want = fmt.Sprintf("func(kw %s) bool, func(kw %s) bool or func(kw %s) bool", h.Kwargs, kind, runtime)
+		}
 	case stringCallback:
 		want = "func(value string) bool or func(value string, kw *kopf.ResourceKwargs) bool"
 	default:
@@ -112,7 +121,7 @@ func (b *builder) callback(h *Handler, name string, pos token.Position, label st
 			return fail()
 		}
 	}
-	resourceKw := func(e ast.Expr) bool { return isPtrTo(b.typeOf(e), KwargsPath, "Resource") }
+	resourceKw := func(e ast.Expr) bool { return isPtrTo(b.typeOf(e), KwargsPath, "Base") }
 	var form CallbackForm
 	switch kind {
 	case whenCallback:
@@ -123,11 +132,20 @@ func (b *builder) callback(h *Handler, name string, pos token.Position, label st
 		if h.Event {
 			runtime = "Event"
 		}
-		if id, ok := params[0].(*ast.Ident); ok && id.Name == h.Kwargs {
+		t := b.typeOf(params[0])
+		switch {
+		case isIdent(params[0], h.Kwargs):
 			form = WhenKwargs
-		} else if isPtrTo(b.typeOf(params[0]), KwargsPath, runtime) {
+		case isPtrTo(t, KwargsPath, runtime):
 			form = WhenRuntime
-		} else {
+		case isNamed(t, KwargsPath, runtime):
+			form = WhenKwargs
+			if h.Typed != nil {
+				form = WhenBody
+			}
+		case h.Typed != nil && isTypedKwargs(t, "Typed"+runtime, h.Typed.Object):
+			form = WhenKwargs
+		default:
 			return fail()
 		}
 	case stringCallback:
@@ -161,6 +179,29 @@ func (b *builder) funcNames() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// isIdent reports whether e is the identifier name.
+func isIdent(e ast.Expr, name string) bool {
+	id, ok := e.(*ast.Ident)
+	return ok && id.Name == name
+}
+
+// isTypedKwargs reports whether t is the generic kwargs type name of
+// package kwargs instantiated with obj.
+func isTypedKwargs(t types.Type, name string, obj *types.Named) bool {
+	if !isNamed(t, KwargsPath, name) {
+		return false
+	}
+	args := types.Unalias(t).(*types.Named).TypeArgs()
+	if args == nil || args.Len() != 1 {
+		return false
+	}
+	// By path and name: built-in types are loaded apart from the package.
+	arg, ok := types.Unalias(args.At(0)).(*types.Named)
+	want := obj.Obj()
+	return ok && arg.Obj().Pkg() != nil && want.Pkg() != nil &&
+		arg.Obj().Pkg().Path() == want.Pkg().Path() && arg.Obj().Name() == want.Name()
 }
 
 // isPtrTo reports whether t is a pointer to the named type path.name.

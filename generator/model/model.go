@@ -18,18 +18,21 @@
 //
 //	func F(ctx context.Context, kw FKwargs) error
 //
-// where FKwargs (the function's name followed by "Kwargs") is generated. A
-// function cannot carry both kinds. Names that the generated file declares
-// (each FKwargs, each newFKwargs, and Register) must not be declared by hand,
-// nor may package-level names clash with the generated file's imports.
+// where FKwargs (the function's name followed by "Kwargs") is generated as
+// an alias of the kind's kwargs type (see runtime/kwargs). A function cannot
+// carry both kinds. Names that the generated file declares (each FKwargs,
+// and Register) must not be declared by hand, nor may package-level names
+// clash with the generated file's imports.
 //
 // # Registrations
 //
 // Each changing marker registers the function for one reason (create,
 // update, delete, resume; on.field for create and update) of one resource.
-// The handler id defaults to the function's name; with field=, "/" and the
-// dotted field are appended to it, default or not, as Kopf does
-// ("fn/spec.field"). Markers stacked on one function with the same id and
+// The handler id defaults to the function's name in Kopf's spelling
+// (registry.DefaultID: CreateFn → create_fn), so that the ids, results and
+// progress of a Kopf operator ported with the same names are kept; with
+// field=, "/" and the dotted field are appended to it, default or not, as
+// Kopf does ("field_fn/spec.field"). Markers stacked on one function with the same id and
 // selector are merged into one registration with several reasons (as Kopf
 // lets one function be both on.resume and on.create) when their common
 // options (param, errors, timeout, retries, backoff, field and filters) are
@@ -53,8 +56,8 @@
 // A struct type T with the marker //kopf:resource group/version/plural is
 // the Go type of that resource's objects. A handler whose every marker
 // selects one typed resource (see [Typed] for how selectors are matched)
-// gets typed kwargs: Object *T, and Spec and Status typed as T's fields of
-// JSON names spec and status. Typed resources are found in the package
+// gets typed kwargs, kwargs.TypedChanging[T] or kwargs.TypedEvent[T]
+// (Object, and Old and New for changing handlers, decoded as *T). Typed resources are found in the package
 // itself, in the packages it imports directly, and in the table of
 // built-in resources (package builtins); the first two win over the table.
 // field= on typed handlers is checked against T's JSON field names, and
@@ -124,16 +127,9 @@ const RegisterFunc = "Register"
 // KwargsSuffix follows a handler function's name to name its kwargs type.
 const KwargsSuffix = "Kwargs"
 
-// NewPrefix precedes a kwargs type's name to name the generated function
-// that builds it from the runtime's kwargs.
-const NewPrefix = "new"
-
-// The import paths of the packages that generated code may use, besides
-// the standard library and the packages of typed resources.
-const (
-	KopfPath      = "github.com/kopf-go/kopf"
-	ConverterPath = "k8s.io/apimachinery/pkg/runtime"
-)
+// KopfPath is the import path of the facade package, the only package that
+// generated code imports besides the packages of typed resources.
+const KopfPath = "github.com/kopf-go/kopf"
 
 // Package is what kopf-gen generates for one Go package.
 type Package struct {
@@ -165,10 +161,10 @@ type Handler struct {
 	// Func is the function's name.
 	Func string
 	Pos  token.Position
-	// Kwargs is the name of the generated kwargs type, New the name of the
-	// generated function that builds it.
+	// Kwargs is the name of the generated kwargs type: an alias of the
+	// kind's kwargs type (kopf.ChangingKwargs, kopf.EventKwargs, or their
+	// typed forms for a typed resource).
 	Kwargs string
-	New    string
 	// ReturnsResult is true for (any, error) results, false for error.
 	ReturnsResult bool
 	// Event marks an on.event handler.
@@ -237,11 +233,19 @@ type CallbackForm int
 
 // The accepted signatures of callbacks.
 const (
-	// WhenKwargs is func(kw FKwargs) bool: the handler's own kwargs.
+	// WhenKwargs is func(kw FKwargs) bool, the handler's own kwargs type,
+	// or func(kw K) bool with K the kind's kwargs type that FKwargs is an
+	// alias of (kopf.ChangingKwargs, kopf.TypedChangingKwargs[T] for the
+	// handler's typed resource T, or their event forms), so that one
+	// callback serves several handlers.
 	WhenKwargs CallbackForm = iota + 1
 	// WhenRuntime is func(kw *kopf.ChangingKwargs) bool, or
 	// func(kw *kopf.EventKwargs) bool for event handlers.
 	WhenRuntime
+	// WhenBody is func(kw kopf.ChangingKwargs) bool (or func(kw
+	// kopf.EventKwargs) bool) for a handler of a typed resource: the
+	// body-only form of its kind.
+	WhenBody
 	// StringValue is func(value string) bool, for labels and annotations.
 	StringValue
 	// StringValueKwargs is func(value string, kw *kopf.ResourceKwargs) bool.
@@ -499,7 +503,7 @@ func (b *builder) funcDecl(d *ast.FuncDecl, ms []*markers.Marker) {
 		return
 	}
 	kwargs := name + KwargsSuffix
-	h := &Handler{Func: name, Pos: b.pos(d.Name.Pos()), Kwargs: kwargs, New: NewPrefix + kwargs, Event: events > 0}
+	h := &Handler{Func: name, Pos: b.pos(d.Name.Pos()), Kwargs: kwargs, Event: events > 0}
 	if !b.signature(d, h) {
 		return
 	}
@@ -685,7 +689,7 @@ func (b *builder) registration(h *Handler, m *markers.Marker) (*Registration, *T
 		Handler:      h,
 		Pos:          m.Pos,
 		SelectorPos:  m.Positional[0].Pos,
-		ID:           h.Func,
+		ID:           registry.DefaultID(h.Func),
 		Selector:     sel,
 		Reasons:      reasons,
 		Markers:      []string{m.String()},
@@ -862,14 +866,13 @@ func (b *builder) checkGeneratedNames() {
 	check(RegisterFunc, "the package's "+RegisterFunc+" function")
 	for _, h := range b.out.Handlers {
 		check(h.Kwargs, "it as the kwargs type of handler "+h.Func)
-		check(h.New, "it as the function building the kwargs of handler "+h.Func)
 	}
 	// The package names the generated file imports: a package-level
 	// declaration of one of them would clash with the import.
-	names := []string{"context", "kopf", "slog", "time"}
-	for _, h := range b.out.Handlers {
-		if h.Typed != nil {
-			names = append(names, "fmt", "runtime")
+	names := []string{"kopf"}
+	for _, r := range b.out.Registrations {
+		if r.Timeout != 0 || r.Backoff != 0 {
+			names = append(names, "time") // durations are spelt 5 * time.Second
 			break
 		}
 	}

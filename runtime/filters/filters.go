@@ -30,11 +30,11 @@ type Matcher struct {
 	Value any
 	// Fn is called for Callback with the value (nil if absent), whether it
 	// is present, and the handler's object arguments.
-	Fn func(value any, present bool, kw *kwargs.Resource) bool
+	Fn func(value any, present bool, kw *kwargs.Base) bool
 }
 
 // Match checks a value.
-func (m Matcher) Match(value any, present bool, kw *kwargs.Resource) bool {
+func (m Matcher) Match(value any, present bool, kw *kwargs.Base) bool {
 	switch m.Op {
 	case Present:
 		return present
@@ -57,7 +57,7 @@ func IsPresent() Matcher { return Matcher{Op: Present} }
 func IsAbsent() Matcher { return Matcher{Op: Absent} }
 
 // Func returns a matcher that calls fn.
-func Func(fn func(value any, present bool, kw *kwargs.Resource) bool) Matcher {
+func Func(fn func(value any, present bool, kw *kwargs.Base) bool) Matcher {
 	return Matcher{Op: Callback, Fn: fn}
 }
 
@@ -90,11 +90,11 @@ func (f *Filter) HasCallbacks() bool {
 }
 
 // MatchMeta checks the labels and annotations of an object.
-func (f *Filter) MatchMeta(kw *kwargs.Resource) bool {
+func (f *Filter) MatchMeta(kw *kwargs.Base) bool {
 	return matchMap(f.Labels, kw.Labels, kw) && matchMap(f.Annotations, kw.Annotations, kw)
 }
 
-func matchMap(want map[string]Matcher, have map[string]string, kw *kwargs.Resource) bool {
+func matchMap(want map[string]Matcher, have map[string]string, kw *kwargs.Base) bool {
 	for key, m := range want {
 		v, ok := have[key]
 		var value any
@@ -112,7 +112,7 @@ func matchMap(want map[string]Matcher, have map[string]string, kw *kwargs.Resour
 // the field (present flags say whether they exist). For update-like
 // handlers value= matches if either side does (Kopf's semantics: the
 // transition belongs to both states); otherwise it checks the new value.
-func (f *Filter) MatchValues(old any, oldOK bool, new any, newOK bool, updating bool, kw *kwargs.Resource) bool {
+func (f *Filter) MatchValues(old any, oldOK bool, new any, newOK bool, updating bool, kw *kwargs.Base) bool {
 	if f.Value != nil {
 		ok := f.Value.Match(new, newOK, kw)
 		if updating && !ok {

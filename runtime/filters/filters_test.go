@@ -7,7 +7,7 @@ import (
 )
 
 func TestMatcher(t *testing.T) {
-	kw := &kwargs.Resource{Name: "obj"}
+	kw := &kwargs.Base{Name: "obj"}
 	for _, tt := range []struct {
 		name    string
 		m       Matcher
@@ -24,8 +24,8 @@ func TestMatcher(t *testing.T) {
 		{"present, absent", IsPresent(), nil, false, false},
 		{"absent", IsAbsent(), nil, false, true},
 		{"absent, present", IsAbsent(), "x", true, false},
-		{"callback true", Func(func(v any, ok bool, kw *kwargs.Resource) bool { return ok && v == "x" && kw.Name == "obj" }), "x", true, true},
-		{"callback false", Func(func(any, bool, *kwargs.Resource) bool { return false }), "x", true, false},
+		{"callback true", Func(func(v any, ok bool, kw *kwargs.Base) bool { return ok && v == "x" && kw.Name == "obj" }), "x", true, true},
+		{"callback false", Func(func(any, bool, *kwargs.Base) bool { return false }), "x", true, false},
 		{"callback without a function", Matcher{Op: Callback}, "x", true, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -37,7 +37,7 @@ func TestMatcher(t *testing.T) {
 }
 
 func TestMatchMeta(t *testing.T) {
-	kw := &kwargs.Resource{
+	kw := &kwargs.Base{
 		Labels:      map[string]string{"app": "x", "tier": "web"},
 		Annotations: map[string]string{"note": "y"},
 	}
@@ -57,8 +57,8 @@ func TestMatchMeta(t *testing.T) {
 		{"label matches, annotation does not", Filter{
 			Labels: map[string]Matcher{"app": IsEqual("x")}, Annotations: map[string]Matcher{"note": IsEqual("n")},
 		}, false},
-		{"label callback sees the value", Filter{Labels: map[string]Matcher{"tier": Func(func(v any, ok bool, _ *kwargs.Resource) bool { return ok && v == "web" })}}, true},
-		{"label callback sees an absent value as nil", Filter{Labels: map[string]Matcher{"none": Func(func(v any, ok bool, _ *kwargs.Resource) bool { return !ok && v == nil })}}, true},
+		{"label callback sees the value", Filter{Labels: map[string]Matcher{"tier": Func(func(v any, ok bool, _ *kwargs.Base) bool { return ok && v == "web" })}}, true},
+		{"label callback sees an absent value as nil", Filter{Labels: map[string]Matcher{"none": Func(func(v any, ok bool, _ *kwargs.Base) bool { return !ok && v == nil })}}, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := tt.f.MatchMeta(kw); got != tt.want {
@@ -93,7 +93,7 @@ func TestMatchValues(t *testing.T) {
 		{"old= absent on creation", Filter{Old: &absent, New: &one}, nil, false, 1, true, true, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.f.MatchValues(tt.old, tt.oldOK, tt.new, tt.newOK, tt.updating, &kwargs.Resource{}); got != tt.wanted {
+			if got := tt.f.MatchValues(tt.old, tt.oldOK, tt.new, tt.newOK, tt.updating, &kwargs.Base{}); got != tt.wanted {
 				t.Errorf("MatchValues() = %v, want %v", got, tt.wanted)
 			}
 		})
@@ -101,7 +101,7 @@ func TestMatchValues(t *testing.T) {
 }
 
 func TestHasCallbacks(t *testing.T) {
-	cb := Func(func(any, bool, *kwargs.Resource) bool { return true })
+	cb := Func(func(any, bool, *kwargs.Base) bool { return true })
 	plain := IsEqual("x")
 	for _, tt := range []struct {
 		name string
@@ -125,7 +125,7 @@ func TestHasCallbacks(t *testing.T) {
 }
 
 func TestLabelSelector(t *testing.T) {
-	cb := Func(func(any, bool, *kwargs.Resource) bool { return true })
+	cb := Func(func(any, bool, *kwargs.Base) bool { return true })
 	for _, tt := range []struct {
 		name         string
 		labels       map[string]Matcher

@@ -148,11 +148,11 @@ func (r *Reactor) detect(c *cycleState) bool {
 func (r *Reactor) selectHandlers(c *cycleState) {
 	d := &c.detected
 	c.base = kwargs.Changing{
-		Resource: kwargs.FromBody(r.Resource, c.b, nil, c.logger, c.mem.memo),
-		Reason:   d.Reason,
-		Old:      d.Old,
-		New:      d.New,
-		Diff:     d.Diff,
+		Base:   kwargs.FromBody(r.Resource, c.b, nil, c.logger, c.mem.memo),
+		Reason: d.Reason,
+		Old:    d.Old,
+		New:    d.New,
+		Diff:   d.Diff,
 	}
 	candidates := r.Registry.ChangingHandlers(r.Resource, d.Reason)
 	if d.Resuming && d.Reason != causes.Resume {
@@ -460,7 +460,7 @@ func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch,
 // annotations on the object; for a field, that it changed (update causes
 // and field handlers) and its old/new values; then when=.
 func matches(h *registry.ChangingHandler, base *kwargs.Changing) bool {
-	if !h.Filter.MatchMeta(&base.Resource) {
+	if !h.Filter.MatchMeta(&base.Base) {
 		return false
 	}
 	kw := base
@@ -475,10 +475,10 @@ func matches(h *registry.ChangingHandler, base *kwargs.Changing) bool {
 		if !updating {
 			newV, newOK = diffs.Resolve(map[string]any(base.Body), h.Field)
 		}
-		if !h.Filter.MatchValues(oldV, oldOK, newV, newOK, updating, &kw.Resource) {
+		if !h.Filter.MatchValues(oldV, oldOK, newV, newOK, updating, &kw.Base) {
 			return false
 		}
-	} else if !h.Filter.MatchValues(nil, false, nil, false, false, &base.Resource) {
+	} else if !h.Filter.MatchValues(nil, false, nil, false, false, &base.Base) {
 		return false
 	}
 	return h.When == nil || h.When(kw)

@@ -251,7 +251,7 @@ func TestFilters(t *testing.T) {
 		presentAnn.Filter.Annotations = map[string]filters.Matcher{"note": filters.IsPresent()}
 		value := handler("value_cb", c.fn("value_cb", nil), causes.Create)
 		value.Field = []string{"spec", "a"}
-		value.Filter.Value = &filters.Matcher{Op: filters.Callback, Fn: func(v any, ok bool, _ *kwargs.Resource) bool { return ok && fmt.Sprint(v) == "1" }}
+		value.Filter.Value = &filters.Matcher{Op: filters.Callback, Fn: func(v any, ok bool, _ *kwargs.Base) bool { return ok && fmt.Sprint(v) == "1" }}
 		whenFalse := handler("when_false", c.fn("when_false", nil), causes.Create)
 		whenFalse.When = func(*kwargs.Changing) bool { return false }
 		fieldA := handler("field_a", c.fn("field_a", nil), causes.Update)

@@ -30,18 +30,23 @@ func (r *Reactor) runEventHandlers(ctx context.Context, ev watching.Event, mem *
 	b := body.Body(ev.Object)
 	kwFor := func(b body.Body) *kwargs.Event {
 		return &kwargs.Event{
-			Resource: kwargs.FromBody(r.Resource, b, patches.New(), logger, mem.memo),
-			Type:     string(ev.Type),
-			Event:    map[string]any{"type": typ, "object": map[string]any(b)},
+			Base:  kwargs.FromBody(r.Resource, b, patches.New(), logger, mem.memo),
+			Type:  string(ev.Type),
+			Event: map[string]any{"type": typ, "object": map[string]any(b)},
 		}
 	}
 	own := kwFor(b) // for filters without callbacks, which change nothing
+	userKw := func() *kwargs.Event {
+		kw := kwFor(b.DeepCopy())
+		kw.ShareDecoded() // typed handlers decode it once per event
+		return kw
+	}
 	var user *kwargs.Event
 	for _, h := range handlers {
 		kw := own
 		if h.HasCallbacks() {
 			if user == nil {
-				user = kwFor(b.DeepCopy())
+				user = userKw()
 			}
 			kw = user
 		}
@@ -51,7 +56,7 @@ func (r *Reactor) runEventHandlers(ctx context.Context, ev watching.Event, mem *
 			continue
 		}
 		if user == nil {
-			user = kwFor(b.DeepCopy())
+			user = userKw()
 		}
 		hkw := *user // Param is the handler's own
 		hkw.Patch = patches.New()
@@ -63,15 +68,15 @@ func (r *Reactor) runEventHandlers(ctx context.Context, ev watching.Event, mem *
 // the value at its field, then when=. They are user code: call it through
 // execution.Guard.
 func matchesEvent(h *registry.EventHandler, kw *kwargs.Event) bool {
-	if !h.Filter.MatchMeta(&kw.Resource) {
+	if !h.Filter.MatchMeta(&kw.Base) {
 		return false
 	}
 	if h.Field != nil {
 		v, ok := diffs.Resolve(map[string]any(kw.Body), h.Field)
-		if !h.Filter.MatchValues(nil, false, v, ok, false, &kw.Resource) {
+		if !h.Filter.MatchValues(nil, false, v, ok, false, &kw.Base) {
 			return false
 		}
-	} else if !h.Filter.MatchValues(nil, false, nil, false, false, &kw.Resource) {
+	} else if !h.Filter.MatchValues(nil, false, nil, false, false, &kw.Base) {
 		return false
 	}
 	return h.When == nil || h.When(kw)

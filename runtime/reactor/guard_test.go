@@ -20,7 +20,7 @@ func panicking(*kwargs.Changing) bool { panic("when exploded") }
 // object, handler and cause however many events come, and its stack at
 // DEBUG; the other handlers run, and Process returns.
 func TestPanickingFiltersDoNotMatch(t *testing.T) {
-	boom := filters.Func(func(any, bool, *kwargs.Resource) bool { panic("callback exploded") })
+	boom := filters.Func(func(any, bool, *kwargs.Base) bool { panic("callback exploded") })
 	for _, tt := range []struct {
 		name      string
 		configure func(h *registry.ChangingHandler)
@@ -104,7 +104,7 @@ func TestFailedFilterReportsReArm(t *testing.T) {
 		return true
 	}}
 	c := h.r.newCycle(h.object(), h.mem, h.stream, h.r.Logger)
-	c.base = kwargs.Changing{Resource: kwargs.FromBody(testResource, c.b, nil, h.r.Logger, h.mem.memo), Reason: causes.Create}
+	c.base = kwargs.Changing{Base: kwargs.FromBody(testResource, c.b, nil, h.r.Logger, h.mem.memo), Reason: causes.Create}
 	for i, want := range []bool{false, false, true, false} {
 		fail = !want
 		if got := h.r.matches(hd, c, h.r.Logger); got != want {

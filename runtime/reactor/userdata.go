@@ -42,7 +42,7 @@ func (c *cycleState) user() *kwargs.Changing {
 // the Memo (user code's by design), the Patch and the Logger.
 func userCopy(kw *kwargs.Changing) *kwargs.Changing {
 	u := *kw
-	u.Resource = kwargs.FromBody(kw.Resource.Resource, kw.Body.DeepCopy(), kw.Patch, kw.Logger, kw.Memo)
+	u.Base = kwargs.FromBody(kw.Resource, kw.Body.DeepCopy(), kw.Patch, kw.Logger, kw.Memo)
 	u.Old = body.DeepCopyValue(kw.Old)
 	u.New = body.DeepCopyValue(kw.New)
 	// A value that is the whole old or new essence (the one "add" of a
@@ -66,6 +66,9 @@ func userCopy(kw *kwargs.Changing) *kwargs.Changing {
 			}
 		}
 	}
+	// Typed handlers and callbacks decode this copy, once per cycle: its
+	// copies (narrowed to fields, given to sub-handlers) share the cache.
+	u.ShareDecoded()
 	return &u
 }
 

@@ -16,7 +16,7 @@ import (
 )
 
 // vandalize changes everything that user code can reach of an object.
-func vandalize(res *kwargs.Resource) {
+func vandalize(res *kwargs.Base) {
 	res.Body["spec"] = map[string]any{"field": "vandalized"}
 	res.Body["status"] = map[string]any{"vandalized": true}
 	for _, m := range []map[string]any{res.Spec, res.Status} {
@@ -47,7 +47,7 @@ func vandalize(res *kwargs.Resource) {
 // vandalizeChange changes everything a changing handler or its when= can
 // reach of the change.
 func vandalizeChange(kw *kwargs.Changing) {
-	vandalize(&kw.Resource)
+	vandalize(&kw.Base)
 	for _, v := range []any{kw.Old, kw.New} {
 		if m, ok := v.(map[string]any); ok {
 			m["spec"] = map[string]any{"field": "vandalized"}
@@ -76,7 +76,7 @@ func TestUserCodeCannotCorruptTheState(t *testing.T) {
 		"status":   map[string]any{"phase": "ok"},
 	}
 	h := newHarness(t, obj, func(reg *registry.Registry) {
-		labelCallback := filters.Func(func(value any, present bool, res *kwargs.Resource) bool {
+		labelCallback := filters.Func(func(value any, present bool, res *kwargs.Base) bool {
 			vandalize(res)
 			return true
 		})
@@ -98,7 +98,7 @@ func TestUserCodeCannotCorruptTheState(t *testing.T) {
 			return nil, nil
 		}, causes.Update)
 		field.Field, field.FieldHandler = []string{"spec", "nested"}, true
-		field.Filter.Value = &filters.Matcher{Op: filters.Callback, Fn: func(v any, _ bool, res *kwargs.Resource) bool {
+		field.Filter.Value = &filters.Matcher{Op: filters.Callback, Fn: func(v any, _ bool, res *kwargs.Base) bool {
 			if m, ok := v.(map[string]any); ok {
 				m["list"] = "vandalized"
 			}
@@ -111,13 +111,13 @@ func TestUserCodeCannotCorruptTheState(t *testing.T) {
 		mustAdd(t, reg, create, update, field, del)
 		for _, id := range []string{"event_fn", "event_when"} {
 			ev := registry.EventHandler{ID: id, Selector: testSelector, Fn: func(_ context.Context, kw *kwargs.Event) error {
-				vandalize(&kw.Resource)
+				vandalize(&kw.Base)
 				kw.Event["object"].(map[string]any)["spec"] = "vandalized"
 				kw.Event["type"] = "DELETED"
 				return nil
 			}}
 			if id == "event_when" {
-				ev.When = func(kw *kwargs.Event) bool { vandalize(&kw.Resource); return true }
+				ev.When = func(kw *kwargs.Event) bool { vandalize(&kw.Base); return true }
 				ev.Filter.Labels = map[string]filters.Matcher{"app": labelCallback}
 			}
 			if err := reg.AddEvent(ev); err != nil {
@@ -193,5 +193,53 @@ func TestUserCopyOnlyWhenNeeded(t *testing.T) {
 	h.r.selectHandlers(c)
 	if len(c.handlers) != 0 || c.userKw != nil {
 		t.Errorf("a noop cycle has handlers %v or a copy", c.handlers)
+	}
+}
+
+type typedExample struct {
+	Spec struct {
+		X string `json:"x"`
+	} `json:"spec"`
+}
+
+// A typed handler, its when= callback and its sub-handler get the object
+// decoded once, in the cycle's copy for user code: the same *T, never the
+// reactor's own data.
+func TestTypedDecodedOncePerCycle(t *testing.T) {
+	type call struct {
+		who string
+		obj *typedExample
+	}
+	var calls []call
+	record := func(who string, kw kwargs.TypedChanging[typedExample]) {
+		calls = append(calls, call{who, kw.Object})
+	}
+	h := newHarness(t, spec(map[string]any{"x": "y"}), func(reg *registry.Registry) {
+		hd := handler("create_fn", registry.TypedChangingFunc(func(ctx context.Context, kw kwargs.TypedChanging[typedExample]) (any, error) {
+			record("handler", kw)
+			kw.Object.Spec.X = "changed by the handler" // its own copy
+			return nil, registry.Subhandler(ctx, registry.ChangingHandler{
+				ID: "sub",
+				Fn: registry.TypedChangingFunc(registry.NoResult(func(ctx context.Context, kw kwargs.TypedChanging[typedExample]) error {
+					record("sub", kw)
+					return nil
+				})),
+			})
+		}), causes.Create)
+		hd.When = registry.TypedChangingWhen(func(kw kwargs.TypedChanging[typedExample]) bool {
+			record("when", kw)
+			return true
+		})
+		mustAdd(t, reg, hd)
+	})
+	h.settle(t.Context(), 5)
+	if len(calls) < 3 || calls[0].who != "when" || calls[1].who != "handler" || calls[2].who != "sub" {
+		t.Fatalf("calls: %+v", calls)
+	}
+	if calls[0].obj != calls[1].obj || calls[1].obj != calls[2].obj {
+		t.Errorf("the first cycle decoded the object more than once: %p %p %p", calls[0].obj, calls[1].obj, calls[2].obj)
+	}
+	if got := h.object()["spec"].(map[string]any)["x"]; got != "y" {
+		t.Errorf("the handler's change of its typed object reached the reactor's data: spec.x = %v", got)
 	}
 }

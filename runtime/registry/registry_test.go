@@ -130,7 +130,7 @@ func TestQueries(t *testing.T) {
 }
 
 func TestHasCallbacks(t *testing.T) {
-	cb := filters.Func(func(any, bool, *kwargs.Resource) bool { return true })
+	cb := filters.Func(func(any, bool, *kwargs.Base) bool { return true })
 	for _, tt := range []struct {
 		name string
 		c    ChangingHandler

@@ -2,164 +2,18 @@
 
 package filters
 
-import (
-	"context"
-	"log/slog"
-	"time"
-
-	"github.com/kopf-go/kopf"
-)
+import "github.com/kopf-go/kopf"
 
 // LabelledKwargs are the arguments of the handler Labelled, registered by:
 //
 //	//kopf:on.create kopf.dev/v1/kopfexamples labels={app: web, "example.com/tier": "front end", canary: ABSENT, env: PRESENT, owner: fn:isOwner, word: "PRESENT"} annotations={note: fn:hasNote, flag: true}
-type LabelledKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newLabelledKwargs copies the runtime's kwargs into LabelledKwargs.
-func newLabelledKwargs(kw *kopf.ChangingKwargs) LabelledKwargs {
-	return LabelledKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type LabelledKwargs = kopf.ChangingKwargs
 
 // FieldsKwargs are the arguments of the handler Fields, registered by:
 //
 //	//kopf:on.field kopfexamples field=spec.replicas old=1 new=fn:isLarge when=isReady
 //	//kopf:on.field kopfexamples field=[metadata, annotations, "example.com/mode"] value="on" id=mode param=annotation
-type FieldsKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newFieldsKwargs copies the runtime's kwargs into FieldsKwargs.
-func newFieldsKwargs(kw *kopf.ChangingKwargs) FieldsKwargs {
-	return FieldsKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type FieldsKwargs = kopf.ChangingKwargs
 
 // ValuesKwargs are the arguments of the handler Values, registered by:
 //
@@ -169,286 +23,34 @@ func newFieldsKwargs(kw *kopf.ChangingKwargs) FieldsKwargs {
 //	//kopf:on.resume kopfexamples field=spec.word value=hello when=fn:isChanging
 //	//kopf:on.delete kopfexamples field=spec.gone value=ABSENT optional=true
 //	//kopf:on.update kopfexamples field=spec.any value=fn:isAnything errors=ignored
-type ValuesKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newValuesKwargs copies the runtime's kwargs into ValuesKwargs.
-func newValuesKwargs(kw *kopf.ChangingKwargs) ValuesKwargs {
-	return ValuesKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type ValuesKwargs = kopf.ChangingKwargs
 
 // ImplicitKwargs are the arguments of the handler Implicit, registered by:
 //
 //	//kopf:on.resume kopfexamples field=spec.field labels={app: web}
 //	//kopf:on.create kopfexamples field=spec.field labels={app: web}
-type ImplicitKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newImplicitKwargs copies the runtime's kwargs into ImplicitKwargs.
-func newImplicitKwargs(kw *kopf.ChangingKwargs) ImplicitKwargs {
-	return ImplicitKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type ImplicitKwargs = kopf.ChangingKwargs
 
 // WatchKwargs are the arguments of the handler Watch, registered by:
 //
 //	//kopf:on.event kopfexamples labels={app: PRESENT} annotations={skip: ABSENT} when=isAdded param=p
 //	//kopf:on.event kopfexamples field=spec.node value=fn:isNode id=nodes when=isListed
-type WatchKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Type is the watch event's type: ADDED, MODIFIED, DELETED, or "" for objects seen in a listing (Kopf's None).
-	Type string
-	// Event is the raw event: {"type": Type or nil, "object": Body}.
-	Event map[string]any
-}
-
-// newWatchKwargs copies the runtime's kwargs into WatchKwargs.
-func newWatchKwargs(kw *kopf.EventKwargs) WatchKwargs {
-	return WatchKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Type:        kw.Type,
-		Event:       kw.Event,
-	}
-}
+type WatchKwargs = kopf.EventKwargs
 
 // EverythingKwargs are the arguments of the handler Everything, registered by:
 //
 //	//kopf:on.event *
 //	//kopf:on.event kopf.dev/* id=everythingKopf
-type EverythingKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Type is the watch event's type: ADDED, MODIFIED, DELETED, or "" for objects seen in a listing (Kopf's None).
-	Type string
-	// Event is the raw event: {"type": Type or nil, "object": Body}.
-	Event map[string]any
-}
-
-// newEverythingKwargs copies the runtime's kwargs into EverythingKwargs.
-func newEverythingKwargs(kw *kopf.EventKwargs) EverythingKwargs {
-	return EverythingKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Type:        kw.Type,
-		Event:       kw.Event,
-	}
-}
+type EverythingKwargs = kopf.EventKwargs
 
 // Register adds the package's handlers to r, in source order, and returns the
 // first error of the registry.
 func Register(r *kopf.Registry) error {
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "Labelled",
+		ID:       "labelled",
 		Selector: kopf.Selector{Group: "kopf.dev", Version: "v1", Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, Labelled(ctx, newLabelledKwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(kopf.NoResult(Labelled)),
 		Filter: kopf.Filter{
 			Labels: map[string]kopf.Matcher{
 				"app":              kopf.Equal("web"),
@@ -473,12 +75,10 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "Fields/spec.replicas",
-		Selector: kopf.Selector{Name: "kopfexamples"},
-		Reasons:  []kopf.Reason{kopf.ReasonCreate, kopf.ReasonUpdate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return Fields(ctx, newFieldsKwargs(kw))
-		},
+		ID:           "fields/spec.replicas",
+		Selector:     kopf.Selector{Name: "kopfexamples"},
+		Reasons:      []kopf.Reason{kopf.ReasonCreate, kopf.ReasonUpdate},
+		Fn:           kopf.ChangingFunc(Fields),
 		Field:        []string{"spec", "replicas"},
 		FieldHandler: true,
 		Filter: kopf.Filter{
@@ -487,19 +87,15 @@ func Register(r *kopf.Registry) error {
 				return isLarge(value, kw)
 			})),
 		},
-		When: func(kw *kopf.ChangingKwargs) bool {
-			return isReady(newFieldsKwargs(kw))
-		},
+		When: kopf.ChangingWhen(isReady),
 	}); err != nil {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "mode/metadata.annotations.example.com/mode",
-		Selector: kopf.Selector{Name: "kopfexamples"},
-		Reasons:  []kopf.Reason{kopf.ReasonCreate, kopf.ReasonUpdate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return Fields(ctx, newFieldsKwargs(kw))
-		},
+		ID:           "mode/metadata.annotations.example.com/mode",
+		Selector:     kopf.Selector{Name: "kopfexamples"},
+		Reasons:      []kopf.Reason{kopf.ReasonCreate, kopf.ReasonUpdate},
+		Fn:           kopf.ChangingFunc(Fields),
 		Param:        "annotation",
 		Field:        []string{"metadata", "annotations", "example.com/mode"},
 		FieldHandler: true,
@@ -513,10 +109,8 @@ func Register(r *kopf.Registry) error {
 		ID:       "flag/spec.flag",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, Values(ctx, newValuesKwargs(kw))
-		},
-		Field: []string{"spec", "flag"},
+		Fn:       kopf.ChangingFunc(kopf.NoResult(Values)),
+		Field:    []string{"spec", "flag"},
 		Filter: kopf.Filter{
 			Value: new(kopf.Equal(true)),
 		},
@@ -527,10 +121,8 @@ func Register(r *kopf.Registry) error {
 		ID:       "ratio/spec.ratio",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, Values(ctx, newValuesKwargs(kw))
-		},
-		Field: []string{"spec", "ratio"},
+		Fn:       kopf.ChangingFunc(kopf.NoResult(Values)),
+		Field:    []string{"spec", "ratio"},
 		Filter: kopf.Filter{
 			Value: new(kopf.Equal(0.5)),
 		},
@@ -541,10 +133,8 @@ func Register(r *kopf.Registry) error {
 		ID:       "count/spec.count",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, Values(ctx, newValuesKwargs(kw))
-		},
-		Field: []string{"spec", "count"},
+		Fn:       kopf.ChangingFunc(kopf.NoResult(Values)),
+		Field:    []string{"spec", "count"},
 		Filter: kopf.Filter{
 			Value: new(kopf.Equal(-3)),
 		},
@@ -552,13 +142,11 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "Values/spec.word",
+		ID:       "values/spec.word",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonResume},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, Values(ctx, newValuesKwargs(kw))
-		},
-		Field: []string{"spec", "word"},
+		Fn:       kopf.ChangingFunc(kopf.NoResult(Values)),
+		Field:    []string{"spec", "word"},
 		Filter: kopf.Filter{
 			Value: new(kopf.Equal("hello")),
 		},
@@ -567,12 +155,10 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "Values/spec.gone",
+		ID:       "values/spec.gone",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonDelete},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, Values(ctx, newValuesKwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(kopf.NoResult(Values)),
 		Optional: true,
 		Field:    []string{"spec", "gone"},
 		Filter: kopf.Filter{
@@ -582,14 +168,12 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "Values/spec.any",
+		ID:       "values/spec.any",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonUpdate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, Values(ctx, newValuesKwargs(kw))
-		},
-		Errors: kopf.ErrorsIgnored,
-		Field:  []string{"spec", "any"},
+		Fn:       kopf.ChangingFunc(kopf.NoResult(Values)),
+		Errors:   kopf.ErrorsIgnored,
+		Field:    []string{"spec", "any"},
 		Filter: kopf.Filter{
 			Value: new(kopf.Callback(func(value any, _ bool, _ *kopf.ResourceKwargs) bool {
 				return isAnything(value)
@@ -599,13 +183,11 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "Implicit/spec.field",
+		ID:       "implicit/spec.field",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonResume, kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, Implicit(ctx, newImplicitKwargs(kw))
-		},
-		Field: []string{"spec", "field"},
+		Fn:       kopf.ChangingFunc(kopf.NoResult(Implicit)),
+		Field:    []string{"spec", "field"},
 		Filter: kopf.Filter{
 			Labels: map[string]kopf.Matcher{
 				"app": kopf.Equal("web"),
@@ -616,12 +198,10 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddEvent(kopf.EventHandler{
-		ID:       "Watch",
+		ID:       "watch",
 		Selector: kopf.Selector{Name: "kopfexamples"},
-		Fn: func(ctx context.Context, kw *kopf.EventKwargs) error {
-			return Watch(ctx, newWatchKwargs(kw))
-		},
-		Param: "p",
+		Fn:       kopf.EventFunc(Watch),
+		Param:    "p",
 		Filter: kopf.Filter{
 			Labels: map[string]kopf.Matcher{
 				"app": kopf.Present(),
@@ -630,19 +210,15 @@ func Register(r *kopf.Registry) error {
 				"skip": kopf.Absent(),
 			},
 		},
-		When: func(kw *kopf.EventKwargs) bool {
-			return isAdded(newWatchKwargs(kw))
-		},
+		When: kopf.EventWhen(isAdded),
 	}); err != nil {
 		return err
 	}
 	if err := r.AddEvent(kopf.EventHandler{
 		ID:       "nodes/spec.node",
 		Selector: kopf.Selector{Name: "kopfexamples"},
-		Fn: func(ctx context.Context, kw *kopf.EventKwargs) error {
-			return Watch(ctx, newWatchKwargs(kw))
-		},
-		Field: []string{"spec", "node"},
+		Fn:       kopf.EventFunc(Watch),
+		Field:    []string{"spec", "node"},
 		Filter: kopf.Filter{
 			Value: new(kopf.Callback(func(value any, _ bool, _ *kopf.ResourceKwargs) bool {
 				return isNode(value)
@@ -653,20 +229,16 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddEvent(kopf.EventHandler{
-		ID:       "Everything",
+		ID:       "everything",
 		Selector: kopf.Selector{Name: "*"},
-		Fn: func(ctx context.Context, kw *kopf.EventKwargs) error {
-			return Everything(ctx, newEverythingKwargs(kw))
-		},
+		Fn:       kopf.EventFunc(Everything),
 	}); err != nil {
 		return err
 	}
 	if err := r.AddEvent(kopf.EventHandler{
 		ID:       "everythingKopf",
 		Selector: kopf.Selector{Group: "kopf.dev", Name: "*"},
-		Fn: func(ctx context.Context, kw *kopf.EventKwargs) error {
-			return Everything(ctx, newEverythingKwargs(kw))
-		},
+		Fn:       kopf.EventFunc(Everything),
 	}); err != nil {
 		return err
 	}

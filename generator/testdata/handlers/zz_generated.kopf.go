@@ -3,514 +3,62 @@
 package handlers
 
 import (
-	"context"
-	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/kopf-go/kopf"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // StartKillingKwargs are the arguments of the handler StartKilling, registered by:
 //
 //	//kopf:on.resume v1/pods deleted=true
 //	//kopf:on.create v1/pods
-type StartKillingKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object, as received.
-	Body kopf.Body
-	// Object is the body decoded as a corev1.Pod.
-	Object *corev1.Pod
-	// Spec is Object.Spec.
-	Spec corev1.PodSpec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is Object.Status.
-	Status corev1.PodStatus
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newStartKillingKwargs decodes the body into a corev1.Pod and copies the runtime's kwargs
-// into StartKillingKwargs.
-func newStartKillingKwargs(kw *kopf.ChangingKwargs) (StartKillingKwargs, error) {
-	obj := new(corev1.Pod)
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(kw.Body, obj); err != nil {
-		return StartKillingKwargs{}, fmt.Errorf("decoding the object as corev1.Pod: %w", err)
-	}
-	return StartKillingKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Object:      obj,
-		Spec:        obj.Spec,
-		Meta:        kw.Meta,
-		Status:      obj.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}, nil
-}
+type StartKillingKwargs = kopf.TypedChangingKwargs[corev1.Pod]
 
 // StopKillingKwargs are the arguments of the handler StopKilling, registered by:
 //
 //	//kopf:on.delete pods optional=true
-type StopKillingKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object, as received.
-	Body kopf.Body
-	// Object is the body decoded as a corev1.Pod.
-	Object *corev1.Pod
-	// Spec is Object.Spec.
-	Spec corev1.PodSpec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is Object.Status.
-	Status corev1.PodStatus
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newStopKillingKwargs decodes the body into a corev1.Pod and copies the runtime's kwargs
-// into StopKillingKwargs.
-func newStopKillingKwargs(kw *kopf.ChangingKwargs) (StopKillingKwargs, error) {
-	obj := new(corev1.Pod)
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(kw.Body, obj); err != nil {
-		return StopKillingKwargs{}, fmt.Errorf("decoding the object as corev1.Pod: %w", err)
-	}
-	return StopKillingKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Object:      obj,
-		Spec:        obj.Spec,
-		Meta:        kw.Meta,
-		Status:      obj.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}, nil
-}
+type StopKillingKwargs = kopf.TypedChangingKwargs[corev1.Pod]
 
 // UpdateKwargs are the arguments of the handler Update, registered by:
 //
 //	//kopf:on.update kopfexamples.v1.kopf.dev id=update-fn param=first errors=permanent timeout=1.5m retries=3 backoff=90
-type UpdateKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newUpdateKwargs copies the runtime's kwargs into UpdateKwargs.
-func newUpdateKwargs(kw *kopf.ChangingKwargs) UpdateKwargs {
-	return UpdateKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type UpdateKwargs = kopf.ChangingKwargs
 
 // ManyKwargs are the arguments of the handler Many, registered by:
 //
 //	//kopf:on.create kopfexamples.kopf.dev id=create-a param=a errors=ignored
 //	//kopf:on.create kopf.dev/kopfexamples id=create-b param=b errors=temporary timeout=250ms
 //	//kopf:on.delete KopfExample
-type ManyKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newManyKwargs copies the runtime's kwargs into ManyKwargs.
-func newManyKwargs(kw *kopf.ChangingKwargs) ManyKwargs {
-	return ManyKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type ManyKwargs = kopf.ChangingKwargs
 
 // ResumeKwargs are the arguments of the handler Resume, registered by:
 //
 //	//kopf:on.resume kopfexamples
-type ResumeKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newResumeKwargs copies the runtime's kwargs into ResumeKwargs.
-func newResumeKwargs(kw *kopf.ChangingKwargs) ResumeKwargs {
-	return ResumeKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type ResumeKwargs = kopf.ChangingKwargs
 
 // LaterKwargs are the arguments of the handler Later, registered by:
 //
 //	//kopf:on.create kopfexamples id=later backoff=1h
-type LaterKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newLaterKwargs copies the runtime's kwargs into LaterKwargs.
-func newLaterKwargs(kw *kopf.ChangingKwargs) LaterKwargs {
-	return LaterKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type LaterKwargs = kopf.ChangingKwargs
 
 // Register adds the package's handlers to r, in source order, and returns the
 // first error of the registry.
 func Register(r *kopf.Registry) error {
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "StartKilling",
+		ID:       "start_killing",
 		Selector: kopf.Selector{Version: "v1", Name: "pods", Core: true},
 		Reasons:  []kopf.Reason{kopf.ReasonResume, kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			args, err := newStartKillingKwargs(kw)
-			if err != nil {
-				return nil, err
-			}
-			return nil, StartKilling(ctx, args)
-		},
-		Deleted: true,
+		Fn:       kopf.TypedChangingFunc(kopf.NoResult(StartKilling)),
+		Deleted:  true,
 	}); err != nil {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "StopKilling",
+		ID:       "stop_killing",
 		Selector: kopf.Selector{Name: "pods"},
 		Reasons:  []kopf.Reason{kopf.ReasonDelete},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			args, err := newStopKillingKwargs(kw)
-			if err != nil {
-				return nil, err
-			}
-			return StopKilling(ctx, args)
-		},
+		Fn:       kopf.TypedChangingFunc(StopKilling),
 		Optional: true,
 	}); err != nil {
 		return err
@@ -519,14 +67,12 @@ func Register(r *kopf.Registry) error {
 		ID:       "update-fn",
 		Selector: kopf.Selector{Group: "kopf.dev", Version: "v1", Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonUpdate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return Update(ctx, newUpdateKwargs(kw))
-		},
-		Param:   "first",
-		Errors:  kopf.ErrorsPermanent,
-		Timeout: 90 * time.Second,
-		Retries: 3,
-		Backoff: 90 * time.Second,
+		Fn:       kopf.ChangingFunc(Update),
+		Param:    "first",
+		Errors:   kopf.ErrorsPermanent,
+		Timeout:  90 * time.Second,
+		Retries:  3,
+		Backoff:  90 * time.Second,
 	}); err != nil {
 		return err
 	}
@@ -534,11 +80,9 @@ func Register(r *kopf.Registry) error {
 		ID:       "create-a",
 		Selector: kopf.Selector{Group: "kopf.dev", Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, Many(ctx, newManyKwargs(kw))
-		},
-		Param:  "a",
-		Errors: kopf.ErrorsIgnored,
+		Fn:       kopf.ChangingFunc(kopf.NoResult(Many)),
+		Param:    "a",
+		Errors:   kopf.ErrorsIgnored,
 	}); err != nil {
 		return err
 	}
@@ -546,32 +90,26 @@ func Register(r *kopf.Registry) error {
 		ID:       "create-b",
 		Selector: kopf.Selector{Group: "kopf.dev", Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, Many(ctx, newManyKwargs(kw))
-		},
-		Param:   "b",
-		Errors:  kopf.ErrorsTemporary,
-		Timeout: 250 * time.Millisecond,
+		Fn:       kopf.ChangingFunc(kopf.NoResult(Many)),
+		Param:    "b",
+		Errors:   kopf.ErrorsTemporary,
+		Timeout:  250 * time.Millisecond,
 	}); err != nil {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "Many",
+		ID:       "many",
 		Selector: kopf.Selector{Name: "KopfExample"},
 		Reasons:  []kopf.Reason{kopf.ReasonDelete},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, Many(ctx, newManyKwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(kopf.NoResult(Many)),
 	}); err != nil {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "Resume",
+		ID:       "resume",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonResume},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return Resume(ctx, newResumeKwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(Resume),
 	}); err != nil {
 		return err
 	}
@@ -579,10 +117,8 @@ func Register(r *kopf.Registry) error {
 		ID:       "later",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return Later(ctx, newLaterKwargs(kw))
-		},
-		Backoff: time.Hour,
+		Fn:       kopf.ChangingFunc(Later),
+		Backoff:  time.Hour,
 	}); err != nil {
 		return err
 	}

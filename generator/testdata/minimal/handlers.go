@@ -1,5 +1,5 @@
 // Package minimal is Kopf's 01-minimal example: one creation handler whose
-// result lands in status.CreateFn.
+// result lands in status.create_fn.
 package minimal
 
 import "context"

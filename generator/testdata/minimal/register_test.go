@@ -16,12 +16,12 @@ func TestRegister(t *testing.T) {
 	}
 	res := kopf.Resource{Group: "kopf.dev", Version: "v1", Plural: "kopfexamples", Kind: "KopfExample"}
 	hs := r.ChangingHandlers(res, kopf.ReasonCreate)
-	if len(hs) != 1 || hs[0].ID != "CreateFn" {
+	if len(hs) != 1 || hs[0].ID != "create_fn" {
 		t.Fatalf("handlers = %+v, want CreateFn", hs)
 	}
 	kw := &kopf.ChangingKwargs{
-		Resource: kopf.ResourceKwargs{Name: "kopf-example-1", Spec: kopf.Spec{"field": "value"}, Logger: slog.New(slog.DiscardHandler)},
-		Reason:   kopf.ReasonCreate,
+		Base:   kopf.ResourceKwargs{Name: "kopf-example-1", Spec: kopf.Spec{"field": "value"}, Logger: slog.New(slog.DiscardHandler)},
+		Reason: kopf.ReasonCreate,
 	}
 	got, err := hs[0].Fn(context.Background(), kw)
 	if want := map[string]any{"message": "hello world"}; err != nil || !reflect.DeepEqual(got, want) {

@@ -32,10 +32,10 @@ func TestKwargsTypes(t *testing.T) {
 		kwargs               reflect.Type
 		object, spec, status reflect.Type
 	}{
-		{reflect.TypeFor[CreateKwargs](), reflect.TypeFor[*KopfExample](), reflect.TypeFor[KopfExampleSpec](), reflect.TypeFor[KopfExampleStatus]()},
-		{reflect.TypeFor[WatchKwargs](), reflect.TypeFor[*KopfExample](), reflect.TypeFor[KopfExampleSpec](), reflect.TypeFor[KopfExampleStatus]()},
-		{reflect.TypeFor[PodsKwargs](), reflect.TypeFor[*corev1.Pod](), reflect.TypeFor[corev1.PodSpec](), reflect.TypeFor[corev1.PodStatus]()},
-		{reflect.TypeFor[ScaleKwargs](), reflect.TypeFor[*appsv1.Deployment](), reflect.TypeFor[appsv1.DeploymentSpec](), reflect.TypeFor[appsv1.DeploymentStatus]()},
+		{reflect.TypeFor[CreateKwargs](), reflect.TypeFor[*KopfExample](), reflect.TypeFor[kopf.Spec](), reflect.TypeFor[kopf.Status]()},
+		{reflect.TypeFor[WatchKwargs](), reflect.TypeFor[*KopfExample](), reflect.TypeFor[kopf.Spec](), reflect.TypeFor[kopf.Status]()},
+		{reflect.TypeFor[PodsKwargs](), reflect.TypeFor[*corev1.Pod](), reflect.TypeFor[kopf.Spec](), reflect.TypeFor[kopf.Status]()},
+		{reflect.TypeFor[ScaleKwargs](), reflect.TypeFor[*appsv1.Deployment](), reflect.TypeFor[kopf.Spec](), reflect.TypeFor[kopf.Status]()},
 		{reflect.TypeFor[ConfigKwargs](), reflect.TypeFor[*corev1.ConfigMap](), reflect.TypeFor[kopf.Spec](), reflect.TypeFor[kopf.Status]()},
 		{reflect.TypeFor[MixedKwargs](), nil, reflect.TypeFor[kopf.Spec](), reflect.TypeFor[kopf.Status]()},
 	} {
@@ -64,17 +64,17 @@ func example(replicas any) kopf.Body {
 
 func TestTypedChanging(t *testing.T) {
 	hs := registry(t).ChangingHandlers(kopfexamples, kopf.ReasonCreate)
-	if len(hs) != 2 || hs[0].ID != "Create" || hs[1].ID != "mixed-examples" {
+	if len(hs) != 2 || hs[0].ID != "create" || hs[1].ID != "mixed-examples" {
 		t.Fatalf("create handlers = %+v", hs)
 	}
-	kw := &kopf.ChangingKwargs{Resource: kopf.ResourceKwargs{Name: "ex1", Body: example(int64(3))}}
+	kw := &kopf.ChangingKwargs{Base: kopf.ResourceKwargs{Name: "ex1", Body: example(int64(3))}}
 	got, err := hs[0].Fn(context.Background(), kw)
 	if want := map[string]any{"field": "f", "replicas": int32(3), "message": "m"}; err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("Fn() = %#v, %v; want %#v", got, err, want)
 	}
 	// A body that does not decode is the handler's error, not a panic.
 	kw.Body = example("three")
-	if got, err := hs[0].Fn(context.Background(), kw); got != nil || err == nil || !strings.Contains(err.Error(), "decoding the object as KopfExample") {
+	if got, err := hs[0].Fn(context.Background(), kw); got != nil || err == nil || !strings.Contains(err.Error(), "decoding the object as typed.KopfExample") {
 		t.Errorf("Fn(bad body) = %v, %v", got, err)
 	}
 	var ids []string
@@ -92,7 +92,7 @@ func TestTypedEvent(t *testing.T) {
 		t.Fatalf("event handlers = %+v", hs)
 	}
 	h := hs[0]
-	kw := &kopf.EventKwargs{Resource: kopf.ResourceKwargs{Name: "ex1", Body: example(int64(3)), Memo: kopf.Memo{}}}
+	kw := &kopf.EventKwargs{Base: kopf.ResourceKwargs{Name: "ex1", Body: example(int64(3)), Memo: kopf.Memo{}}}
 	if !h.When(kw) {
 		t.Error("when=hasItems refuses an object with items")
 	}
@@ -102,7 +102,7 @@ func TestTypedEvent(t *testing.T) {
 	if obj, ok := kw.Memo["object"].(*KopfExample); !ok || obj.Name != "ex1" || obj.Spec.Nested.Depth != 2 || obj.Labels["app"] != "web" {
 		t.Errorf("the handler got %#v", kw.Memo["object"])
 	}
-	if !h.Filter.Value.Match(int64(1), true, &kw.Resource) || h.Filter.Value.Match(int64(0), true, &kw.Resource) {
+	if !h.Filter.Value.Match(int64(1), true, &kw.Base) || h.Filter.Value.Match(int64(0), true, &kw.Base) {
 		t.Error("value=fn:isPositive")
 	}
 	// when= lets a body that does not decode through: the handler reports it.
@@ -118,13 +118,13 @@ func TestTypedEvent(t *testing.T) {
 func TestBuiltins(t *testing.T) {
 	r := registry(t)
 	hs := r.EventHandlers(pods)
-	if len(hs) != 2 || hs[0].ID != "Pods/spec.nodeName" || hs[1].ID != "all" {
+	if len(hs) != 2 || hs[0].ID != "pods/spec.nodeName" || hs[1].ID != "all" {
 		t.Fatalf("pod event handlers = %+v", hs)
 	}
 	if want := (kopf.Selector{Version: "v1", Name: "pods", Core: true}); hs[0].Selector != want {
 		t.Errorf("v1/pods selector = %#v", hs[0].Selector)
 	}
-	kw := &kopf.EventKwargs{Resource: kopf.ResourceKwargs{
+	kw := &kopf.EventKwargs{Base: kopf.ResourceKwargs{
 		Body: kopf.Body{"spec": map[string]any{"nodeName": "node-1"}},
 		Spec: kopf.Spec{"nodeName": "node-1"},
 		Memo: kopf.Memo{},
@@ -137,10 +137,10 @@ func TestBuiltins(t *testing.T) {
 	}
 
 	scale := r.ChangingHandlers(deployments, kopf.ReasonUpdate)
-	if len(scale) != 2 || scale[0].ID != "Scale/spec.replicas" || scale[1].ID != "template/spec.template.metadata.labels.app" {
+	if len(scale) != 2 || scale[0].ID != "scale/spec.replicas" || scale[1].ID != "template/spec.template.metadata.labels.app" {
 		t.Fatalf("deployment handlers = %+v", scale)
 	}
-	got, err := scale[0].Fn(context.Background(), &kopf.ChangingKwargs{Resource: kopf.ResourceKwargs{
+	got, err := scale[0].Fn(context.Background(), &kopf.ChangingKwargs{Base: kopf.ResourceKwargs{
 		Body: kopf.Body{"spec": map[string]any{"replicas": int64(4)}},
 	}})
 	if err != nil || got != int32(4) {

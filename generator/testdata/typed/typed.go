@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kopf-go/kopf"
@@ -45,7 +46,7 @@ type KopfExampleStatus struct {
 	Raw     map[string]any `json:"raw,omitempty"`
 }
 
-// Create gets kw.Object and a typed kw.Spec; the field= paths below go
+// Create gets kw.Object, its typed Spec in kw.Object.Spec; the field= paths below go
 // through a pointer, a map, a map of any, metadata and a type that decodes
 // itself.
 //
@@ -59,7 +60,7 @@ func Create(ctx context.Context, kw CreateKwargs) (any, error) {
 	if kw.Object.Name != kw.Name {
 		return nil, errors.New("the object was not decoded")
 	}
-	return map[string]any{"field": kw.Spec.Field, "replicas": kw.Spec.Replicas, "message": kw.Status.Message}, nil
+	return map[string]any{"field": kw.Object.Spec.Field, "replicas": kw.Object.Spec.Replicas, "message": kw.Object.Status.Message}, nil
 }
 
 // Watch is a typed event handler whose when= takes its own kwargs.
@@ -75,21 +76,21 @@ func Watch(ctx context.Context, kw WatchKwargs) error {
 //kopf:on.event v1/pods field=spec.nodeName when=isScheduled
 //kopf:on.event po id=all
 func Pods(ctx context.Context, kw PodsKwargs) error {
-	kw.Memo["node"] = kw.Spec.NodeName
+	kw.Memo["node"] = kw.Object.Spec.NodeName
 	return nil
 }
 
 // Scale is typed with k8s.io/api/apps/v1.
 //
-//kopf:on.update apps/v1/deployments field=spec.replicas new=fn:isPositive
+//kopf:on.update apps/v1/deployments field=spec.replicas new=fn:isPositive when=isRolling
 //kopf:on.update deployments.v1.apps field=spec.template.metadata.labels.app id=template
 func Scale(ctx context.Context, kw ScaleKwargs) (any, error) {
-	return *kw.Spec.Replicas, nil
+	return *kw.Object.Spec.Replicas, nil
 }
 
 // Config has an Object but no typed spec and status: ConfigMaps have none.
 //
-//kopf:on.create configmaps labels={app: PRESENT}
+//kopf:on.create configmaps labels={app: PRESENT} when=hasName
 func Config(ctx context.Context, kw ConfigKwargs) error {
 	_ = kw.Object.Data
 	return nil
@@ -114,6 +115,14 @@ func isPositive(value any) bool {
 	return false
 }
 
-func hasItems(kw WatchKwargs) bool { return len(kw.Spec.Items) > 0 }
+// isRolling takes the kind's typed kwargs, not Scale's own alias of them.
+func isRolling(kw kopf.TypedChangingKwargs[appsv1.Deployment]) bool {
+	return kw.Object.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType
+}
+
+// hasName takes the body-only kwargs of a typed handler.
+func hasName(kw kopf.ChangingKwargs) bool { return kw.Name != "" }
+
+func hasItems(kw WatchKwargs) bool { return len(kw.Object.Spec.Items) > 0 }
 
 func isScheduled(kw *kopf.EventKwargs) bool { return kw.Spec["nodeName"] != nil }

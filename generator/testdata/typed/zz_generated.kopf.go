@@ -3,15 +3,9 @@
 package typed
 
 import (
-	"context"
-	"fmt"
-	"log/slog"
-	"time"
-
 	"github.com/kopf-go/kopf"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // CreateKwargs are the arguments of the handler Create, registered by:
@@ -22,480 +16,44 @@ import (
 //	//kopf:on.update kopfexample field=status.raw.a.b.c id=raw
 //	//kopf:on.update kopfexamples.v1.kopf.dev field=metadata.labels.app id=label
 //	//kopf:on.update kopf.dev/kopfexamples field=spec.started.whatever id=started
-type CreateKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object, as received.
-	Body kopf.Body
-	// Object is the body decoded as a KopfExample.
-	Object *KopfExample
-	// Spec is Object.Spec.
-	Spec KopfExampleSpec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is Object.Status.
-	Status KopfExampleStatus
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newCreateKwargs decodes the body into a KopfExample and copies the runtime's kwargs
-// into CreateKwargs.
-func newCreateKwargs(kw *kopf.ChangingKwargs) (CreateKwargs, error) {
-	obj := new(KopfExample)
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(kw.Body, obj); err != nil {
-		return CreateKwargs{}, fmt.Errorf("decoding the object as KopfExample: %w", err)
-	}
-	return CreateKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Object:      obj,
-		Spec:        obj.Spec,
-		Meta:        kw.Meta,
-		Status:      obj.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}, nil
-}
+type CreateKwargs = kopf.TypedChangingKwargs[KopfExample]
 
 // WatchKwargs are the arguments of the handler Watch, registered by:
 //
 //	//kopf:on.event kopfexamples field=spec.replicas value=fn:isPositive when=hasItems
-type WatchKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object, as received.
-	Body kopf.Body
-	// Object is the body decoded as a KopfExample.
-	Object *KopfExample
-	// Spec is Object.Spec.
-	Spec KopfExampleSpec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is Object.Status.
-	Status KopfExampleStatus
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Type is the watch event's type: ADDED, MODIFIED, DELETED, or "" for objects seen in a listing (Kopf's None).
-	Type string
-	// Event is the raw event: {"type": Type or nil, "object": Body}.
-	Event map[string]any
-}
-
-// newWatchKwargs decodes the body into a KopfExample and copies the runtime's kwargs
-// into WatchKwargs.
-func newWatchKwargs(kw *kopf.EventKwargs) (WatchKwargs, error) {
-	obj := new(KopfExample)
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(kw.Body, obj); err != nil {
-		return WatchKwargs{}, fmt.Errorf("decoding the object as KopfExample: %w", err)
-	}
-	return WatchKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Object:      obj,
-		Spec:        obj.Spec,
-		Meta:        kw.Meta,
-		Status:      obj.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Type:        kw.Type,
-		Event:       kw.Event,
-	}, nil
-}
+type WatchKwargs = kopf.TypedEventKwargs[KopfExample]
 
 // PodsKwargs are the arguments of the handler Pods, registered by:
 //
 //	//kopf:on.event v1/pods field=spec.nodeName when=isScheduled
 //	//kopf:on.event po id=all
-type PodsKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object, as received.
-	Body kopf.Body
-	// Object is the body decoded as a corev1.Pod.
-	Object *corev1.Pod
-	// Spec is Object.Spec.
-	Spec corev1.PodSpec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is Object.Status.
-	Status corev1.PodStatus
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Type is the watch event's type: ADDED, MODIFIED, DELETED, or "" for objects seen in a listing (Kopf's None).
-	Type string
-	// Event is the raw event: {"type": Type or nil, "object": Body}.
-	Event map[string]any
-}
-
-// newPodsKwargs decodes the body into a corev1.Pod and copies the runtime's kwargs
-// into PodsKwargs.
-func newPodsKwargs(kw *kopf.EventKwargs) (PodsKwargs, error) {
-	obj := new(corev1.Pod)
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(kw.Body, obj); err != nil {
-		return PodsKwargs{}, fmt.Errorf("decoding the object as corev1.Pod: %w", err)
-	}
-	return PodsKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Object:      obj,
-		Spec:        obj.Spec,
-		Meta:        kw.Meta,
-		Status:      obj.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Type:        kw.Type,
-		Event:       kw.Event,
-	}, nil
-}
+type PodsKwargs = kopf.TypedEventKwargs[corev1.Pod]
 
 // ScaleKwargs are the arguments of the handler Scale, registered by:
 //
-//	//kopf:on.update apps/v1/deployments field=spec.replicas new=fn:isPositive
+//	//kopf:on.update apps/v1/deployments field=spec.replicas new=fn:isPositive when=isRolling
 //	//kopf:on.update deployments.v1.apps field=spec.template.metadata.labels.app id=template
-type ScaleKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object, as received.
-	Body kopf.Body
-	// Object is the body decoded as a appsv1.Deployment.
-	Object *appsv1.Deployment
-	// Spec is Object.Spec.
-	Spec appsv1.DeploymentSpec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is Object.Status.
-	Status appsv1.DeploymentStatus
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newScaleKwargs decodes the body into a appsv1.Deployment and copies the runtime's kwargs
-// into ScaleKwargs.
-func newScaleKwargs(kw *kopf.ChangingKwargs) (ScaleKwargs, error) {
-	obj := new(appsv1.Deployment)
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(kw.Body, obj); err != nil {
-		return ScaleKwargs{}, fmt.Errorf("decoding the object as appsv1.Deployment: %w", err)
-	}
-	return ScaleKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Object:      obj,
-		Spec:        obj.Spec,
-		Meta:        kw.Meta,
-		Status:      obj.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}, nil
-}
+type ScaleKwargs = kopf.TypedChangingKwargs[appsv1.Deployment]
 
 // ConfigKwargs are the arguments of the handler Config, registered by:
 //
-//	//kopf:on.create configmaps labels={app: PRESENT}
-type ConfigKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object, as received.
-	Body kopf.Body
-	// Object is the body decoded as a corev1.ConfigMap.
-	Object *corev1.ConfigMap
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newConfigKwargs decodes the body into a corev1.ConfigMap and copies the runtime's kwargs
-// into ConfigKwargs.
-func newConfigKwargs(kw *kopf.ChangingKwargs) (ConfigKwargs, error) {
-	obj := new(corev1.ConfigMap)
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(kw.Body, obj); err != nil {
-		return ConfigKwargs{}, fmt.Errorf("decoding the object as corev1.ConfigMap: %w", err)
-	}
-	return ConfigKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Object:      obj,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}, nil
-}
+//	//kopf:on.create configmaps labels={app: PRESENT} when=hasName
+type ConfigKwargs = kopf.TypedChangingKwargs[corev1.ConfigMap]
 
 // MixedKwargs are the arguments of the handler Mixed, registered by:
 //
 //	//kopf:on.create pods id=mixed-pods
 //	//kopf:on.create kopfexamples id=mixed-examples
-type MixedKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object.
-	Body kopf.Body
-	// Spec is the object's spec.
-	Spec kopf.Spec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newMixedKwargs copies the runtime's kwargs into MixedKwargs.
-func newMixedKwargs(kw *kopf.ChangingKwargs) MixedKwargs {
-	return MixedKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Spec:        kw.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}
-}
+type MixedKwargs = kopf.ChangingKwargs
 
 // Register adds the package's handlers to r, in source order, and returns the
 // first error of the registry.
 func Register(r *kopf.Registry) error {
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "Create",
+		ID:       "create",
 		Selector: kopf.Selector{Group: "kopf.dev", Version: "v1", Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			args, err := newCreateKwargs(kw)
-			if err != nil {
-				return nil, err
-			}
-			return Create(ctx, args)
-		},
+		Fn:       kopf.TypedChangingFunc(Create),
 	}); err != nil {
 		return err
 	}
@@ -503,14 +61,8 @@ func Register(r *kopf.Registry) error {
 		ID:       "depth/spec.nested.depth",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonUpdate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			args, err := newCreateKwargs(kw)
-			if err != nil {
-				return nil, err
-			}
-			return Create(ctx, args)
-		},
-		Field: []string{"spec", "nested", "depth"},
+		Fn:       kopf.TypedChangingFunc(Create),
+		Field:    []string{"spec", "nested", "depth"},
 		Filter: kopf.Filter{
 			Value: new(kopf.Present()),
 		},
@@ -521,14 +73,8 @@ func Register(r *kopf.Registry) error {
 		ID:       "extra/spec.extra.anything",
 		Selector: kopf.Selector{Name: "KopfExample"},
 		Reasons:  []kopf.Reason{kopf.ReasonUpdate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			args, err := newCreateKwargs(kw)
-			if err != nil {
-				return nil, err
-			}
-			return Create(ctx, args)
-		},
-		Field: []string{"spec", "extra", "anything"},
+		Fn:       kopf.TypedChangingFunc(Create),
+		Field:    []string{"spec", "extra", "anything"},
 		Filter: kopf.Filter{
 			Value: new(kopf.Present()),
 		},
@@ -539,14 +85,8 @@ func Register(r *kopf.Registry) error {
 		ID:       "raw/status.raw.a.b.c",
 		Selector: kopf.Selector{Name: "kopfexample"},
 		Reasons:  []kopf.Reason{kopf.ReasonUpdate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			args, err := newCreateKwargs(kw)
-			if err != nil {
-				return nil, err
-			}
-			return Create(ctx, args)
-		},
-		Field: []string{"status", "raw", "a", "b", "c"},
+		Fn:       kopf.TypedChangingFunc(Create),
+		Field:    []string{"status", "raw", "a", "b", "c"},
 		Filter: kopf.Filter{
 			Value: new(kopf.Present()),
 		},
@@ -557,14 +97,8 @@ func Register(r *kopf.Registry) error {
 		ID:       "label/metadata.labels.app",
 		Selector: kopf.Selector{Group: "kopf.dev", Version: "v1", Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonUpdate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			args, err := newCreateKwargs(kw)
-			if err != nil {
-				return nil, err
-			}
-			return Create(ctx, args)
-		},
-		Field: []string{"metadata", "labels", "app"},
+		Fn:       kopf.TypedChangingFunc(Create),
+		Field:    []string{"metadata", "labels", "app"},
 		Filter: kopf.Filter{
 			Value: new(kopf.Present()),
 		},
@@ -575,14 +109,8 @@ func Register(r *kopf.Registry) error {
 		ID:       "started/spec.started.whatever",
 		Selector: kopf.Selector{Group: "kopf.dev", Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonUpdate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			args, err := newCreateKwargs(kw)
-			if err != nil {
-				return nil, err
-			}
-			return Create(ctx, args)
-		},
-		Field: []string{"spec", "started", "whatever"},
+		Fn:       kopf.TypedChangingFunc(Create),
+		Field:    []string{"spec", "started", "whatever"},
 		Filter: kopf.Filter{
 			Value: new(kopf.Present()),
 		},
@@ -590,43 +118,24 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddEvent(kopf.EventHandler{
-		ID:       "Watch/spec.replicas",
+		ID:       "watch/spec.replicas",
 		Selector: kopf.Selector{Name: "kopfexamples"},
-		Fn: func(ctx context.Context, kw *kopf.EventKwargs) error {
-			args, err := newWatchKwargs(kw)
-			if err != nil {
-				return err
-			}
-			return Watch(ctx, args)
-		},
-		Field: []string{"spec", "replicas"},
+		Fn:       kopf.TypedEventFunc(Watch),
+		Field:    []string{"spec", "replicas"},
 		Filter: kopf.Filter{
 			Value: new(kopf.Callback(func(value any, _ bool, _ *kopf.ResourceKwargs) bool {
 				return isPositive(value)
 			})),
 		},
-		When: func(kw *kopf.EventKwargs) bool {
-			args, err := newWatchKwargs(kw)
-			if err != nil {
-				// The handler runs and reports the decoding error.
-				return true
-			}
-			return hasItems(args)
-		},
+		When: kopf.TypedEventWhen(hasItems),
 	}); err != nil {
 		return err
 	}
 	if err := r.AddEvent(kopf.EventHandler{
-		ID:       "Pods/spec.nodeName",
+		ID:       "pods/spec.nodeName",
 		Selector: kopf.Selector{Version: "v1", Name: "pods", Core: true},
-		Fn: func(ctx context.Context, kw *kopf.EventKwargs) error {
-			args, err := newPodsKwargs(kw)
-			if err != nil {
-				return err
-			}
-			return Pods(ctx, args)
-		},
-		Field: []string{"spec", "nodeName"},
+		Fn:       kopf.TypedEventFunc(Pods),
+		Field:    []string{"spec", "nodeName"},
 		Filter: kopf.Filter{
 			Value: new(kopf.Present()),
 		},
@@ -637,33 +146,22 @@ func Register(r *kopf.Registry) error {
 	if err := r.AddEvent(kopf.EventHandler{
 		ID:       "all",
 		Selector: kopf.Selector{Name: "po"},
-		Fn: func(ctx context.Context, kw *kopf.EventKwargs) error {
-			args, err := newPodsKwargs(kw)
-			if err != nil {
-				return err
-			}
-			return Pods(ctx, args)
-		},
+		Fn:       kopf.TypedEventFunc(Pods),
 	}); err != nil {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "Scale/spec.replicas",
+		ID:       "scale/spec.replicas",
 		Selector: kopf.Selector{Group: "apps", Version: "v1", Name: "deployments"},
 		Reasons:  []kopf.Reason{kopf.ReasonUpdate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			args, err := newScaleKwargs(kw)
-			if err != nil {
-				return nil, err
-			}
-			return Scale(ctx, args)
-		},
-		Field: []string{"spec", "replicas"},
+		Fn:       kopf.TypedChangingFunc(Scale),
+		Field:    []string{"spec", "replicas"},
 		Filter: kopf.Filter{
 			New: new(kopf.Callback(func(value any, _ bool, _ *kopf.ResourceKwargs) bool {
 				return isPositive(value)
 			})),
 		},
+		When: kopf.TypedChangingWhen(isRolling),
 	}); err != nil {
 		return err
 	}
@@ -671,14 +169,8 @@ func Register(r *kopf.Registry) error {
 		ID:       "template/spec.template.metadata.labels.app",
 		Selector: kopf.Selector{Group: "apps", Version: "v1", Name: "deployments"},
 		Reasons:  []kopf.Reason{kopf.ReasonUpdate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			args, err := newScaleKwargs(kw)
-			if err != nil {
-				return nil, err
-			}
-			return Scale(ctx, args)
-		},
-		Field: []string{"spec", "template", "metadata", "labels", "app"},
+		Fn:       kopf.TypedChangingFunc(Scale),
+		Field:    []string{"spec", "template", "metadata", "labels", "app"},
 		Filter: kopf.Filter{
 			Value: new(kopf.Present()),
 		},
@@ -686,21 +178,16 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "Config",
+		ID:       "config",
 		Selector: kopf.Selector{Name: "configmaps"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			args, err := newConfigKwargs(kw)
-			if err != nil {
-				return nil, err
-			}
-			return nil, Config(ctx, args)
-		},
+		Fn:       kopf.TypedChangingFunc(kopf.NoResult(Config)),
 		Filter: kopf.Filter{
 			Labels: map[string]kopf.Matcher{
 				"app": kopf.Present(),
 			},
 		},
+		When: kopf.ChangingWhen(hasName),
 	}); err != nil {
 		return err
 	}
@@ -708,9 +195,7 @@ func Register(r *kopf.Registry) error {
 		ID:       "mixed-pods",
 		Selector: kopf.Selector{Name: "pods"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, Mixed(ctx, newMixedKwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(kopf.NoResult(Mixed)),
 	}); err != nil {
 		return err
 	}
@@ -718,9 +203,7 @@ func Register(r *kopf.Registry) error {
 		ID:       "mixed-examples",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			return nil, Mixed(ctx, newMixedKwargs(kw))
-		},
+		Fn:       kopf.ChangingFunc(kopf.NoResult(Mixed)),
 	}); err != nil {
 		return err
 	}

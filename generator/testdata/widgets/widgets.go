@@ -13,7 +13,7 @@ import (
 //kopf:on.update example.com/v1alpha1/widget field=spec.parts.wheel.count when=isBlue
 //kopf:on.create Widget
 func Paint(ctx context.Context, kw PaintKwargs) (any, error) {
-	return string(kw.Spec.Color), nil
+	return string(kw.Object.Spec.Color), nil
 }
 
 func isBlue(kw PaintKwargs) bool { return kw.Object.Spec.Color == v1.Blue }

@@ -3,140 +3,37 @@
 package widgets
 
 import (
-	"context"
-	"fmt"
-	"log/slog"
-	"time"
-
 	"example.com/golden/api/v1"
 	"github.com/kopf-go/kopf"
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // PaintKwargs are the arguments of the handler Paint, registered by:
 //
 //	//kopf:on.update example.com/v1alpha1/widget field=spec.parts.wheel.count when=isBlue
 //	//kopf:on.create Widget
-type PaintKwargs struct {
-	// Resource is the served resource, as resolved through the cluster's discovery.
-	Resource kopf.Resource
-	// Body is the whole object, as received.
-	Body kopf.Body
-	// Object is the body decoded as a v1.Widget.
-	Object *v1.Widget
-	// Spec is Object.Spec.
-	Spec v1.WidgetSpec
-	// Meta is the object's metadata.
-	Meta kopf.Meta
-	// Status is the object's status.
-	Status kopf.Status
-	// UID is the object's metadata.uid.
-	UID string
-	// Name is the object's metadata.name.
-	Name string
-	// Namespace is the object's metadata.namespace, empty for cluster-scoped objects.
-	Namespace string
-	// Labels are the object's metadata.labels.
-	Labels map[string]string
-	// Annotations are the object's metadata.annotations.
-	Annotations map[string]string
-	// Patch collects changes to the object, applied after the handler returns.
-	Patch kopf.Patch
-	// Logger logs messages about the object.
-	Logger *slog.Logger
-	// Memo is free-form memory kept per object while the operator runs.
-	Memo kopf.Memo
-	// Param is the marker's param= value, or nil.
-	Param any
-	// Retry counts the previous attempts of this handler for this cause.
-	Retry int
-	// Started is when this handler was first attempted for this cause.
-	Started time.Time
-	// Runtime is how long this handler has been attempted for this cause.
-	Runtime time.Duration
-	// Reason is the cause of this invocation: create, update, delete or resume.
-	Reason kopf.Reason
-	// Old is the object's essence before the change (or the field's value, with field=), nil if there was none.
-	Old any
-	// New is the object's essence after the change (or the field's value, with field=), nil if there is none.
-	New any
-	// Diff lists the changes from Old to New.
-	Diff kopf.Diff
-}
-
-// newPaintKwargs decodes the body into a v1.Widget and copies the runtime's kwargs
-// into PaintKwargs.
-func newPaintKwargs(kw *kopf.ChangingKwargs) (PaintKwargs, error) {
-	obj := new(v1.Widget)
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(kw.Body, obj); err != nil {
-		return PaintKwargs{}, fmt.Errorf("decoding the object as v1.Widget: %w", err)
-	}
-	return PaintKwargs{
-		Resource:    kw.Resource.Resource,
-		Body:        kw.Body,
-		Object:      obj,
-		Spec:        obj.Spec,
-		Meta:        kw.Meta,
-		Status:      kw.Status,
-		UID:         kw.UID,
-		Name:        kw.Name,
-		Namespace:   kw.Namespace,
-		Labels:      kw.Labels,
-		Annotations: kw.Annotations,
-		Patch:       kw.Patch,
-		Logger:      kw.Logger,
-		Memo:        kw.Memo,
-		Param:       kw.Param,
-		Retry:       kw.Retry,
-		Started:     kw.Started,
-		Runtime:     kw.Runtime,
-		Reason:      kw.Reason,
-		Old:         kw.Old,
-		New:         kw.New,
-		Diff:        kw.Diff,
-	}, nil
-}
+type PaintKwargs = kopf.TypedChangingKwargs[v1.Widget]
 
 // Register adds the package's handlers to r, in source order, and returns the
 // first error of the registry.
 func Register(r *kopf.Registry) error {
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "Paint/spec.parts.wheel.count",
+		ID:       "paint/spec.parts.wheel.count",
 		Selector: kopf.Selector{Group: "example.com", Version: "v1alpha1", Name: "widget"},
 		Reasons:  []kopf.Reason{kopf.ReasonUpdate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			args, err := newPaintKwargs(kw)
-			if err != nil {
-				return nil, err
-			}
-			return Paint(ctx, args)
-		},
-		Field: []string{"spec", "parts", "wheel", "count"},
+		Fn:       kopf.TypedChangingFunc(Paint),
+		Field:    []string{"spec", "parts", "wheel", "count"},
 		Filter: kopf.Filter{
 			Value: new(kopf.Present()),
 		},
-		When: func(kw *kopf.ChangingKwargs) bool {
-			args, err := newPaintKwargs(kw)
-			if err != nil {
-				// The handler runs and reports the decoding error.
-				return true
-			}
-			return isBlue(args)
-		},
+		When: kopf.TypedChangingWhen(isBlue),
 	}); err != nil {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "Paint",
+		ID:       "paint",
 		Selector: kopf.Selector{Name: "Widget"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
-			args, err := newPaintKwargs(kw)
-			if err != nil {
-				return nil, err
-			}
-			return Paint(ctx, args)
-		},
+		Fn:       kopf.TypedChangingFunc(Paint),
 	}); err != nil {
 		return err
 	}

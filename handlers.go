@@ -1,0 +1,95 @@
+package kopf
+
+import (
+	"context"
+
+	"github.com/kopf-go/kopf/runtime/registry"
+)
+
+// The adapters of handlers and when= callbacks to the registry's functions
+// (see runtime/registry): generated Register functions use them, and so
+// may code written by hand and sub-handlers registered with options:
+//
+//	kopf.Subhandler(ctx, kopf.ChangingHandler{
+//		ID:      item,
+//		Fn:      kopf.TypedChangingFunc(kopf.NoResult(fn)),
+//		Retries: 3,
+//	})
+
+// SubhandlerFunc registers fn as a sub-handler of the changing handler
+// running with ctx (Kopf's @kopf.subhandler(id=...)), under the id
+// "<parent id>/<id>", with the parent's kwargs type: a handler of
+// CreateFnKwargs registers sub-handlers of CreateFnKwargs.
+//
+//	for _, item := range items {
+//		err := kopf.SubhandlerFunc(ctx, item, func(ctx context.Context, kw CreateFnKwargs) error {
+//			kw.Logger.Info("handling " + item)
+//			return nil
+//		})
+//	}
+//
+// For a result to store in status.<parent id>/<id>, or for options
+// (retries, timeout, ...), use Subhandler with ChangingFunc.
+func SubhandlerFunc(ctx context.Context, id string, fn func(context.Context, ChangingKwargs) error) error {
+	return registry.Subhandler(ctx, registry.ChangingHandler{ID: id, Fn: registry.ChangingFunc(registry.NoResult(fn))})
+}
+
+// TypedSubhandlerFunc registers fn as a sub-handler of the changing handler
+// of a resource of Go type T running with ctx, as SubhandlerFunc does: it
+// gets the parent's typed kwargs, with the object decoded once per cycle
+// for the parent and all its sub-handlers.
+func TypedSubhandlerFunc[T any](ctx context.Context, id string, fn func(context.Context, TypedChangingKwargs[T]) error) error {
+	return registry.Subhandler(ctx, registry.ChangingHandler{ID: id, Fn: registry.TypedChangingFunc(registry.NoResult(fn))})
+}
+
+// NoResult adapts a handler that returns only an error to the form that
+// returns a result too (nil: nothing is stored in status).
+func NoResult[K any](fn func(context.Context, K) error) func(context.Context, K) (any, error) {
+	return registry.NoResult(fn)
+}
+
+// ChangingFunc adapts a changing handler of ChangingKwargs.
+func ChangingFunc(fn func(context.Context, ChangingKwargs) (any, error)) ChangingFn {
+	return registry.ChangingFunc(fn)
+}
+
+// TypedChangingFunc adapts a changing handler of a resource of Go type T:
+// the object is decoded once per cycle; one that does not decode as T is
+// the handler's error.
+func TypedChangingFunc[T any](fn func(context.Context, TypedChangingKwargs[T]) (any, error)) ChangingFn {
+	return registry.TypedChangingFunc(fn)
+}
+
+// EventFunc adapts an event-watching handler of EventKwargs.
+func EventFunc(fn func(context.Context, EventKwargs) error) EventFn {
+	return registry.EventFunc(fn)
+}
+
+// TypedEventFunc adapts an event-watching handler of a resource of Go type
+// T.
+func TypedEventFunc[T any](fn func(context.Context, TypedEventKwargs[T]) error) EventFn {
+	return registry.TypedEventFunc(fn)
+}
+
+// ChangingWhen adapts a when= callback of ChangingKwargs.
+func ChangingWhen(fn func(ChangingKwargs) bool) func(*ChangingKwargs) bool {
+	return registry.ChangingWhen(fn)
+}
+
+// TypedChangingWhen adapts a when= callback of a resource of Go type T; an
+// object that does not decode as T matches, so that the handler runs and
+// reports the error.
+func TypedChangingWhen[T any](fn func(TypedChangingKwargs[T]) bool) func(*ChangingKwargs) bool {
+	return registry.TypedChangingWhen(fn)
+}
+
+// EventWhen adapts a when= callback of EventKwargs.
+func EventWhen(fn func(EventKwargs) bool) func(*EventKwargs) bool {
+	return registry.EventWhen(fn)
+}
+
+// TypedEventWhen adapts a when= callback of an event handler of a resource
+// of Go type T.
+func TypedEventWhen[T any](fn func(TypedEventKwargs[T]) bool) func(*EventKwargs) bool {
+	return registry.TypedEventWhen(fn)
+}
