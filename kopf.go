@@ -148,6 +148,14 @@ func Absent() Matcher { return filters.IsAbsent() }
 // Equal matches an exact value (JSON-equal: numbers by value).
 func Equal(v any) Matcher { return filters.IsEqual(v) }
 
+// Check returns m as the optional check of a Filter's Value, Old or New
+// (nil: no check), as generated code writes value=, old= and new=:
+//
+//	Filter: kopf.Filter{Value: kopf.Check(kopf.Equal("value"))}
+//
+// It spares Go 1.26's new(expr), which the runtime's minimum Go lacks.
+func Check(m Matcher) *Matcher { return &m }
+
 // Callback matches what fn accepts; fn gets the value (nil if absent),
 // whether it is present, and the handler's object arguments.
 func Callback(fn func(value any, present bool, kw *ResourceKwargs) bool) Matcher {

@@ -101,7 +101,7 @@ func TestGoldenCompiles(t *testing.T) {
 	root := rootDir(t)
 	tmp := t.TempDir()
 	copyTree(t, "testdata", tmp)
-	writeTestFile(t, filepath.Join(tmp, "go.mod"), "module example.com/golden\n\ngo 1.26.0\n\nrequire github.com/kopf-go/kopf v0.0.0\n\nreplace github.com/kopf-go/kopf => "+root+"\n")
+	writeTestFile(t, filepath.Join(tmp, "go.mod"), "module example.com/golden\n\ngo 1.25.0\n\nrequire github.com/kopf-go/kopf v0.0.0\n\nreplace github.com/kopf-go/kopf => "+root+"\n")
 	sums := readFile(t, filepath.Join(root, "go.sum")) + readFile(t, filepath.Join("testdata", "go.sum"))
 	writeTestFile(t, filepath.Join(tmp, "go.sum"), sums)
 	for _, args := range [][]string{{"build", "./..."}, {"vet", "./..."}, {"test", "-count=1", "./..."}} {
@@ -120,7 +120,7 @@ func module(t *testing.T, files map[string]string) string {
 	t.Helper()
 	root := rootDir(t)
 	dir := t.TempDir()
-	writeTestFile(t, filepath.Join(dir, "go.mod"), "module example.com/m\n\ngo 1.26.0\n\nrequire github.com/kopf-go/kopf v0.0.0\n\nreplace github.com/kopf-go/kopf => "+root+"\n")
+	writeTestFile(t, filepath.Join(dir, "go.mod"), "module example.com/m\n\ngo 1.25.0\n\nrequire github.com/kopf-go/kopf v0.0.0\n\nreplace github.com/kopf-go/kopf => "+root+"\n")
 	writeTestFile(t, filepath.Join(dir, "go.sum"), readFile(t, filepath.Join(root, "go.sum")))
 	for name, content := range files {
 		writeTestFile(t, filepath.Join(dir, name), content)

@@ -111,7 +111,7 @@ func Register(r *kopf.Registry) error {
 		Field:        []string{"spec", "field"},
 		FieldHandler: true,
 		Filter: kopf.Filter{
-			Value: new(kopf.Present()),
+			Value: kopf.Check(kopf.Present()),
 		},
 	}); err != nil {
 		return err

@@ -382,7 +382,7 @@ func Register(r *kopf.Registry) error {
 		Fn:       kopf.ChangingFunc(CreateWithFieldValueSatisfied),
 		Field:    []string{"spec", "field"},
 		Filter: kopf.Filter{
-			Value: new(kopf.Equal("value")),
+			Value: kopf.Check(kopf.Equal("value")),
 		},
 	}); err != nil {
 		return err
@@ -394,7 +394,7 @@ func Register(r *kopf.Registry) error {
 		Fn:       kopf.ChangingFunc(CreateWithFieldValueNotSatisfied),
 		Field:    []string{"spec", "field"},
 		Filter: kopf.Filter{
-			Value: new(kopf.Equal("something-else")),
+			Value: kopf.Check(kopf.Equal("something-else")),
 		},
 	}); err != nil {
 		return err
@@ -406,7 +406,7 @@ func Register(r *kopf.Registry) error {
 		Fn:       kopf.ChangingFunc(CreateWithFieldPresenceSatisfied),
 		Field:    []string{"spec", "field"},
 		Filter: kopf.Filter{
-			Value: new(kopf.Present()),
+			Value: kopf.Check(kopf.Present()),
 		},
 	}); err != nil {
 		return err
@@ -418,7 +418,7 @@ func Register(r *kopf.Registry) error {
 		Fn:       kopf.ChangingFunc(CreateWithFieldPresenceNotSatisfied),
 		Field:    []string{"spec", "inexistent"},
 		Filter: kopf.Filter{
-			Value: new(kopf.Present()),
+			Value: kopf.Check(kopf.Present()),
 		},
 	}); err != nil {
 		return err
@@ -430,7 +430,7 @@ func Register(r *kopf.Registry) error {
 		Fn:       kopf.ChangingFunc(CreateWithFieldAbsenceSatisfied),
 		Field:    []string{"spec", "inexistent"},
 		Filter: kopf.Filter{
-			Value: new(kopf.Absent()),
+			Value: kopf.Check(kopf.Absent()),
 		},
 	}); err != nil {
 		return err
@@ -442,7 +442,7 @@ func Register(r *kopf.Registry) error {
 		Fn:       kopf.ChangingFunc(CreateWithFieldAbsenceNotSatisfied),
 		Field:    []string{"spec", "field"},
 		Filter: kopf.Filter{
-			Value: new(kopf.Absent()),
+			Value: kopf.Check(kopf.Absent()),
 		},
 	}); err != nil {
 		return err
@@ -454,8 +454,8 @@ func Register(r *kopf.Registry) error {
 		Fn:       kopf.ChangingFunc(UpdateWithFieldChangeSatisfied),
 		Field:    []string{"spec", "field"},
 		Filter: kopf.Filter{
-			Old: new(kopf.Equal("value")),
-			New: new(kopf.Equal("changed")),
+			Old: kopf.Check(kopf.Equal("value")),
+			New: kopf.Check(kopf.Equal("changed")),
 		},
 	}); err != nil {
 		return err
@@ -467,8 +467,8 @@ func Register(r *kopf.Registry) error {
 		Fn:       kopf.ChangingFunc(UpdateWithFieldChangeNotSatisfied),
 		Field:    []string{"spec", "field"},
 		Filter: kopf.Filter{
-			Old: new(kopf.Equal("changed")),
-			New: new(kopf.Equal("value")),
+			Old: kopf.Check(kopf.Equal("changed")),
+			New: kopf.Check(kopf.Equal("value")),
 		},
 	}); err != nil {
 		return err

@@ -30,8 +30,9 @@
 // # Filters
 //
 // labels= and annotations= become Filter.Labels and Filter.Annotations,
-// value=, old= and new= Filter.Value, Old and New (with Go 1.26's
-// new(expr)), each a kopf.Equal, kopf.Present, kopf.Absent or kopf.Callback
+// value=, old= and new= Filter.Value, Old and New (through kopf.Check,
+// not Go 1.26's new(expr): generated code compiles at the runtime's minimum
+// Go), each a kopf.Equal, kopf.Present, kopf.Absent or kopf.Callback
 // matcher. Callbacks are adapted to the runtime's
 // func(value any, present bool, kw *kopf.ResourceKwargs) bool: string
 // callbacks get the value as a string, "" when the label or annotation is
@@ -401,7 +402,7 @@ func filterLit(r *model.Registration) (jen.Code, error) {
 		if err != nil {
 			return nil, fmt.Errorf("handler %s: %s: %w", r.ID, strings.ToLower(v.name), err)
 		}
-		items = append(items, jen.Id(v.name).Op(":").New(matcher))
+		items = append(items, jen.Id(v.name).Op(":").Add(kopf("Check")).Call(matcher))
 	}
 	if len(items) == 0 {
 		return nil, nil

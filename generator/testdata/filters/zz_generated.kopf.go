@@ -82,8 +82,8 @@ func Register(r *kopf.Registry) error {
 		Field:        []string{"spec", "replicas"},
 		FieldHandler: true,
 		Filter: kopf.Filter{
-			Old: new(kopf.Equal(1)),
-			New: new(kopf.Callback(func(value any, _ bool, kw *kopf.ResourceKwargs) bool {
+			Old: kopf.Check(kopf.Equal(1)),
+			New: kopf.Check(kopf.Callback(func(value any, _ bool, kw *kopf.ResourceKwargs) bool {
 				return isLarge(value, kw)
 			})),
 		},
@@ -100,7 +100,7 @@ func Register(r *kopf.Registry) error {
 		Field:        []string{"metadata", "annotations", "example.com/mode"},
 		FieldHandler: true,
 		Filter: kopf.Filter{
-			Value: new(kopf.Equal("on")),
+			Value: kopf.Check(kopf.Equal("on")),
 		},
 	}); err != nil {
 		return err
@@ -112,7 +112,7 @@ func Register(r *kopf.Registry) error {
 		Fn:       kopf.ChangingFunc(kopf.NoResult(Values)),
 		Field:    []string{"spec", "flag"},
 		Filter: kopf.Filter{
-			Value: new(kopf.Equal(true)),
+			Value: kopf.Check(kopf.Equal(true)),
 		},
 	}); err != nil {
 		return err
@@ -124,7 +124,7 @@ func Register(r *kopf.Registry) error {
 		Fn:       kopf.ChangingFunc(kopf.NoResult(Values)),
 		Field:    []string{"spec", "ratio"},
 		Filter: kopf.Filter{
-			Value: new(kopf.Equal(0.5)),
+			Value: kopf.Check(kopf.Equal(0.5)),
 		},
 	}); err != nil {
 		return err
@@ -136,7 +136,7 @@ func Register(r *kopf.Registry) error {
 		Fn:       kopf.ChangingFunc(kopf.NoResult(Values)),
 		Field:    []string{"spec", "count"},
 		Filter: kopf.Filter{
-			Value: new(kopf.Equal(-3)),
+			Value: kopf.Check(kopf.Equal(-3)),
 		},
 	}); err != nil {
 		return err
@@ -148,7 +148,7 @@ func Register(r *kopf.Registry) error {
 		Fn:       kopf.ChangingFunc(kopf.NoResult(Values)),
 		Field:    []string{"spec", "word"},
 		Filter: kopf.Filter{
-			Value: new(kopf.Equal("hello")),
+			Value: kopf.Check(kopf.Equal("hello")),
 		},
 		When: isChanging,
 	}); err != nil {
@@ -162,7 +162,7 @@ func Register(r *kopf.Registry) error {
 		Optional: true,
 		Field:    []string{"spec", "gone"},
 		Filter: kopf.Filter{
-			Value: new(kopf.Absent()),
+			Value: kopf.Check(kopf.Absent()),
 		},
 	}); err != nil {
 		return err
@@ -175,7 +175,7 @@ func Register(r *kopf.Registry) error {
 		Errors:   kopf.ErrorsIgnored,
 		Field:    []string{"spec", "any"},
 		Filter: kopf.Filter{
-			Value: new(kopf.Callback(func(value any, _ bool, _ *kopf.ResourceKwargs) bool {
+			Value: kopf.Check(kopf.Callback(func(value any, _ bool, _ *kopf.ResourceKwargs) bool {
 				return isAnything(value)
 			})),
 		},
@@ -192,7 +192,7 @@ func Register(r *kopf.Registry) error {
 			Labels: map[string]kopf.Matcher{
 				"app": kopf.Equal("web"),
 			},
-			Value: new(kopf.Present()),
+			Value: kopf.Check(kopf.Present()),
 		},
 	}); err != nil {
 		return err
@@ -220,7 +220,7 @@ func Register(r *kopf.Registry) error {
 		Fn:       kopf.EventFunc(Watch),
 		Field:    []string{"spec", "node"},
 		Filter: kopf.Filter{
-			Value: new(kopf.Callback(func(value any, _ bool, _ *kopf.ResourceKwargs) bool {
+			Value: kopf.Check(kopf.Callback(func(value any, _ bool, _ *kopf.ResourceKwargs) bool {
 				return isNode(value)
 			})),
 		},

@@ -64,7 +64,7 @@ func Register(r *kopf.Registry) error {
 		Fn:       kopf.TypedChangingFunc(Create),
 		Field:    []string{"spec", "nested", "depth"},
 		Filter: kopf.Filter{
-			Value: new(kopf.Present()),
+			Value: kopf.Check(kopf.Present()),
 		},
 	}); err != nil {
 		return err
@@ -76,7 +76,7 @@ func Register(r *kopf.Registry) error {
 		Fn:       kopf.TypedChangingFunc(Create),
 		Field:    []string{"spec", "extra", "anything"},
 		Filter: kopf.Filter{
-			Value: new(kopf.Present()),
+			Value: kopf.Check(kopf.Present()),
 		},
 	}); err != nil {
 		return err
@@ -88,7 +88,7 @@ func Register(r *kopf.Registry) error {
 		Fn:       kopf.TypedChangingFunc(Create),
 		Field:    []string{"status", "raw", "a", "b", "c"},
 		Filter: kopf.Filter{
-			Value: new(kopf.Present()),
+			Value: kopf.Check(kopf.Present()),
 		},
 	}); err != nil {
 		return err
@@ -100,7 +100,7 @@ func Register(r *kopf.Registry) error {
 		Fn:       kopf.TypedChangingFunc(Create),
 		Field:    []string{"metadata", "labels", "app"},
 		Filter: kopf.Filter{
-			Value: new(kopf.Present()),
+			Value: kopf.Check(kopf.Present()),
 		},
 	}); err != nil {
 		return err
@@ -112,7 +112,7 @@ func Register(r *kopf.Registry) error {
 		Fn:       kopf.TypedChangingFunc(Create),
 		Field:    []string{"spec", "started", "whatever"},
 		Filter: kopf.Filter{
-			Value: new(kopf.Present()),
+			Value: kopf.Check(kopf.Present()),
 		},
 	}); err != nil {
 		return err
@@ -123,7 +123,7 @@ func Register(r *kopf.Registry) error {
 		Fn:       kopf.TypedEventFunc(Watch),
 		Field:    []string{"spec", "replicas"},
 		Filter: kopf.Filter{
-			Value: new(kopf.Callback(func(value any, _ bool, _ *kopf.ResourceKwargs) bool {
+			Value: kopf.Check(kopf.Callback(func(value any, _ bool, _ *kopf.ResourceKwargs) bool {
 				return isPositive(value)
 			})),
 		},
@@ -137,7 +137,7 @@ func Register(r *kopf.Registry) error {
 		Fn:       kopf.TypedEventFunc(Pods),
 		Field:    []string{"spec", "nodeName"},
 		Filter: kopf.Filter{
-			Value: new(kopf.Present()),
+			Value: kopf.Check(kopf.Present()),
 		},
 		When: isScheduled,
 	}); err != nil {
@@ -157,7 +157,7 @@ func Register(r *kopf.Registry) error {
 		Fn:       kopf.TypedChangingFunc(Scale),
 		Field:    []string{"spec", "replicas"},
 		Filter: kopf.Filter{
-			New: new(kopf.Callback(func(value any, _ bool, _ *kopf.ResourceKwargs) bool {
+			New: kopf.Check(kopf.Callback(func(value any, _ bool, _ *kopf.ResourceKwargs) bool {
 				return isPositive(value)
 			})),
 		},
@@ -172,7 +172,7 @@ func Register(r *kopf.Registry) error {
 		Fn:       kopf.TypedChangingFunc(Scale),
 		Field:    []string{"spec", "template", "metadata", "labels", "app"},
 		Filter: kopf.Filter{
-			Value: new(kopf.Present()),
+			Value: kopf.Check(kopf.Present()),
 		},
 	}); err != nil {
 		return err

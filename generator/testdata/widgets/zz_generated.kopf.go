@@ -23,7 +23,7 @@ func Register(r *kopf.Registry) error {
 		Fn:       kopf.TypedChangingFunc(Paint),
 		Field:    []string{"spec", "parts", "wheel", "count"},
 		Filter: kopf.Filter{
-			Value: new(kopf.Present()),
+			Value: kopf.Check(kopf.Present()),
 		},
 		When: kopf.TypedChangingWhen(isBlue),
 	}); err != nil {
