@@ -3,6 +3,7 @@ module github.com/kopf-go/kopf
 go 1.25.0
 
 require (
+	github.com/go-json-experiment/json v0.0.0-20251027170946-4849db3c2f7e
 	github.com/go-logr/logr v1.4.3
 	github.com/spf13/cobra v1.10.2
 	golang.org/x/crypto v0.55.0

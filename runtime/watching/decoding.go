@@ -2,6 +2,7 @@ package watching
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,11 +19,12 @@ import (
 // The decoders of this file turn the API server's JSON into what client-go's
 // dynamic client makes of it — *unstructured.Unstructured objects whose
 // contents deep-equal its own, and *metav1.Status for watch errors — but in
-// one parse per LIST response, and one framing scan and one parse per watch
-// event, instead of client-go's framing, meta-interpretation, WatchEvent
-// decoding, re-interpretation and unstructured decoding of the embedded
-// object. They also skip metadata.managedFields instead of building and
-// then dropping them.
+// one pass: jsontext reads the tokens of a LIST response, or of a watch
+// stream straight from the response body, and the values are built as the
+// tokens come, instead of client-go's framing, meta-interpretation,
+// WatchEvent decoding, re-interpretation and unstructured decoding of the
+// embedded object. They also skip metadata.managedFields instead of
+// building and then dropping them.
 //
 // What they do not reproduce: client-go's typed decoding of the kinds of
 // its own scheme (Status, WatchEvent, the option kinds, in v1), which no
@@ -32,42 +34,36 @@ import (
 // does: items without apiVersion and kind (as the API server sends those of
 // built-in resources) get the list's, less its "List" suffix.
 func decodeList(data []byte) (*unstructured.UnstructuredList, error) {
-	p := newParser()
-	p.reset(data)
-	if p.peek() != '{' {
-		return nil, p.unexpected("looking for beginning of a list")
+	v := newValueDecoder(newJSONDecoder(bytes.NewBuffer(data)))
+	if v.dec.PeekKind() != '{' {
+		return nil, endOfInput(v.readError("the beginning of a list"))
 	}
-	if err := p.enter(); err != nil {
+	if _, err := v.dec.ReadToken(); err != nil {
 		return nil, err
 	}
-	p.pos++
 	list := &unstructured.UnstructuredList{Object: map[string]any{}}
 	var items []unstructured.Unstructured
-	for first := true; ; first = false {
-		p.ws()
-		if first && p.pos < len(p.data) && p.data[p.pos] == '}' {
-			p.pos++
-			break
+	for v.dec.PeekKind() != '}' {
+		if v.dec.PeekKind() != '"' {
+			return nil, v.readError("an object name")
 		}
-		key, err := p.objectKey()
+		name, err := v.name()
 		if err != nil {
 			return nil, err
 		}
-		if key == "items" {
-			items, err = p.listItems()
+		if name == "items" {
+			items, err = v.listItems()
 		} else {
-			list.Object[key], err = p.value()
+			list.Object[name], err = v.value()
 		}
 		if err != nil {
 			return nil, err
-		}
-		if done, err := p.objectNext(); err != nil {
-			return nil, err
-		} else if done {
-			break
 		}
 	}
-	if err := p.end(); err != nil {
+	if _, err := v.dec.ReadToken(); err != nil {
+		return nil, err
+	}
+	if err := v.end(); err != nil {
 		return nil, err
 	}
 	gvk, err := typeMeta(list.Object)
@@ -90,112 +86,124 @@ func decodeList(data []byte) (*unstructured.UnstructuredList, error) {
 	return list, nil
 }
 
-// listItems parses the items of a list: an array of objects, or null.
-func (p *parser) listItems() ([]unstructured.Unstructured, error) {
-	switch p.peek() {
+// end checks that nothing but whitespace follows the top-level value.
+func (v *valueDecoder) end() error {
+	if v.dec.PeekKind() == 0 {
+		if _, err := v.dec.ReadToken(); err != io.EOF {
+			return err
+		}
+		return nil
+	}
+	return syntaxError(v.dec.InputOffset(), errors.New("a second value after the top-level value"))
+}
+
+// endOfInput turns the io.EOF of an empty document into an error.
+func endOfInput(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// listItems decodes the items of a list: an array of objects, or null.
+func (v *valueDecoder) listItems() ([]unstructured.Unstructured, error) {
+	switch v.dec.PeekKind() {
 	case 'n':
-		return nil, p.literal("null")
+		_, err := v.dec.ReadToken()
+		return nil, err
 	case '[':
 	default:
-		return nil, p.unexpected("looking for the items of a list")
+		return nil, v.readError("the items of a list")
 	}
-	if err := p.enter(); err != nil {
+	if _, err := v.dec.ReadToken(); err != nil {
 		return nil, err
 	}
-	p.pos++
 	items := []unstructured.Unstructured{}
-	if p.peek() == ']' {
-		p.pos++
-		p.depth--
-		return items, nil
-	}
 	for {
 		var obj map[string]any
-		switch p.peek() {
+		switch v.dec.PeekKind() {
+		case ']':
+			_, err := v.dec.ReadToken()
+			return items, err
 		case '{':
 			var err error
-			if obj, err = p.object(resourceObject); err != nil {
+			if obj, err = v.object(resourceObject); err != nil {
 				return nil, err
 			}
 		case 'n': // client-go decodes a null item into an empty object
-			if err := p.literal("null"); err != nil {
+			if _, err := v.dec.ReadToken(); err != nil {
 				return nil, err
 			}
 			obj = map[string]any{}
 		default:
-			return nil, p.unexpected("looking for an item of a list")
+			return nil, v.readError("an item of a list")
 		}
 		items = append(items, unstructured.Unstructured{Object: obj})
-		if done, err := p.arrayNext(); err != nil {
-			return nil, err
-		} else if done {
-			return items, nil
-		}
 	}
 }
 
 // event decodes one watch event, {"type": ..., "object": {...}}, as
 // client-go's watch decoder does: the object of an ERROR event into a
 // *metav1.Status, the others into *unstructured.Unstructured with
-// apiVersion and kind required.
-func (p *parser) event(data []byte) (watch.EventType, runtime.Object, error) {
-	p.reset(data)
-	if p.peek() != '{' {
-		return "", nil, p.unexpected("looking for beginning of a watch event")
+// apiVersion and kind required. The stream ends (io.EOF) if it ends before
+// the event's first token.
+func (v *valueDecoder) event() (watch.EventType, runtime.Object, error) {
+	switch v.dec.PeekKind() {
+	case '{':
+	case 0:
+		_, err := v.dec.ReadToken()
+		return "", nil, err
+	default:
+		return "", nil, v.readError("the beginning of a watch event")
 	}
-	if err := p.enter(); err != nil {
+	if _, err := v.dec.ReadToken(); err != nil {
 		return "", nil, err
 	}
-	p.pos++
 	var (
-		typ string
-		obj map[string]any
-		raw []byte
+		typ    string
+		obj    map[string]any
+		status *metav1.Status // the object, decoded as one, if "type" came first and is ERROR
 	)
-	for first := true; ; first = false {
-		p.ws()
-		if first && p.pos < len(p.data) && p.data[p.pos] == '}' {
-			p.pos++
-			break
+	for v.dec.PeekKind() != '}' {
+		if v.dec.PeekKind() != '"' {
+			return "", nil, v.readError("an object name")
 		}
-		key, err := p.objectKey()
+		name, err := v.name()
 		if err != nil {
 			return "", nil, err
 		}
-		switch key {
+		switch name {
 		case "type":
-			switch p.peek() {
+			switch v.dec.PeekKind() {
 			case '"':
-				typ, err = p.key() // interned: there are five
+				typ, err = v.name() // interned: there are five
 			case 'n':
-				err = p.literal("null")
+				_, err = v.dec.ReadToken()
 			default:
-				err = p.unexpected("looking for the type of a watch event")
+				err = v.readError("the type of a watch event")
 			}
 		case "object":
-			switch p.peek() {
+			obj, status = nil, nil
+			switch v.dec.PeekKind() {
 			case '{':
-				start := p.pos
-				obj, err = p.object(resourceObject)
-				raw = p.data[start:p.pos]
+				if watch.EventType(typ) == watch.Error {
+					status, err = v.status()
+				} else {
+					obj, err = v.object(resourceObject)
+				}
 			case 'n':
-				obj, raw, err = nil, nil, p.literal("null")
+				_, err = v.dec.ReadToken()
 			default:
-				err = p.unexpected("looking for the object of a watch event")
+				err = v.readError("the object of a watch event")
 			}
 		default:
-			err = p.skip()
+			err = v.skip()
 		}
 		if err != nil {
 			return "", nil, err
 		}
-		if done, err := p.objectNext(); err != nil {
-			return "", nil, err
-		} else if done {
-			break
-		}
 	}
-	if err := p.end(); err != nil {
+	if _, err := v.dec.ReadToken(); err != nil {
 		return "", nil, err
 	}
 	switch t := watch.EventType(typ); t {
@@ -208,24 +216,47 @@ func (p *parser) event(data []byte) (watch.EventType, runtime.Object, error) {
 			return "", nil, err
 		}
 		if gvk.Kind == "" {
-			return "", nil, runtime.NewMissingKindErr(abbreviate(raw))
+			return "", nil, runtime.NewMissingKindErr(abbreviateObject(obj))
 		}
 		if gvk.Version == "" {
-			return "", nil, runtime.NewMissingVersionErr(abbreviate(raw))
+			return "", nil, runtime.NewMissingVersionErr(abbreviateObject(obj))
 		}
 		return t, &unstructured.Unstructured{Object: obj}, nil
 	case watch.Error:
-		if obj == nil {
-			return "", nil, errors.New("a watch event of type ERROR without an object")
+		if status == nil && obj != nil { // "object" came before "type"
+			raw, err := json.Marshal(obj)
+			if err == nil {
+				status, err = unmarshalStatus(raw)
+			}
+			if err != nil {
+				return "", nil, err
+			}
 		}
-		status := &metav1.Status{}
-		if err := utiljson.Unmarshal(raw, status); err != nil {
-			return "", nil, fmt.Errorf("decoding the status of an ERROR watch event: %w", err)
+		if status == nil {
+			return "", nil, errors.New("a watch event of type ERROR without an object")
 		}
 		return t, status, nil
 	default:
 		return "", nil, fmt.Errorf("got invalid watch event type: %v", typ)
 	}
+}
+
+// status decodes the next value, an object, as client-go decodes the
+// object of an ERROR event.
+func (v *valueDecoder) status() (*metav1.Status, error) {
+	raw, err := v.dec.ReadValue()
+	if err != nil {
+		return nil, err
+	}
+	return unmarshalStatus(raw)
+}
+
+func unmarshalStatus(raw []byte) (*metav1.Status, error) {
+	status := &metav1.Status{}
+	if err := utiljson.Unmarshal(raw, status); err != nil {
+		return nil, fmt.Errorf("decoding the status of an ERROR watch event: %w", err)
+	}
+	return status, nil
 }
 
 // typeMeta reads apiVersion and kind as client-go's meta-interpretation
@@ -266,148 +297,110 @@ func abbreviate(data []byte) string {
 	return string(data)
 }
 
-// frameReader splits a watch response, a stream of JSON objects, into
-// frames: it finds where each top-level object ends by counting braces and
-// brackets outside strings, and leaves the checking to the parser.
-type frameReader struct {
-	r          io.Reader
-	buf        []byte
-	start, end int   // buf[start:end] is read and not yet returned
-	err        error // the reader's error, returned once no frame is left
+// abbreviateObject quotes at most 256 bytes of an object, re-encoded, in an
+// error: the stream's bytes are gone once they are decoded.
+func abbreviateObject(obj map[string]any) string {
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		return fmt.Sprint(obj)
+	}
+	return abbreviate(raw)
+}
+
+// eventDecoder is a watch.Decoder of a watch response: a stream of JSON
+// objects, one per event, optionally separated by whitespace.
+type eventDecoder struct {
+	body  io.ReadCloser
+	src   bodyReader
+	value *valueDecoder
 }
 
 const (
-	initialFrameBuffer = 16 << 10
-	// maxIdleFrameBuffer: a buffer grown beyond this for a large object is
-	// dropped once that object is decoded.
-	maxIdleFrameBuffer = 1 << 20
-	// maxFrameSize is client-go's limit of a watch event's size.
-	maxFrameSize = 16 << 20
+	// maxIdleBuffer: a decoder whose buffer grew beyond this for a large
+	// event is replaced by a fresh one once that event is decoded.
+	maxIdleBuffer = 1 << 20
+	// maxEventSize is client-go's limit of a watch event's size.
+	maxEventSize = 16 << 20
 )
 
-// errFrameTooLarge is a watch event over maxFrameSize.
-var errFrameTooLarge = fmt.Errorf("a watch event is larger than %d bytes", maxFrameSize)
-
-// next returns the next frame, valid until the following call; io.EOF if
-// the stream ends between frames, io.ErrUnexpectedEOF within one, and the
-// reader's other errors as they are (the stream watcher tells them apart).
-func (f *frameReader) next() ([]byte, error) {
-	if f.start == f.end {
-		f.start, f.end = 0, 0
-		if len(f.buf) > maxIdleFrameBuffer {
-			f.buf = nil
-		}
-	}
-	if f.buf == nil {
-		f.buf = make([]byte, initialFrameBuffer)
-	}
-	var (
-		i        = f.start // the next byte to scan
-		depth    int
-		inString bool
-	)
-	for {
-		for ; i < f.end; i++ {
-			if inString { // to the next quote not escaped by an odd number of backslashes
-				q := bytes.IndexByte(f.buf[i:f.end], '"')
-				if q < 0 {
-					i = f.end - 1
-					continue
-				}
-				i += q
-				k := i // the opening quote stops this
-				for f.buf[k-1] == '\\' {
-					k--
-				}
-				inString = (i-k)%2 == 1
-				continue
-			}
-			c := f.buf[i]
-			switch c {
-			case '{':
-				depth++
-			case '[':
-				if depth == 0 {
-					return nil, f.malformed(i)
-				}
-				depth++
-			case '}', ']':
-				if depth == 0 {
-					return nil, f.malformed(i)
-				}
-				depth--
-				if depth == 0 {
-					frame := f.buf[f.start : i+1]
-					f.start = i + 1
-					return frame, nil
-				}
-			case ' ', '\t', '\r', '\n':
-				if depth == 0 {
-					f.start = i + 1
-				}
-			case '"':
-				if depth == 0 {
-					return nil, f.malformed(i)
-				}
-				inString = true
-			default:
-				if depth == 0 {
-					return nil, f.malformed(i)
-				}
-			}
-		}
-		if f.err != nil {
-			if f.err == io.EOF && f.start < f.end {
-				return nil, io.ErrUnexpectedEOF
-			}
-			return nil, f.err
-		}
-		if f.end == len(f.buf) { // full: make room
-			if f.start > 0 {
-				n := copy(f.buf, f.buf[f.start:f.end])
-				i -= f.start
-				f.start, f.end = 0, n
-			} else {
-				if len(f.buf) >= maxFrameSize {
-					return nil, errFrameTooLarge
-				}
-				grown := make([]byte, min(2*len(f.buf), maxFrameSize))
-				copy(grown, f.buf[:f.end])
-				f.buf = grown
-			}
-		}
-		n, err := f.r.Read(f.buf[f.end:])
-		f.end += n
-		f.err = err
-	}
-}
-
-// malformed reports a stream that does not continue with an object at i.
-func (f *frameReader) malformed(i int) error {
-	f.start = i
-	return fmt.Errorf("invalid character %q looking for beginning of a watch event", f.buf[i])
-}
-
-// eventDecoder is a watch.Decoder of a watch response.
-type eventDecoder struct {
-	body   io.ReadCloser
-	frames frameReader
-	parser *parser
-}
+// errEventTooLarge is a watch event over maxEventSize.
+var errEventTooLarge = fmt.Errorf("a watch event is larger than %d bytes", maxEventSize)
 
 func newEventDecoder(body io.ReadCloser) *eventDecoder {
-	return &eventDecoder{body: body, frames: frameReader{r: body}, parser: newParser()}
+	d := &eventDecoder{body: body, src: bodyReader{r: body}}
+	d.value = newValueDecoder(newJSONDecoder(&d.src))
+	return d
 }
 
-// Decode returns the next event. It is called by one goroutine at a time.
+// Decode returns the next event: io.EOF if the stream ends between events,
+// io.ErrUnexpectedEOF within one, and the body's other errors as they are
+// (the stream watcher tells them apart). It is called by one goroutine at
+// a time.
 func (d *eventDecoder) Decode() (watch.EventType, runtime.Object, error) {
-	frame, err := d.frames.next()
+	dec := d.value.dec
+	start := d.src.n - int64(len(d.src.pending)) - int64(len(dec.UnreadBuffer()))
+	d.src.limit = start + maxEventSize
+	typ, obj, err := d.value.event()
 	if err != nil {
-		return "", nil, err
+		return "", nil, d.src.cause(err)
 	}
-	return d.parser.event(frame)
+	if end := d.src.n - int64(len(d.src.pending)) - int64(len(dec.UnreadBuffer())); end-start > maxIdleBuffer {
+		// jsontext keeps its grown buffer: start afresh from what it has
+		// read ahead, keeping the names.
+		d.src.pending = bytes.Clone(dec.UnreadBuffer())
+		d.value.dec = newJSONDecoder(&d.src)
+	}
+	return typ, obj, nil
 }
 
 // Close closes the response body, which ends a Decode that is waiting for
 // it. It may be called while Decode runs.
 func (d *eventDecoder) Close() { _ = d.body.Close() }
+
+// bodyReader reads the body for the decoder, remembering its error so that
+// it can be returned as it is, and failing a read beyond limit (the end of
+// the largest event allowed).
+type bodyReader struct {
+	r       io.Reader
+	pending []byte // read ahead by a decoder since replaced
+	n       int64  // bytes read from r
+	limit   int64
+	err     error // r's error, or errEventTooLarge
+}
+
+func (b *bodyReader) Read(p []byte) (int, error) {
+	if len(b.pending) > 0 {
+		n := copy(p, b.pending)
+		b.pending = b.pending[n:]
+		return n, nil
+	}
+	if b.err != nil {
+		return 0, b.err
+	}
+	if b.n >= b.limit {
+		b.err = errEventTooLarge
+		return 0, b.err
+	}
+	if int64(len(p)) > b.limit-b.n {
+		p = p[:b.limit-b.n]
+	}
+	n, err := b.r.Read(p)
+	b.n += int64(n)
+	b.err = err
+	return n, err
+}
+
+// cause returns the error to report for a decoding error: the body's own
+// if it is why decoding failed, io.ErrUnexpectedEOF if the body ended
+// within an event.
+func (b *bodyReader) cause(err error) error {
+	switch {
+	case err == io.EOF:
+		return io.EOF
+	case b.err != nil && b.err != io.EOF && errors.Is(err, b.err):
+		return b.err
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}

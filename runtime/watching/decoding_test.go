@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -114,6 +115,10 @@ func TestEventsMatchClientGo(t *testing.T) {
 		{"built-in", frame("ADDED", `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"c","namespace":"default","managedFields":[]},"data":{"k":"v"}}`)},
 		{"no managedFields", frame("ADDED", `{"kind":"X","apiVersion":"v1","metadata":{"name":"x"}}`)},
 		{"null metadata", frame("ADDED", `{"kind":"X","apiVersion":"v1","metadata":null}`)},
+		{"managedFields read token by token", frame("ADDED", `{"kind":"X","apiVersion":"v1","metadata":{"name":"x","managedFields":[{"fieldsV1":{"k:{\"uid\":\"4e5f\"}":{}},"n":[1e3,-2.5E-1,0]}]}}`)},
+		{"duplicate names", frame("ADDED", `{"kind":"X","apiVersion":"v1","metadata":{"name":"x","name":"y"},"spec":{"a":1,"a":{"b":2}}}`)},
+		{"invalid UTF-8", frame("ADDED", "{\"kind\":\"X\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"x\"},\"data\":{\"a\xff\":\"b\xc3\",\"s\":\"\\ud83d\\u0041\"}}")},
+		{"error, object before type", `{"object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 1 (5)","reason":"Expired","code":410},"type":"ERROR"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -216,10 +221,15 @@ func TestMalformedEventEndsWatch(t *testing.T) {
 	}
 }
 
-// The frame reader ends cleanly between frames and not within one, returns
-// the reader's errors as they are, and grows for large frames.
-func TestFrameReader(t *testing.T) {
-	big := frame("ADDED", `{"kind":"X","apiVersion":"v1","data":{"s":"`+strings.Repeat(`x\"{[`, 20000)+`"}}`)
+// The decoder reads events straight from the body: it ends cleanly between
+// events and not within one, returns the body's errors as they are, grows
+// for large events and gives back its large buffer after them.
+func TestEventStream(t *testing.T) {
+	ev := func(name string) string {
+		return frame("ADDED", `{"kind":"X","apiVersion":"v1","metadata":{"name":"`+name+`"}}`)
+	}
+	// Over maxIdleBuffer, with what a brace counter would miscount.
+	big := frame("ADDED", `{"kind":"X","apiVersion":"v1","metadata":{"name":"big"},"data":{"s":"`+strings.Repeat(`x\"{[`, 300000)+`"}}`)
 	readErr := errors.New("connection reset by peer")
 	tests := []struct {
 		name    string
@@ -229,37 +239,68 @@ func TestFrameReader(t *testing.T) {
 	}{
 		{"empty", strings.NewReader(""), nil, io.EOF},
 		{"whitespace", strings.NewReader(" \n\t"), nil, io.EOF},
-		{"two", strings.NewReader(` {"a":"}"} {"b":["\\"]}` + "\n"), []string{`{"a":"}"}`, `{"b":["\\"]}`}, io.EOF},
-		{"byte by byte", iotest.OneByteReader(strings.NewReader(`{"a":{"b":[]}}{}`)), []string{`{"a":{"b":[]}}`, `{}`}, io.EOF},
-		{"truncated", strings.NewReader(`{"a":1}{"b":`), []string{`{"a":1}`}, io.ErrUnexpectedEOF},
-		{"truncated string", strings.NewReader(`{"a":"}`), nil, io.ErrUnexpectedEOF},
-		{"read error", io.MultiReader(strings.NewReader(`{}{"a"`), iotest.ErrReader(readErr)), []string{`{}`}, readErr},
-		{"large", strings.NewReader(big + big), []string{strings.TrimSpace(big), strings.TrimSpace(big)}, io.EOF},
+		{"two", strings.NewReader(" " + ev("a") + "\t" + ev("b")), []string{"a", "b"}, io.EOF},
+		{"byte by byte", iotest.OneByteReader(strings.NewReader(ev("a") + ev("b"))), []string{"a", "b"}, io.EOF},
+		{"truncated", strings.NewReader(ev("a") + `{"type":"ADDED","object":`), []string{"a"}, io.ErrUnexpectedEOF},
+		{"truncated string", strings.NewReader(`{"type":"ADD`), nil, io.ErrUnexpectedEOF},
+		{"read error", io.MultiReader(strings.NewReader(ev("a")+`{"type"`), iotest.ErrReader(readErr)), []string{"a"}, readErr},
+		{"read error between events", io.MultiReader(strings.NewReader(ev("a")), iotest.ErrReader(readErr)), []string{"a"}, readErr},
+		{"large", strings.NewReader(big + big + ev("c")), []string{"big", "big", "c"}, io.EOF},
+		{"large, half reads", iotest.HalfReader(strings.NewReader(ev("a") + big + ev("c"))), []string{"a", "big", "c"}, io.EOF},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := frameReader{r: tt.reader}
+			d := newEventDecoder(io.NopCloser(tt.reader))
 			var got []string
 			for {
-				fr, err := f.next()
+				_, obj, err := d.Decode()
 				if err != nil {
 					if err != tt.wantErr { // as they are: the stream watcher compares them
 						t.Errorf("error %v, want %v", err, tt.wantErr)
 					}
 					break
 				}
-				got = append(got, string(fr))
+				got = append(got, obj.(*unstructured.Unstructured).GetName())
 			}
 			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("frames %q, want %q", got, tt.want)
+				t.Errorf("events %q, want %q", got, tt.want)
 			}
 		})
 	}
 }
 
-func TestFrameTooLarge(t *testing.T) {
-	f := frameReader{r: io.MultiReader(strings.NewReader(`{"a":"`), neverEnding('x'))}
-	if _, err := f.next(); !errors.Is(err, errFrameTooLarge) {
+// An event is returned as soon as its closing brace arrives, without
+// waiting for the next one (a watch stream is idle between events).
+func TestEventBeforeTheNextArrives(t *testing.T) {
+	r, w := io.Pipe()
+	t.Cleanup(func() { _ = w.Close() })
+	go func() {
+		_, _ = io.WriteString(w, frame("ADDED", `{"kind":"X","apiVersion":"v1","metadata":{"name":"a"}}`))
+	}()
+	d := newEventDecoder(r)
+	t.Cleanup(d.Close)
+	type result struct {
+		obj runtime.Object
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		_, obj, err := d.Decode()
+		done <- result{obj, err}
+	}()
+	select {
+	case res := <-done:
+		if res.err != nil || res.obj.(*unstructured.Unstructured).GetName() != "a" {
+			t.Errorf("decoded %v, %v", res.obj, res.err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the event is not decoded until the stream goes on")
+	}
+}
+
+func TestEventTooLarge(t *testing.T) {
+	d := newEventDecoder(io.NopCloser(io.MultiReader(strings.NewReader(`{"type":"ADDED","object":{"a":"`), neverEnding('x'))))
+	if _, _, err := d.Decode(); !errors.Is(err, errEventTooLarge) {
 		t.Errorf("error %v", err)
 	}
 }

@@ -7,6 +7,21 @@
 // in one pass per object (see decoding.go), or through client-go's dynamic
 // client; the objects are the same either way.
 //
+// The decoders read JSON with github.com/go-json-experiment/json/jsontext,
+// the tokenizer of encoding/json/v2, rather than with a lexer of their own:
+// a well-kept library, fuzzed and maintained by the Go team, that checks
+// the syntax as encoding/json does (and so as sigs.k8s.io/json, client-go's
+// fork of it), and reads a watch stream straight from the response body
+// one token at a time, so that no framing pass precedes the decoding. The
+// module mirrors the standard library's encoding/json/jsontext, which Go
+// 1.25 and 1.26 have only under GOEXPERIMENT=jsonv2 (and when built so, the
+// module's jsontext is an alias of the standard library's). This package
+// does not require the experiment; once encoding/json/jsontext leaves it,
+// switching is a change of one import path, in values.go (the only file
+// that imports jsontext), as the package uses only API that the two share.
+// The module's version is the last that requires no Go newer than
+// client-go does (1.25); its tagged v1.27 releases require Go 1.26.
+//
 // Unlike an informer, the watcher keeps no copy of the objects: only each
 // object's key and last seen resourceVersion, so that memory per watched
 // object is a few dozen bytes. Every object arrives at the callback as the

@@ -1,6 +1,7 @@
 package watching
 
 import (
+	"bytes"
 	"reflect"
 	"strings"
 	"testing"
@@ -37,13 +38,21 @@ func reference(data []byte) (any, error) {
 }
 
 func parse(data []byte) (any, error) {
-	p := newParser()
-	p.reset(data)
-	v, err := p.value()
-	if err == nil {
-		err = p.end()
+	return parseWith(newValueDecoder(nil), data)
+}
+
+// parseWith decodes one document with v, reset to read it.
+func parseWith(v *valueDecoder, data []byte) (any, error) {
+	v.dec = newJSONDecoder(bytes.NewBuffer(data))
+	if v.dec.PeekKind() == 0 {
+		_, err := v.dec.ReadToken()
+		return nil, endOfInput(err)
 	}
-	return v, err
+	val, err := v.value()
+	if err == nil {
+		err = v.end()
+	}
+	return val, err
 }
 
 func checkSameAsReference(t *testing.T, data []byte) {
@@ -95,16 +104,15 @@ func TestParserNumbers(t *testing.T) {
 	}
 }
 
-// Keys are shared between the objects of one parser.
-func TestParserInternsKeys(t *testing.T) {
-	p := newParser()
+// Names are shared between the objects of one decoder.
+func TestParserInternsNames(t *testing.T) {
+	v := newValueDecoder(nil)
 	for range 2 {
-		p.reset([]byte(`{"spec":{"field":1}}`))
-		if _, err := p.value(); err != nil {
+		if _, err := parseWith(v, []byte(`{"spec":{"field":1}}`)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if len(p.keys) != 2 {
-		t.Errorf("interned keys: %v", p.keys)
+	if len(v.names) != 2 {
+		t.Errorf("interned names: %v", v.names)
 	}
 }
