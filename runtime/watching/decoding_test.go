@@ -411,6 +411,7 @@ func BenchmarkWatchDecoding(b *testing.B) {
 			b.Run(fmt.Sprintf("managedFields=%t/%s", managed, d.name), func(b *testing.B) {
 				b.SetBytes(int64(len(stream)))
 				b.ReportAllocs()
+				defer reportCPU(b)()
 				for b.Loop() {
 					dec := d.new(io.NopCloser(bytes.NewReader(stream)))
 					for range n {
@@ -437,6 +438,7 @@ func BenchmarkListDecoding(b *testing.B) {
 	b.Run("client-go", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		b.ReportAllocs()
+		defer reportCPU(b)()
 		for b.Loop() {
 			l, err := clientGoList(b, data)
 			if err != nil {
@@ -450,6 +452,7 @@ func BenchmarkListDecoding(b *testing.B) {
 	b.Run("kopf", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		b.ReportAllocs()
+		defer reportCPU(b)()
 		for b.Loop() {
 			if _, err := decodeList(data); err != nil {
 				b.Fatal(err)

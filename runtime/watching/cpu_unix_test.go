@@ -1,0 +1,19 @@
+//go:build unix
+
+package watching
+
+import (
+	"syscall"
+	"testing"
+	"time"
+)
+
+// cpuTime is the process's CPU time so far.
+func cpuTime(b *testing.B) (time.Duration, bool) {
+	b.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), true
+}
