@@ -55,6 +55,8 @@ func parseWith(v *valueDecoder, data []byte) (any, error) {
 	return val, err
 }
 
+// checkSameAsReference decodes data as a value, and as the managedFields
+// of a resource (which are skipped, not built), as client-go does.
 func checkSameAsReference(t *testing.T, data []byte) {
 	t.Helper()
 	want, wantErr := reference(data)
@@ -64,6 +66,52 @@ func checkSameAsReference(t *testing.T, data []byte) {
 	}
 	if err == nil && !reflect.DeepEqual(got, want) {
 		t.Fatalf("%q: decoded to %#v, client-go to %#v", data, got, want)
+	}
+
+	resource := []byte(`{"metadata":{"managedFields":` + string(data) + `}}`)
+	want, wantErr = reference(resource)
+	if m, ok := want.(map[string]any); ok {
+		if meta, ok := m["metadata"].(map[string]any); ok {
+			delete(meta, "managedFields")
+		}
+	}
+	got, err = parseResource(resource)
+	if (err == nil) != (wantErr == nil) {
+		t.Fatalf("%q: error %v, client-go's %v", resource, err, wantErr)
+	}
+	if err == nil && !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q: decoded to %#v, client-go to %#v less managedFields", resource, got, want)
+	}
+}
+
+// parseResource decodes a document that starts with '{' as a resource.
+func parseResource(data []byte) (any, error) {
+	v := newValueDecoder(newJSONDecoder(bytes.NewBuffer(data)))
+	val, err := v.object(resourceObject)
+	if err == nil {
+		err = v.end()
+	}
+	return val, err
+}
+
+// mayOverflow errs on the side of yes, never of no.
+func TestMayOverflow(t *testing.T) {
+	tests := []struct {
+		json string
+		want bool
+	}{
+		{`{"manager":"kubectl","time":"2025-01-01T00:00:00Z","fieldsV1":{"f:spec":{}}}`, false},
+		{`[1.5,-2,true,false,null]`, false},
+		{`[1e3]`, true},
+		{`[-2.5E-1]`, true},
+		{`["4e5"]`, true},
+		{"[" + strings.Repeat("9", 308) + "]", false},
+		{"[" + strings.Repeat("9", 309) + "]", true},
+	}
+	for _, tt := range tests {
+		if got := mayOverflow([]byte(tt.json)); got != tt.want {
+			t.Errorf("%.40s: %v, want %v", tt.json, got, tt.want)
+		}
 	}
 }
 
