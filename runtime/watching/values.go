@@ -283,18 +283,35 @@ func (v *valueDecoder) skip() error {
 // and is cheaper than reading the tokens: Kubernetes' managedFields hold no
 // numbers at all.
 func mayOverflow(raw []byte) bool {
-	digits := 0
-	for _, c := range raw {
-		switch {
-		case c >= '0' && c <= '9':
-			if digits++; digits > 308 {
+	for _, e := range "eE" {
+		for off := 0; ; off++ {
+			i := bytes.IndexByte(raw[off:], byte(e))
+			if i < 0 {
+				break
+			}
+			off += i
+			if off > 0 && isDigit(raw[off-1]) {
 				return true
 			}
-		case (c == 'e' || c == 'E') && digits > 0:
+		}
+	}
+	// A run of 309 digits covers one of the indexes 308, 617, 926...
+	for i := 308; i < len(raw); i += 309 {
+		if !isDigit(raw[i]) {
+			continue
+		}
+		start, end := i, i+1
+		for start > 0 && isDigit(raw[start-1]) {
+			start--
+		}
+		for end < len(raw) && isDigit(raw[end]) {
+			end++
+		}
+		if end-start > 308 {
 			return true
-		default:
-			digits = 0
 		}
 	}
 	return false
 }
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }

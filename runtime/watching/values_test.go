@@ -107,6 +107,12 @@ func TestMayOverflow(t *testing.T) {
 		{`["4e5"]`, true},
 		{"[" + strings.Repeat("9", 308) + "]", false},
 		{"[" + strings.Repeat("9", 309) + "]", true},
+		{`["a",` + strings.Repeat("9", 309) + "]", true},
+		{`["` + strings.Repeat("x", 300) + `",` + strings.Repeat("9", 600) + "]", true},
+		{`["` + strings.Repeat("x", 300) + `",` + strings.Repeat("9", 300) + ",-" + strings.Repeat("9", 300) + "]", false},
+		{`["e",{"E1":true}]`, false},
+		{`["1e"]`, true},
+		{`{"a":-0.5E+1}`, true},
 	}
 	for _, tt := range tests {
 		if got := mayOverflow([]byte(tt.json)); got != tt.want {
