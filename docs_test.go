@@ -66,3 +66,28 @@ func TestDocsShowCompiledCode(t *testing.T) {
 		t.Error("no Go block found in docs/: is the pattern wrong?")
 	}
 }
+
+// docs/README.md indexes every page of docs/, and README.md links it.
+func TestDocsIndexListsEveryPage(t *testing.T) {
+	index, err := os.ReadFile("docs/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, page := range pages {
+		name := filepath.Base(page)
+		if name != "README.md" && !strings.Contains(string(index), "("+name+")") {
+			t.Errorf("docs/README.md does not link %s", name)
+		}
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "(docs/README.md)") {
+		t.Error("README.md does not link docs/README.md")
+	}
+}
