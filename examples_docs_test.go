@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -145,6 +146,28 @@ func Filtered(ctx context.Context, kw FilteredKwargs) error {
 	return nil
 }
 
+// CreateItems registers a sub-handler with options and a result per item.
+//
+//kopf:on.create kopfexamples
+func CreateItems(ctx context.Context, kw CreateItemsKwargs) error {
+	items, _ := kw.Spec["items"].([]any)
+	for _, it := range items {
+		item := fmt.Sprint(it)
+		err := kopf.Subhandler(ctx, kopf.ChangingHandler{
+			ID: item, // create_items/item1, ...
+			Fn: kopf.ChangingFunc(func(ctx context.Context, kw kopf.ChangingKwargs) (any, error) {
+				return map[string]any{"done": true}, nil // status["create_items/item1"]
+			}),
+			Retries: 3,
+			Backoff: 10 * time.Second,
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // What kopf-gen generates beside the handlers above.
 type (
 	ScaleWidgetKwargs = kopf.TypedChangingKwargs[Widget]
@@ -152,4 +175,5 @@ type (
 	DeprovisionKwargs = kopf.ChangingKwargs
 	AnnounceKwargs    = kopf.ChangingKwargs
 	FilteredKwargs    = kopf.ChangingKwargs
+	CreateItemsKwargs = kopf.ChangingKwargs
 )
