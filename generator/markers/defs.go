@@ -524,7 +524,7 @@ func kopfDefinitions() []Definition {
 		{
 			Name:    Resource,
 			Targets: TargetType,
-			Summary: "decode the objects of a resource into this struct type: handlers of the resource get kw.Object and typed kw.Spec, kw.Status",
+			Summary: "decode the objects of a resource into this struct type: handlers of the resource get kw.Object (and kw.Old, kw.New) of this type, decoded once per cycle",
 			Positional: []Arg{{
 				Name: "resource",
 				Type: TypeResource,
