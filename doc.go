@@ -70,11 +70,10 @@ sub-handlers (Subhandler).
 
 Kopf gives a labels= or annotations= callback None for a missing key. The
 runtime's matchers tell the two apart (Callback's fn gets the value and
-whether it is present; Present and Absent match on presence alone), but a
-callback named in a marker, func(value string) bool, gets "" for a missing
-key, as for an empty value. Where the difference matters, test the key in
-a when= callback (_, ok := kw.Labels["key"]) or match it with
-labels={key: PRESENT} or {key: ABSENT} in the marker.
+whether it is present; Present and Absent match on presence alone). A
+callback named in a marker that takes a *string gets nil for a missing key,
+as Kopf's None; one that takes a string gets "" for it, as for an empty
+value. Presence alone is also labels={key: PRESENT} or {key: ABSENT}.
 
 # Running: Main, Run and their options
 

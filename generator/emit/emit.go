@@ -447,16 +447,27 @@ func scalarLit(v any) (jen.Code, error) {
 // callbackAdapter renders the closure adapting a value callback to the
 // runtime's func(value any, present bool, kw *kopf.ResourceKwargs) bool.
 func callbackAdapter(cb *model.Callback) jen.Code {
-	withKw := cb.Form == model.StringValueKwargs || cb.Form == model.AnyValueKwargs
-	kwName := "_"
+	withKw := cb.Form == model.StringValueKwargs || cb.Form == model.AnyValueKwargs || cb.Form == model.StringPtrKwargs
+	kwName, presentName := "_", "_"
 	if withKw {
 		kwName = "kw"
 	}
 	var body []jen.Code
 	arg := jen.Id("value")
-	if cb.Form == model.StringValue || cb.Form == model.StringValueKwargs {
+	switch cb.Form {
+	case model.StringValue, model.StringValueKwargs:
 		body = append(body, jen.List(jen.Id("str"), jen.Id("_")).Op(":=").Id("value").Assert(jen.String()))
 		arg = jen.Id("str")
+	case model.StringPtr, model.StringPtrKwargs:
+		presentName = "present"
+		body = append(body,
+			jen.Var().Id("ptr").Op("*").String(),
+			jen.If(jen.Id("present")).Block(
+				jen.List(jen.Id("str"), jen.Id("_")).Op(":=").Id("value").Assert(jen.String()),
+				jen.Id("ptr").Op("=").Op("&").Id("str"),
+			),
+		)
+		arg = jen.Id("ptr")
 	}
 	args := []jen.Code{arg}
 	if withKw {
@@ -464,7 +475,7 @@ func callbackAdapter(cb *model.Callback) jen.Code {
 	}
 	body = append(body, jen.Return(jen.Id(cb.Func).Call(args...)))
 	return jen.Func().
-		Params(jen.Id("value").Any(), jen.Id("_").Bool(), jen.Id(kwName).Op("*").Qual(KopfPath, "ResourceKwargs")).
+		Params(jen.Id("value").Any(), jen.Id(presentName).Bool(), jen.Id(kwName).Op("*").Qual(KopfPath, "ResourceKwargs")).
 		Bool().
 		Block(body...)
 }

@@ -446,7 +446,7 @@ func filterArgs(kind int) []Arg {
 	}
 	return []Arg{
 		{Name: "labels", Type: TypeMatchMap, Default: "none (any labels)",
-			Doc: "labels the object must have: {key: exact string, PRESENT, ABSENT or fn:F (func(value string[, kw *kopf.ResourceKwargs]) bool)}"},
+			Doc: "labels the object must have: {key: exact string, PRESENT, ABSENT or fn:F (func(value string[, kw *kopf.ResourceKwargs]) bool, or *string: nil when absent)}"},
 		{Name: "annotations", Type: TypeMatchMap, Default: "none (any annotations)",
 			Doc: "annotations the object must have, as labels="},
 		{Name: "when", Type: TypeFunc, Default: "none (always)",

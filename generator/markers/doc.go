@@ -174,8 +174,9 @@
 //	                            func(kw kopf.EventKwargs) bool       (on.event)
 //	                            func(kw kopf.TypedEventKwargs[T]) bool
 //	                            func(kw *kopf.EventKwargs) bool
-//	labels=, annotations= fn:F  func(value string) bool
-//	                            func(value string, kw *kopf.ResourceKwargs) bool
+//	labels=, annotations= fn:F  func(value string) bool ("" when absent)
+//	                            func(value *string) bool (nil when absent, as Kopf's None)
+//	                            either with kw *kopf.ResourceKwargs after the value
 //	value=, old=, new= fn:F     func(value any) bool
 //	                            func(value any, kw *kopf.ResourceKwargs) bool
 //

@@ -40,8 +40,9 @@ Callbacks: when=F takes func(kw K) bool, with K the handler's FKwargs or its
 kind's kwargs type (kopf.ChangingKwargs, kopf.TypedChangingKwargs[T] for a
 typed resource T; kopf.EventKwargs, kopf.TypedEventKwargs[T] for on.event),
 or func(kw *kopf.ChangingKwargs) bool (*kopf.EventKwargs); label and annotation callbacks take
-func(value string) bool or func(value string, kw *kopf.ResourceKwargs) bool
-(an absent key gives ""); value=, old=, new= callbacks take func(value any)
+func(value string) bool (an absent key gives "") or func(value *string) bool
+(an absent key gives nil, Kopf's None), either with kw *kopf.ResourceKwargs
+after the value; value=, old=, new= callbacks take func(value any)
 bool or func(value any, kw *kopf.ResourceKwargs) bool (an absent field gives
 nil).
 

@@ -80,7 +80,7 @@ func (b *builder) callback(h *Handler, name string, pos token.Position, label st
 			want = fmt.Sprintf("func(kw %s) bool, func(kw %s) bool or func(kw %s) bool", h.Kwargs, kind, runtime)
 		}
 	case stringCallback:
-		want = "func(value string) bool or func(value string, kw *kopf.ResourceKwargs) bool"
+		want = "func(value string) bool, func(value *string) bool (nil: absent), or either with kw *kopf.ResourceKwargs after the value"
 	default:
 		want = "func(value any) bool or func(value any, kw *kopf.ResourceKwargs) bool"
 	}
@@ -155,6 +155,10 @@ func (b *builder) callback(h *Handler, name string, pos token.Position, label st
 			form = StringValue
 		case len(params) == 2 && b.is(params[0], str) && resourceKw(params[1]):
 			form = StringValueKwargs
+		case len(params) == 1 && b.isPtr(params[0], str):
+			form = StringPtr
+		case len(params) == 2 && b.isPtr(params[0], str) && resourceKw(params[1]):
+			form = StringPtrKwargs
 		default:
 			return fail()
 		}

@@ -250,6 +250,11 @@ const (
 	StringValue
 	// StringValueKwargs is func(value string, kw *kopf.ResourceKwargs) bool.
 	StringValueKwargs
+	// StringPtr is func(value *string) bool, for labels and annotations: nil
+	// when the key is absent (Kopf's None), so that absent and empty differ.
+	StringPtr
+	// StringPtrKwargs is func(value *string, kw *kopf.ResourceKwargs) bool.
+	StringPtrKwargs
 	// AnyValue is func(value any) bool, for value=, old= and new=.
 	AnyValue
 	// AnyValueKwargs is func(value any, kw *kopf.ResourceKwargs) bool.
@@ -632,6 +637,11 @@ func isNamed(t types.Type, path, name string) bool {
 func (b *builder) is(e ast.Expr, want types.Type) bool {
 	t := b.typeOf(e)
 	return t != nil && types.Identical(t, want)
+}
+
+// isPtr reports whether e is a pointer to want.
+func (b *builder) isPtr(e ast.Expr, want types.Type) bool {
+	return b.is(e, types.NewPointer(want))
 }
 
 func (b *builder) isAny(e ast.Expr) bool {

@@ -13,7 +13,7 @@ import (
 // quoted literals (a quoted PRESENT is the string), PRESENT, ABSENT and both
 // forms of string callbacks.
 //
-//kopf:on.create kopf.dev/v1/kopfexamples labels={app: web, "example.com/tier": "front end", canary: ABSENT, env: PRESENT, owner: fn:isOwner, word: "PRESENT"} annotations={note: fn:hasNote, flag: true}
+//kopf:on.create kopf.dev/v1/kopfexamples labels={app: web, "example.com/tier": "front end", canary: ABSENT, env: PRESENT, owner: fn:isOwner, stage: fn:hasStage, word: "PRESENT"} annotations={note: fn:hasNote, flag: true, audit: fn:unaudited}
 func Labelled(ctx context.Context, kw LabelledKwargs) error {
 	return nil
 }
@@ -70,6 +70,11 @@ func Everything(ctx context.Context, kw EverythingKwargs) error { return nil }
 func isOwner(value string) bool { return strings.HasPrefix(value, "team-") }
 
 func hasNote(value string, kw *kopf.ResourceKwargs) bool { return value != "" && kw.Name != "" }
+
+// hasStage tells an absent label (nil, Kopf's None) from an empty one.
+func hasStage(value *string) bool { return value != nil }
+
+func unaudited(value *string, kw *kopf.ResourceKwargs) bool { return value == nil && kw.Name != "" }
 
 func isLarge(value any, kw *kopf.ResourceKwargs) bool {
 	n, ok := value.(float64)

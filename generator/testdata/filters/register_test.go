@@ -79,7 +79,7 @@ func TestMetaFilters(t *testing.T) {
 	base := func() *kopf.ResourceKwargs {
 		return &kopf.ResourceKwargs{
 			Name:        "ex",
-			Labels:      map[string]string{"app": "web", "example.com/tier": "front end", "env": "", "owner": "team-a", "word": "PRESENT"},
+			Labels:      map[string]string{"app": "web", "example.com/tier": "front end", "env": "", "owner": "team-a", "stage": "", "word": "PRESENT"},
 			Annotations: map[string]string{"note": "hello", "flag": "true"},
 		}
 	}
@@ -95,6 +95,8 @@ func TestMetaFilters(t *testing.T) {
 		"absent label gives \"\"":       func(kw *kopf.ResourceKwargs) { delete(kw.Labels, "owner") },
 		"callback with kwargs refuses":  func(kw *kopf.ResourceKwargs) { kw.Name = "" },
 		"absent annotation gives \"\"":  func(kw *kopf.ResourceKwargs) { delete(kw.Annotations, "note") },
+		"absent label gives nil":        func(kw *kopf.ResourceKwargs) { delete(kw.Labels, "stage") },
+		"empty annotation is not nil":   func(kw *kopf.ResourceKwargs) { kw.Annotations["audit"] = "" },
 		"bare true is a string literal": func(kw *kopf.ResourceKwargs) { kw.Annotations["flag"] = "True" },
 	} {
 		kw := base()

@@ -6,7 +6,7 @@ import "github.com/kopf-go/kopf"
 
 // LabelledKwargs are the arguments of the handler Labelled, registered by:
 //
-//	//kopf:on.create kopf.dev/v1/kopfexamples labels={app: web, "example.com/tier": "front end", canary: ABSENT, env: PRESENT, owner: fn:isOwner, word: "PRESENT"} annotations={note: fn:hasNote, flag: true}
+//	//kopf:on.create kopf.dev/v1/kopfexamples labels={app: web, "example.com/tier": "front end", canary: ABSENT, env: PRESENT, owner: fn:isOwner, stage: fn:hasStage, word: "PRESENT"} annotations={note: fn:hasNote, flag: true, audit: fn:unaudited}
 type LabelledKwargs = kopf.ChangingKwargs
 
 // FieldsKwargs are the arguments of the handler Fields, registered by:
@@ -61,6 +61,14 @@ func Register(r *kopf.Registry) error {
 					str, _ := value.(string)
 					return isOwner(str)
 				}),
+				"stage": kopf.Callback(func(value any, present bool, _ *kopf.ResourceKwargs) bool {
+					var ptr *string
+					if present {
+						str, _ := value.(string)
+						ptr = &str
+					}
+					return hasStage(ptr)
+				}),
 				"word": kopf.Equal("PRESENT"),
 			},
 			Annotations: map[string]kopf.Matcher{
@@ -69,6 +77,14 @@ func Register(r *kopf.Registry) error {
 					return hasNote(str, kw)
 				}),
 				"flag": kopf.Equal("true"),
+				"audit": kopf.Callback(func(value any, present bool, kw *kopf.ResourceKwargs) bool {
+					var ptr *string
+					if present {
+						str, _ := value.(string)
+						ptr = &str
+					}
+					return unaudited(ptr, kw)
+				}),
 			},
 		},
 	}); err != nil {
