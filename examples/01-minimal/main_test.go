@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kopf-go/kopf/e2e/cluster"
@@ -91,5 +92,55 @@ func TestMinimal(t *testing.T) {
 	}
 	if after.GetResourceVersion() != rv {
 		t.Errorf("the restarted operator wrote to the object: resourceVersion %s -> %s", rv, after.GetResourceVersion())
+	}
+}
+
+// TestTakeoverFromKopf: this port names its handler as Kopf's example does
+// (CreateFn → create_fn, no id=), so it takes over an object that Kopf's
+// 01-minimal has handled — its diff-base and status.create_fn as Kopf
+// wrote them — without running the handler again.
+func TestTakeoverFromKopf(t *testing.T) {
+	ctx := context.Background()
+	c := examples.StartCluster(t)
+	objects := dynamic.NewForConfigOrDie(c.Config).Resource(kopfexamples).Namespace("default")
+
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kopf.dev/v1", "kind": "KopfExample",
+		"metadata": map[string]any{
+			"name":   "handled-by-kopf",
+			"labels": map[string]any{"somelabel": "somevalue"},
+			"annotations": map[string]any{
+				"someannotation": "somevalue",
+				"kopf.zalando.org/last-handled-configuration": kopfDiffBase,
+			},
+		},
+		"spec": map[string]any{"duration": "1m", "field": "value", "items": []any{"item1", "item2"}},
+	}}
+	if _, err := objects.Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	kopfStatus := []byte(`{"status":{"create_fn":{"message":"by kopf"}}}`)
+	if _, err := objects.Patch(ctx, "handled-by-kopf", types.MergePatchType, kopfStatus, metav1.PatchOptions{}, "status"); err != nil {
+		t.Fatal(err)
+	}
+
+	op := kopftest.Start(t, c.Config, Register, kopftest.Options{})
+	op.WaitLog("[default/handled-by-kopf] Handling cycle is finished, waiting for new changes.", 30*time.Second)
+	// A new object is handled meanwhile: the operator is not idle by accident.
+	if _, err := cluster.Apply(ctx, c.Config, examples.Object); err != nil {
+		t.Fatal(err)
+	}
+	op.WaitLog("[default/kopf-example-1] Handler 'create_fn' succeeded.", 30*time.Second)
+	op.Stop()
+
+	if n := op.Count("[default/handled-by-kopf] Handler 'create_fn'"); n != 0 {
+		t.Errorf("create_fn ran %d times for the object Kopf had handled, want 0", n)
+	}
+	got, err := objects.Get(ctx, "handled-by-kopf", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg, _, _ := unstructured.NestedString(got.Object, "status", "create_fn", "message"); msg != "by kopf" {
+		t.Errorf("status.create_fn.message = %q, want Kopf's %q kept", msg, "by kopf")
 	}
 }

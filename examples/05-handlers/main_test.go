@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/kopf-go/kopf/e2e/cluster"
 	"github.com/kopf-go/kopf/e2e/kopftest"
@@ -244,5 +247,62 @@ func noProgress(t *testing.T, obj *unstructured.Unstructured) {
 		if strings.HasPrefix(key, "kopf.zalando.org/") && key != diffBase {
 			t.Errorf("progress left behind: %s", key)
 		}
+	}
+}
+
+// TestTakeoverMidCreationFromKopf: Kopf's 05-handlers stopped after
+// create_fn_1 succeeded and before create_fn_2 ran (its record as Kopf
+// writes it, the finalizer in place). This port, whose functions are named
+// as Kopf's (CreateFn_1 → create_fn_1, no id=), takes the object over: it
+// runs create_fn_2 and does not run create_fn_1 again.
+func TestTakeoverMidCreationFromKopf(t *testing.T) {
+	ctx := context.Background()
+	c := examples.StartCluster(t)
+	objects := dynamic.NewForConfigOrDie(c.Config).Resource(kopftest.KopfExamples).Namespace("default")
+
+	started := time.Now().UTC().Add(-time.Minute)
+	kopfTime := func(t time.Time) string { return t.Format("2006-01-02T15:04:05.000000") + "+00:00" }
+	record := fmt.Sprintf(`{"started":"%s","stopped":"%s","purpose":"create","retries":1,"success":true,"failure":false}`,
+		kopfTime(started), kopfTime(started.Add(100*time.Millisecond)))
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kopf.dev/v1", "kind": "KopfExample",
+		"metadata": map[string]any{
+			"name":       "half-created",
+			"finalizers": []any{"kopf.zalando.org/KopfFinalizerMarker"},
+			"labels":     map[string]any{"somelabel": "somevalue"},
+			"annotations": map[string]any{
+				"someannotation":               "somevalue",
+				"kopf.zalando.org/create_fn_1": record,
+			},
+		},
+		"spec": map[string]any{"duration": "1m", "field": "value", "items": []any{"item1", "item2"}},
+	}}
+	if _, err := objects.Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	const half = "[default/half-created] "
+	op := kopftest.Start(t, c.Config, Register, kopftest.Options{})
+	op.WaitLog(half+"Creation is processed: ", 30*time.Second)
+	op.Stop()
+	if n := op.Count(half + "Handler 'create_fn_1'"); n != 0 {
+		t.Errorf("create_fn_1, done by Kopf, ran %d times, want 0", n)
+	}
+	if n := op.Count(half + "Handler 'create_fn_2' succeeded."); n != 1 {
+		t.Errorf("create_fn_2 succeeded %d times, want once", n)
+	}
+	if n := op.Count(half + "CREATED 1st"); n != 0 {
+		t.Errorf("create_fn_1's body ran %d times, want 0", n)
+	}
+	// Done: Kopf's record is purged with the others and the diff-base stored.
+	got, err := objects.Get(ctx, "half-created", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, left := got.GetAnnotations()["kopf.zalando.org/create_fn_1"]; left {
+		t.Errorf("Kopf's progress record of create_fn_1 is left: %v", got.GetAnnotations())
+	}
+	if _, stored := got.GetAnnotations()["kopf.zalando.org/last-handled-configuration"]; !stored {
+		t.Errorf("no diff-base stored: %v", got.GetAnnotations())
 	}
 }
