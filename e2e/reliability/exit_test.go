@@ -34,6 +34,23 @@ import (
 // hungGrace).
 const hungGrace = time.Second
 
+// deafHandler returns a handler that ignores its context: it reports its
+// invocation on invoked, then blocks until release is called (at the
+// latest when the test ends) and returns {"message": message}.
+func deafHandler(t *testing.T, message string) (fn registry.ChangingFn, invoked <-chan struct{}, release func()) {
+	t.Helper()
+	calls, unblock := make(chan struct{}, 1), make(chan struct{})
+	var once sync.Once
+	release = func() { once.Do(func() { close(unblock) }) }
+	t.Cleanup(release)
+	fn = func(context.Context, *kwargs.Changing) (any, error) {
+		calls <- struct{}{}
+		<-unblock // deaf to the context
+		return map[string]any{"message": message}, nil
+	}
+	return fn, calls, release
+}
+
 // A handler that ignores its context does not keep the operator from
 // exiting: Run returns within the exit timeout and a second, naming the
 // object; what the handler returns afterwards is not stored.
@@ -41,14 +58,7 @@ func TestExitLeavesHungHandlersBehind(t *testing.T) {
 	t.Parallel()
 	ns := namespace(t, "exit-hung")
 	ri := objects(shared.Config, ns)
-	invoked, release := make(chan struct{}, 1), make(chan struct{})
-	var releaseOnce sync.Once
-	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
-	fn := func(context.Context, *kwargs.Changing) (any, error) {
-		invoked <- struct{}{}
-		<-release // deaf to the context
-		return map[string]any{"message": "late"}, nil
-	}
+	fn, invoked, release := deafHandler(t, "late")
 	s := fastSettings()
 	s.Queueing.ExitTimeout = time.Second
 	op := runInProcess(t, shared.Config, ns, s, handler("hung_fn", fn, causes.Create))
@@ -72,7 +82,7 @@ func TestExitLeavesHungHandlersBehind(t *testing.T) {
 	}
 
 	// The handler returns a success after the exit: nothing is stored.
-	releaseOnce.Do(func() { close(release) })
+	release()
 	waitLog(t, op.logs, fmt.Sprintf("[%s/hung] The operator is exiting; the outcome of this cycle is not stored", ns), 10*time.Second)
 	obj, err := ri.Get(context.Background(), "hung", metav1.GetOptions{})
 	if err != nil {
@@ -89,14 +99,7 @@ func TestExitStoresWhatFinishesInTime(t *testing.T) {
 	t.Parallel()
 	ns := namespace(t, "exit-in-time")
 	ri := objects(shared.Config, ns)
-	invoked, release := make(chan struct{}, 1), make(chan struct{})
-	var releaseOnce sync.Once
-	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
-	fn := func(context.Context, *kwargs.Changing) (any, error) {
-		invoked <- struct{}{}
-		<-release // deaf to the context
-		return map[string]any{"message": "in time"}, nil
-	}
+	fn, invoked, release := deafHandler(t, "in time")
 	s := fastSettings()
 	s.Queueing.ExitTimeout = 20 * time.Second
 	op := runInProcess(t, shared.Config, ns, s, handler("slow_fn", fn, causes.Create))
@@ -104,7 +107,7 @@ func TestExitStoresWhatFinishesInTime(t *testing.T) {
 	create(t, ri, example("in-time", nil, nil, nil))
 	receiveWithin(t, invoked, 30*time.Second, "slow_fn to be invoked")
 	op.cancel() // the stop begins before the handler returns
-	releaseOnce.Do(func() { close(release) })
+	release()
 	elapsed, err := op.stop(t, 30*time.Second)
 	if err != nil {
 		t.Errorf("Run() = %v, want nil", err)
