@@ -18,6 +18,7 @@ import (
 
 	"github.com/kopf-go/kopf/e2e/cluster"
 	"github.com/kopf-go/kopf/e2e/kopftest"
+	"github.com/kopf-go/kopf/envtest"
 	"github.com/kopf-go/kopf/runtime/causes"
 	"github.com/kopf-go/kopf/runtime/cli"
 	"github.com/kopf-go/kopf/runtime/registry"
@@ -165,7 +166,7 @@ func TestCRDDeletedAndRecreated(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		if _, err := cluster.Apply(ctx, shared.Config, []byte(ephemeralCRD)); err != nil {
+		if _, err := envtest.Apply(ctx, shared.Config, []byte(ephemeralCRD)); err != nil {
 			t.Fatalf("applying the CRD: %v", err)
 		}
 	}

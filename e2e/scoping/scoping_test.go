@@ -18,6 +18,7 @@ import (
 
 	"github.com/kopf-go/kopf/e2e/cluster"
 	"github.com/kopf-go/kopf/e2e/kopftest"
+	"github.com/kopf-go/kopf/envtest"
 	"github.com/kopf-go/kopf/runtime/causes"
 	"github.com/kopf-go/kopf/runtime/kwargs"
 	"github.com/kopf-go/kopf/runtime/registry"
@@ -142,7 +143,7 @@ func TestExactNamespaces(t *testing.T) {
 func TestClusterScoped(t *testing.T) {
 	ctx := context.Background()
 	c := cluster.Start(t)
-	if _, err := cluster.Apply(ctx, c.Config, []byte(clusterCRD)); err != nil {
+	if _, err := envtest.Apply(ctx, c.Config, []byte(clusterCRD)); err != nil {
 		t.Fatal(err)
 	}
 	seen := make(chan string, 100)

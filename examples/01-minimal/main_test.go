@@ -14,6 +14,7 @@ import (
 
 	"github.com/kopf-go/kopf/e2e/cluster"
 	"github.com/kopf-go/kopf/e2e/kopftest"
+	"github.com/kopf-go/kopf/envtest"
 	"github.com/kopf-go/kopf/examples"
 )
 
@@ -29,7 +30,7 @@ func TestMinimal(t *testing.T) {
 	objects := dyn.Resource(kopfexamples).Namespace("default")
 
 	op := kopftest.Start(t, c.Config, Register, kopftest.Options{})
-	if _, err := cluster.Apply(ctx, c.Config, examples.Object); err != nil {
+	if _, err := envtest.Apply(ctx, c.Config, examples.Object); err != nil {
 		t.Fatal(err)
 	}
 
@@ -127,7 +128,7 @@ func TestTakeoverFromKopf(t *testing.T) {
 	op := kopftest.Start(t, c.Config, Register, kopftest.Options{})
 	op.WaitLog("[default/handled-by-kopf] Handling cycle is finished, waiting for new changes.", 30*time.Second)
 	// A new object is handled meanwhile: the operator is not idle by accident.
-	if _, err := cluster.Apply(ctx, c.Config, examples.Object); err != nil {
+	if _, err := envtest.Apply(ctx, c.Config, examples.Object); err != nil {
 		t.Fatal(err)
 	}
 	op.WaitLog("[default/kopf-example-1] Handler 'create_fn' succeeded.", 30*time.Second)

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kopf-go/kopf/e2e/cluster"
 	"github.com/kopf-go/kopf/e2e/kopftest"
+	"github.com/kopf-go/kopf/envtest"
 	"github.com/kopf-go/kopf/examples"
 )
 
@@ -15,7 +15,7 @@ func TestSubhandlers(t *testing.T) {
 	ctx := context.Background()
 	c := examples.StartCluster(t)
 	op := kopftest.Start(t, c.Config, Register, kopftest.Options{})
-	if _, err := cluster.Apply(ctx, c.Config, examples.Object); err != nil {
+	if _, err := envtest.Apply(ctx, c.Config, examples.Object); err != nil {
 		t.Fatal(err)
 	}
 	const ref = "[default/kopf-example-1] "

@@ -8,8 +8,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kopf-go/kopf/e2e/cluster"
 	"github.com/kopf-go/kopf/e2e/kopftest"
+	"github.com/kopf-go/kopf/envtest"
 	"github.com/kopf-go/kopf/examples"
 )
 
@@ -31,7 +31,7 @@ func TestEvents(t *testing.T) {
 
 	// Creation.
 	op := kopftest.Start(t, c.Config, Register, kopftest.Options{})
-	created, err := cluster.Apply(ctx, c.Config, examples.Object)
+	created, err := envtest.Apply(ctx, c.Config, examples.Object)
 	if err != nil {
 		t.Fatal(err)
 	}
