@@ -3,6 +3,8 @@ package examples
 import (
 	"testing"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/kopf-go/kopf/e2e/cluster"
 	"github.com/kopf-go/kopf/envtest"
 )
@@ -13,3 +15,6 @@ func StartCluster(t testing.TB) *cluster.Cluster {
 	t.Helper()
 	return cluster.Start(t, envtest.WithCRDs("../crd.yaml"))
 }
+
+// KopfExamples is the resource of Kopf's example operators.
+var KopfExamples = schema.GroupVersionResource{Group: "kopf.dev", Version: "v1", Resource: "kopfexamples"}
