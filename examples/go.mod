@@ -4,7 +4,6 @@ go 1.26.0
 
 require (
 	github.com/kopf-go/kopf v0.0.0
-	github.com/kopf-go/kopf/e2e v0.0.0
 	k8s.io/api v0.35.4
 	k8s.io/apimachinery v0.35.4
 	k8s.io/client-go v0.35.4
@@ -77,7 +76,6 @@ require (
 replace (
 	github.com/kopf-go/kopf => ../
 	github.com/kopf-go/kopf/cmd/kopf-gen => ../cmd/kopf-gen
-	github.com/kopf-go/kopf/e2e => ../e2e
 	github.com/kopf-go/kopf/generator => ../generator
 )
 

@@ -13,9 +13,9 @@ import (
 
 func TestSubhandlers(t *testing.T) {
 	ctx := context.Background()
-	c := examples.StartCluster(t)
-	op := kopftest.Start(t, c.Config, Register)
-	if _, err := envtest.Apply(ctx, c.Config, examples.Object); err != nil {
+	env := envtest.Start(t, envtest.WithCRDs("../crd.yaml"))
+	op := kopftest.Start(t, env.Config, Register)
+	if err := env.Apply(ctx, examples.Object); err != nil {
 		t.Fatal(err)
 	}
 	const ref = "[default/kopf-example-1] "
@@ -41,7 +41,7 @@ func TestSubhandlers(t *testing.T) {
 		t.Errorf("item1 was handled %d times, want once", n)
 	}
 
-	objs := kopftest.NewObjects(t, c.Config, examples.KopfExamples, "default")
+	objs := kopftest.NewObjects(t, env.Config, examples.KopfExamples, "default")
 	obj := objs.Get("kopf-example-1")
 	for key := range obj.GetAnnotations() {
 		if strings.HasPrefix(key, "kopf.zalando.org/") && key != "kopf.zalando.org/last-handled-configuration" {

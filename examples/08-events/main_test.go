@@ -26,12 +26,12 @@ const (
 // ignored, never retried; and the operator never writes to the object.
 func TestEvents(t *testing.T) {
 	ctx := context.Background()
-	c := examples.StartCluster(t)
-	objs := kopftest.NewObjects(t, c.Config, examples.KopfExamples, "default")
+	env := envtest.Start(t, envtest.WithCRDs("../crd.yaml"))
+	objs := kopftest.NewObjects(t, env.Config, examples.KopfExamples, "default")
 
 	// Creation.
-	op := kopftest.Start(t, c.Config, Register)
-	created, err := envtest.Apply(ctx, c.Config, examples.Object)
+	op := kopftest.Start(t, env.Config, Register)
+	created, err := envtest.Apply(ctx, env.Config, examples.Object)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,19 +43,23 @@ func TestEvents(t *testing.T) {
 	rv = objs.MergePatch(name, map[string]any{"spec": map[string]any{"field": "changed"}}).GetResourceVersion()
 	op.WaitLog(ref+"Event received: type=MODIFIED, name=kopf-example-1", 10*time.Second)
 	untouched(t, objs, rv)
-	op.Stop()
+	if err := op.Stop(); err != nil {
+		t.Errorf("the operator: %v", err)
+	}
 	checkEvents(t, op, map[string]int{"ADDED": 1, "MODIFIED": 1})
 
 	// Listing: a restarted operator sees the object in its first listing,
 	// an event of type None.
-	op2 := kopftest.Start(t, c.Config, Register)
+	op2 := kopftest.Start(t, env.Config, Register)
 	op2.WaitLog(ref+"Event received: type=None, name=kopf-example-1", 30*time.Second)
 	untouched(t, objs, rv)
 
 	// Deletion: nothing holds the object, so it goes at once.
 	objs.Delete(name, 10*time.Second)
 	op2.WaitLog(ref+"Event received: type=DELETED, name=kopf-example-1", 10*time.Second)
-	op2.Stop()
+	if err := op2.Stop(); err != nil {
+		t.Errorf("the operator: %v", err)
+	}
 	checkEvents(t, op2, map[string]int{"None": 1, "DELETED": 1})
 
 	for _, logs := range []string{op.Logs(), op2.Logs()} {

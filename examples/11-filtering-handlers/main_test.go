@@ -76,10 +76,10 @@ func TestFilteringHandlers(t *testing.T) {
 	}
 
 	ctx := context.Background()
-	c := examples.StartCluster(t)
-	objs := kopftest.NewObjects(t, c.Config, examples.KopfExamples, "default")
-	op := kopftest.Start(t, c.Config, Register)
-	if _, err := envtest.Apply(ctx, c.Config, examples.Object); err != nil {
+	env := envtest.Start(t, envtest.WithCRDs("../crd.yaml"))
+	objs := kopftest.NewObjects(t, env.Config, examples.KopfExamples, "default")
+	op := kopftest.Start(t, env.Config, Register)
+	if err := env.Apply(ctx, examples.Object); err != nil {
 		t.Fatal(err)
 	}
 
@@ -120,7 +120,9 @@ func TestFilteringHandlers(t *testing.T) {
 	}
 	objs.Delete(name, 10*time.Second)
 	op.WaitLog(ref+"Deleted, really deleted, and we are notified.", 10*time.Second)
-	op.Stop()
+	if err := op.Stop(); err != nil {
+		t.Errorf("the operator: %v", err)
+	}
 	logs := op.Logs()
 	for _, h := range all {
 		if !h.match && strings.Contains(logs, h.id) {
