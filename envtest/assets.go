@@ -35,13 +35,13 @@ var ErrNoAssets = errors.New("the control-plane binaries (etcd, kube-apiserver) 
 // directory for KUBEBUILDER_ASSETS.
 func Assets() (dir string, err error) {
 	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
-		return dir, checkAssets(dir, "$KUBEBUILDER_ASSETS")
+		return dir, checkAssets(dir, "$KUBEBUILDER_ASSETS", fixEnv)
 	}
 	dir, err = CacheDir(KubernetesVersion)
 	if err != nil {
-		return "", fmt.Errorf("%w: KUBEBUILDER_ASSETS is not set and %w", ErrNoAssets, err)
+		return "", fmt.Errorf("%w: KUBEBUILDER_ASSETS is not set and %w. Set it to a directory that holds them, e.g. the one that %s builds and prints", ErrNoAssets, err, build)
 	}
-	return dir, checkAssets(dir, "kopf-gen envtest's cache; KUBEBUILDER_ASSETS is not set")
+	return dir, checkAssets(dir, "kopf-gen envtest's cache; KUBEBUILDER_ASSETS is not set", fixCache)
 }
 
 // CacheDir is where `kopf-gen envtest` builds the binaries of a Kubernetes
@@ -55,16 +55,21 @@ func CacheDir(version string) (string, error) {
 	return filepath.Join(cache, "kopf-go", "k8s", fmt.Sprintf("%s-%s-%s", version, runtime.GOOS, runtime.GOARCH)), nil
 }
 
-// checkAssets fails unless dir holds both binaries; from says where dir
-// comes from.
-func checkAssets(dir, from string) error {
+// checkAssets fails unless dir holds both binaries; fix says how to
+// get them there.
+func checkAssets(dir, from, fix string) error {
 	for _, name := range []string{"etcd", "kube-apiserver"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
-			return fmt.Errorf("%w: %s is missing in %s (%s). "+
-				"Build them with `go run github.com/kopf-go/kopf/cmd/kopf-gen@latest envtest` "+
-				"(or `kopf-gen envtest`) and set KUBEBUILDER_ASSETS to the directory it prints",
-				ErrNoAssets, name, dir, from)
+			return fmt.Errorf("%w: %s is missing in %s (%s). %s", ErrNoAssets, name, dir, from, fix)
 		}
 	}
 	return nil
 }
+
+// The fixes named by Assets' errors.
+const (
+	build      = "`go run github.com/kopf-go/kopf/cmd/kopf-gen@latest envtest` (or `kopf-gen envtest`)"
+	fixEnv     = "Set KUBEBUILDER_ASSETS to a directory that holds them, e.g. the one that " + build + " builds and prints, or unset it to use that command's cache"
+	fixCache   = "Build them there with " + build + ", or set KUBEBUILDER_ASSETS to a directory that holds them"
+	fixOptions = "WithAssets names a directory without them"
+)

@@ -35,9 +35,9 @@ func TestAssets(t *testing.T) {
 	}{
 		{name: "KUBEBUILDER_ASSETS", assets: full, wantDir: full},
 		{name: "KUBEBUILDER_ASSETS wins over the cache", assets: full, fill: true, wantDir: full},
-		{name: "KUBEBUILDER_ASSETS incomplete", assets: half, wantDir: half, wantErr: "kube-apiserver is missing in " + half + " ($KUBEBUILDER_ASSETS)"},
+		{name: "KUBEBUILDER_ASSETS incomplete", assets: half, wantDir: half, wantErr: "kube-apiserver is missing in " + half + " ($KUBEBUILDER_ASSETS). Set KUBEBUILDER_ASSETS"},
 		{name: "the cache", fill: true, wantDir: cached},
-		{name: "nothing", wantDir: cached, wantErr: "KUBEBUILDER_ASSETS is not set"},
+		{name: "nothing", wantDir: cached, wantErr: "etcd is missing in " + cached + " (kopf-gen envtest's cache; KUBEBUILDER_ASSETS is not set). Build them there with"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,7 +74,7 @@ func TestAssets(t *testing.T) {
 			if !errors.Is(err, envtest.ErrNoAssets) {
 				t.Errorf("the error does not wrap ErrNoAssets: %v", err)
 			}
-			for _, fragment := range []string{tt.wantErr, "kopf-gen@latest envtest", "KUBEBUILDER_ASSETS to the directory it prints"} {
+			for _, fragment := range []string{tt.wantErr, "`go run github.com/kopf-go/kopf/cmd/kopf-gen@latest envtest` (or `kopf-gen envtest`)", "KUBEBUILDER_ASSETS to a directory that holds them"} {
 				if !strings.Contains(err.Error(), fragment) {
 					t.Errorf("the error does not say %q: %v", fragment, err)
 				}

@@ -95,7 +95,7 @@ func StartDetached(opts ...Option) (*Environment, error) {
 			return nil, err
 		}
 		o.assets = dir
-	} else if err := checkAssets(o.assets, "WithAssets"); err != nil {
+	} else if err := checkAssets(o.assets, "WithAssets", fixOptions); err != nil {
 		return nil, err
 	}
 	o.env.BinaryAssetsDirectory = o.assets
