@@ -7,7 +7,11 @@
 // resources.
 package examples
 
-import _ "embed"
+import (
+	_ "embed"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
 
 // CRD is the KopfExample CustomResourceDefinition (kopf.dev/v1).
 //
@@ -18,3 +22,6 @@ var CRD []byte
 //
 //go:embed obj.yaml
 var Object []byte
+
+// KopfExamples is the resource of the KopfExample objects.
+var KopfExamples = schema.GroupVersionResource{Group: "kopf.dev", Version: "v1", Resource: "kopfexamples"}

@@ -4,7 +4,6 @@ go 1.26.0
 
 require (
 	github.com/kopf-go/kopf v0.0.0
-	github.com/kopf-go/kopf/e2e v0.0.0
 	k8s.io/api v0.35.4
 	k8s.io/apimachinery v0.35.4
 	k8s.io/client-go v0.35.4
@@ -31,6 +30,7 @@ require (
 	github.com/josharian/intern v1.0.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/kopf-go/kopf/cmd/kopf-gen v0.0.0 // indirect
+	github.com/kopf-go/kopf/envtest v0.0.0
 	github.com/kopf-go/kopf/generator v0.0.0 // indirect
 	github.com/mailru/easyjson v0.7.7 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
@@ -76,8 +76,9 @@ require (
 replace (
 	github.com/kopf-go/kopf => ../
 	github.com/kopf-go/kopf/cmd/kopf-gen => ../cmd/kopf-gen
-	github.com/kopf-go/kopf/e2e => ../e2e
 	github.com/kopf-go/kopf/generator => ../generator
 )
 
 tool github.com/kopf-go/kopf/cmd/kopf-gen
+
+replace github.com/kopf-go/kopf/envtest => ../envtest

@@ -12,9 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/kopf-go/kopf/e2e/cluster"
-	"github.com/kopf-go/kopf/e2e/kopftest"
+	"github.com/kopf-go/kopf/envtest"
 	"github.com/kopf-go/kopf/examples"
+	"github.com/kopf-go/kopf/kopftest"
 )
 
 var kopfexamples = schema.GroupVersionResource{Group: "kopf.dev", Version: "v1", Resource: "kopfexamples"}
@@ -24,31 +24,21 @@ const kopfDiffBase = `{"spec":{"duration":"1m","field":"value","items":["item1",
 
 func TestMinimal(t *testing.T) {
 	ctx := context.Background()
-	c := examples.StartCluster(t)
-	dyn := dynamic.NewForConfigOrDie(c.Config)
-	objects := dyn.Resource(kopfexamples).Namespace("default")
+	env := envtest.Start(t, envtest.WithCRDs("../crd.yaml"))
+	objs := kopftest.NewObjects(t, env.Config, kopfexamples, "default")
 
-	op := kopftest.Start(t, c.Config, Register, kopftest.Options{})
-	if _, err := cluster.Apply(ctx, c.Config, examples.Object); err != nil {
+	op := kopftest.Start(t, env.Config, Register)
+	if err := env.Apply(ctx, examples.Object); err != nil {
 		t.Fatal(err)
 	}
 
-	var obj *unstructured.Unstructured
-	err := cluster.WaitFor(ctx, 30*time.Second, func(ctx context.Context) (bool, error) {
-		var err error
-		obj, err = objects.Get(ctx, "kopf-example-1", metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		// With the status subresource, the result and the diff-base are two
-		// writes (status first): wait for both.
+	// With the status subresource, the result and the diff-base are two
+	// writes (status first): wait for both.
+	obj := objs.WaitFor("kopf-example-1", 30*time.Second, func(obj *unstructured.Unstructured) bool {
 		msg, _, _ := unstructured.NestedString(obj.Object, "status", "create_fn", "message")
 		_, stored := obj.GetAnnotations()["kopf.zalando.org/last-handled-configuration"]
-		return msg == "hello world" && stored, nil
+		return msg == "hello world" && stored
 	})
-	if err != nil {
-		t.Fatalf("status.create_fn.message never became %q with the diff-base stored: %v", "hello world", err)
-	}
 
 	// The diff-base is Kopf's, byte for byte: compact JSON in the key order
 	// of Kopf's essence, with a trailing newline.
@@ -66,31 +56,31 @@ func TestMinimal(t *testing.T) {
 	}
 	op.WaitLog("[default/kopf-example-1] Handler 'create_fn' succeeded.", 5*time.Second)
 	op.WaitLog("[default/kopf-example-1] Creation is processed: 1 succeeded; 0 failed.", 5*time.Second)
-	if n := op.Count("Handler 'create_fn' succeeded."); n != 1 {
-		t.Errorf("the handler succeeded %d times, want once", n)
+	if got := op.Outcomes(kopftest.Match{Handler: "create_fn"}); len(got) != 1 || got[0].Result != kopftest.Succeeded {
+		t.Errorf("create_fn's outcomes: %v, want one success", got)
 	}
-	op.Stop()
+	if err := op.Stop(); err != nil {
+		t.Errorf("the operator: %v", err)
+	}
 
 	// After a restart, the object is seen in the initial listing, found
 	// handled, and left alone: no handler, no write. As Kopf, the operator
 	// logs the resuming cause (with no resume handlers to run), then ends
 	// the cycle.
 	rv := obj.GetResourceVersion()
-	op2 := kopftest.Start(t, c.Config, Register, kopftest.Options{})
+	op2 := kopftest.Start(t, env.Config, Register)
 	op2.WaitLog("[default/kopf-example-1] Resuming is in progress: {", 10*time.Second)
 	op2.WaitLog("[default/kopf-example-1] Handling cycle is finished, waiting for new changes.", 10*time.Second)
-	op2.Stop()
+	if err := op2.Stop(); err != nil {
+		t.Errorf("the operator: %v", err)
+	}
 	if strings.Contains(op2.Logs(), "not interested") {
 		t.Errorf("the object found at the start is logged as a change of no interest, not as resuming:\n%s", op2.Logs())
 	}
-	if strings.Contains(op2.Logs(), "Handler 'create_fn'") {
-		t.Errorf("the handler ran again after the restart:\n%s", op2.Logs())
+	if got := op2.Outcomes(kopftest.Match{}); len(got) != 0 {
+		t.Errorf("handlers ran again after the restart: %v", got)
 	}
-	after, err := objects.Get(ctx, "kopf-example-1", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if after.GetResourceVersion() != rv {
+	if after := objs.Get("kopf-example-1"); after.GetResourceVersion() != rv {
 		t.Errorf("the restarted operator wrote to the object: resourceVersion %s -> %s", rv, after.GetResourceVersion())
 	}
 }
@@ -101,8 +91,8 @@ func TestMinimal(t *testing.T) {
 // wrote them — without running the handler again.
 func TestTakeoverFromKopf(t *testing.T) {
 	ctx := context.Background()
-	c := examples.StartCluster(t)
-	objects := dynamic.NewForConfigOrDie(c.Config).Resource(kopfexamples).Namespace("default")
+	env := envtest.Start(t, envtest.WithCRDs("../crd.yaml"))
+	objects := dynamic.NewForConfigOrDie(env.Config).Resource(kopfexamples).Namespace("default")
 
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "kopf.dev/v1", "kind": "KopfExample",
@@ -124,17 +114,19 @@ func TestTakeoverFromKopf(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	op := kopftest.Start(t, c.Config, Register, kopftest.Options{})
+	op := kopftest.Start(t, env.Config, Register)
 	op.WaitLog("[default/handled-by-kopf] Handling cycle is finished, waiting for new changes.", 30*time.Second)
 	// A new object is handled meanwhile: the operator is not idle by accident.
-	if _, err := cluster.Apply(ctx, c.Config, examples.Object); err != nil {
+	if err := env.Apply(ctx, examples.Object); err != nil {
 		t.Fatal(err)
 	}
-	op.WaitLog("[default/kopf-example-1] Handler 'create_fn' succeeded.", 30*time.Second)
-	op.Stop()
+	op.WaitOutcome(kopftest.Match{Name: "kopf-example-1", Handler: "create_fn", Result: kopftest.Succeeded}, 30*time.Second)
+	if err := op.Stop(); err != nil {
+		t.Errorf("the operator: %v", err)
+	}
 
-	if n := op.Count("[default/handled-by-kopf] Handler 'create_fn'"); n != 0 {
-		t.Errorf("create_fn ran %d times for the object Kopf had handled, want 0", n)
+	if got := op.Outcomes(kopftest.Match{Name: "handled-by-kopf"}); len(got) != 0 {
+		t.Errorf("handlers ran for the object Kopf had handled: %v", got)
 	}
 	got, err := objects.Get(ctx, "handled-by-kopf", metav1.GetOptions{})
 	if err != nil {

@@ -9,13 +9,11 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/dynamic"
 
-	"github.com/kopf-go/kopf/e2e/cluster"
-	"github.com/kopf-go/kopf/e2e/kopftest"
+	"github.com/kopf-go/kopf/envtest"
 	"github.com/kopf-go/kopf/examples"
+	"github.com/kopf-go/kopf/kopftest"
 )
 
 const (
@@ -30,13 +28,13 @@ const (
 // cause runs its handlers once each, in the order of their registration.
 func TestHandlers(t *testing.T) {
 	ctx := context.Background()
-	c := examples.StartCluster(t)
-	objs := kopftest.NewObjects(t, c.Config, kopftest.KopfExamples, "default")
+	env := envtest.Start(t, envtest.WithCRDs("../crd.yaml"))
+	objs := kopftest.NewObjects(t, env.Config, examples.KopfExamples, "default")
 
 	// Creation: the delete handlers need the finalizer, which is added in a
 	// cycle of its own first; then both create handlers, in order.
-	op := kopftest.Start(t, c.Config, Register, kopftest.Options{})
-	if _, err := cluster.Apply(ctx, c.Config, examples.Object); err != nil {
+	op := kopftest.Start(t, env.Config, Register)
+	if err := env.Apply(ctx, examples.Object); err != nil {
 		t.Fatal(err)
 	}
 	op.WaitLog(ref+"Creation is processed: ", 30*time.Second)
@@ -50,7 +48,7 @@ func TestHandlers(t *testing.T) {
 		ref+"Creation is processed: ",
 	)
 	for _, line := range []string{"CREATED 1st", "CREATED 2nd"} {
-		if n := op.Count(ref + line); n != 1 {
+		if n := op.CountLog(ref + line); n != 1 {
 			t.Errorf("%q is logged %d times, want once", line, n)
 		}
 	}
@@ -101,7 +99,7 @@ func TestHandlers(t *testing.T) {
 		t.Errorf("the new essence lacks spec.field=changed: %s", newEssence)
 	}
 	for _, line := range []string{ref + "UPDATED diff: ", ref + "FIELD CHANGED: value -> changed"} {
-		if n := op.Count(line); n != 1 {
+		if n := op.CountLog(line); n != 1 {
 			t.Errorf("%q is logged %d times, want once", line, n)
 		}
 	}
@@ -109,14 +107,16 @@ func TestHandlers(t *testing.T) {
 		return essenceField(t, o) == "changed"
 	})
 	noProgress(t, obj)
-	op.Stop()
+	if err := op.Stop(); err != nil {
+		t.Errorf("the operator: %v", err)
+	}
 	if strings.Contains(op.Logs(), "RESUMED") {
 		t.Errorf("the resume handlers ran for an object created while the operator runs")
 	}
 
 	// Restart: the object is found in the initial listing, already handled
 	// and unchanged, so it is resumed: both resume handlers, in order, once.
-	op2 := kopftest.Start(t, c.Config, Register, kopftest.Options{})
+	op2 := kopftest.Start(t, env.Config, Register)
 	op2.WaitLog(ref+"Resuming is processed: 2 succeeded; 0 failed.", 30*time.Second)
 	logs = op2.Logs()
 	inOrder(t, logs,
@@ -153,7 +153,7 @@ func TestHandlers(t *testing.T) {
 		ref+"Deleted, really deleted, and we are notified.",
 	)
 	for _, line := range []string{"RESUMED 1st", "RESUMED 2nd", "DELETED 2nd"} {
-		if n := op2.Count(ref + line); n != 1 {
+		if n := op2.CountLog(ref + line); n != 1 {
 			t.Errorf("%q is logged %d times, want once", line, n)
 		}
 	}
@@ -167,7 +167,7 @@ func TestHandlers(t *testing.T) {
 // again on a stale version of the object after the finalizer is removed.
 func checkDeletedOnce(t *testing.T, op *kopftest.Operator) {
 	t.Helper()
-	if n := op.Count(ref + "DELETED 1st"); n != 1 {
+	if n := op.CountLog(ref + "DELETED 1st"); n != 1 {
 		t.Errorf("%q is logged %d times, want once", "DELETED 1st", n)
 	}
 }
@@ -256,15 +256,14 @@ func noProgress(t *testing.T, obj *unstructured.Unstructured) {
 // as Kopf's (CreateFn_1 → create_fn_1, no id=), takes the object over: it
 // runs create_fn_2 and does not run create_fn_1 again.
 func TestTakeoverMidCreationFromKopf(t *testing.T) {
-	ctx := context.Background()
-	c := examples.StartCluster(t)
-	objects := dynamic.NewForConfigOrDie(c.Config).Resource(kopftest.KopfExamples).Namespace("default")
+	env := envtest.Start(t, envtest.WithCRDs("../crd.yaml"))
+	objs := kopftest.NewObjects(t, env.Config, examples.KopfExamples, "default")
 
 	started := time.Now().UTC().Add(-time.Minute)
 	kopfTime := func(t time.Time) string { return t.Format("2006-01-02T15:04:05.000000") + "+00:00" }
 	record := fmt.Sprintf(`{"started":"%s","stopped":"%s","purpose":"create","retries":1,"success":true,"failure":false}`,
 		kopfTime(started), kopfTime(started.Add(100*time.Millisecond)))
-	obj := &unstructured.Unstructured{Object: map[string]any{
+	objs.Create(map[string]any{
 		"apiVersion": "kopf.dev/v1", "kind": "KopfExample",
 		"metadata": map[string]any{
 			"name":       "half-created",
@@ -276,29 +275,25 @@ func TestTakeoverMidCreationFromKopf(t *testing.T) {
 			},
 		},
 		"spec": map[string]any{"duration": "1m", "field": "value", "items": []any{"item1", "item2"}},
-	}}
-	if _, err := objects.Create(ctx, obj, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	})
 
 	const half = "[default/half-created] "
-	op := kopftest.Start(t, c.Config, Register, kopftest.Options{})
+	op := kopftest.Start(t, env.Config, Register)
 	op.WaitLog(half+"Creation is processed: ", 30*time.Second)
-	op.Stop()
-	if n := op.Count(half + "Handler 'create_fn_1'"); n != 0 {
-		t.Errorf("create_fn_1, done by Kopf, ran %d times, want 0", n)
+	if err := op.Stop(); err != nil {
+		t.Errorf("the operator: %v", err)
 	}
-	if n := op.Count(half + "Handler 'create_fn_2' succeeded."); n != 1 {
-		t.Errorf("create_fn_2 succeeded %d times, want once", n)
+	if got := op.Outcomes(kopftest.Match{Name: "half-created", Handler: "create_fn_1"}); len(got) != 0 {
+		t.Errorf("create_fn_1, done by Kopf, ran again: %v", got)
 	}
-	if n := op.Count(half + "CREATED 1st"); n != 0 {
+	if got := op.Outcomes(kopftest.Match{Name: "half-created", Handler: "create_fn_2"}); len(got) != 1 || got[0].Result != kopftest.Succeeded {
+		t.Errorf("create_fn_2's outcomes: %v, want one success", got)
+	}
+	if n := op.CountLog(half + "CREATED 1st"); n != 0 {
 		t.Errorf("create_fn_1's body ran %d times, want 0", n)
 	}
 	// Done: Kopf's record is purged with the others and the diff-base stored.
-	got, err := objects.Get(ctx, "half-created", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := objs.Get("half-created")
 	if _, left := got.GetAnnotations()["kopf.zalando.org/create_fn_1"]; left {
 		t.Errorf("Kopf's progress record of create_fn_1 is left: %v", got.GetAnnotations())
 	}

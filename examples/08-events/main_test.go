@@ -8,9 +8,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kopf-go/kopf/e2e/cluster"
-	"github.com/kopf-go/kopf/e2e/kopftest"
+	"github.com/kopf-go/kopf/envtest"
 	"github.com/kopf-go/kopf/examples"
+	"github.com/kopf-go/kopf/kopftest"
 )
 
 const (
@@ -26,12 +26,12 @@ const (
 // ignored, never retried; and the operator never writes to the object.
 func TestEvents(t *testing.T) {
 	ctx := context.Background()
-	c := examples.StartCluster(t)
-	objs := kopftest.NewObjects(t, c.Config, kopftest.KopfExamples, "default")
+	env := envtest.Start(t, envtest.WithCRDs("../crd.yaml"))
+	objs := kopftest.NewObjects(t, env.Config, examples.KopfExamples, "default")
 
 	// Creation.
-	op := kopftest.Start(t, c.Config, Register, kopftest.Options{})
-	created, err := cluster.Apply(ctx, c.Config, examples.Object)
+	op := kopftest.Start(t, env.Config, Register)
+	created, err := envtest.Apply(ctx, env.Config, examples.Object)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,19 +43,23 @@ func TestEvents(t *testing.T) {
 	rv = objs.MergePatch(name, map[string]any{"spec": map[string]any{"field": "changed"}}).GetResourceVersion()
 	op.WaitLog(ref+"Event received: type=MODIFIED, name=kopf-example-1", 10*time.Second)
 	untouched(t, objs, rv)
-	op.Stop()
+	if err := op.Stop(); err != nil {
+		t.Errorf("the operator: %v", err)
+	}
 	checkEvents(t, op, map[string]int{"ADDED": 1, "MODIFIED": 1})
 
 	// Listing: a restarted operator sees the object in its first listing,
 	// an event of type None.
-	op2 := kopftest.Start(t, c.Config, Register, kopftest.Options{})
+	op2 := kopftest.Start(t, env.Config, Register)
 	op2.WaitLog(ref+"Event received: type=None, name=kopf-example-1", 30*time.Second)
 	untouched(t, objs, rv)
 
 	// Deletion: nothing holds the object, so it goes at once.
 	objs.Delete(name, 10*time.Second)
 	op2.WaitLog(ref+"Event received: type=DELETED, name=kopf-example-1", 10*time.Second)
-	op2.Stop()
+	if err := op2.Stop(); err != nil {
+		t.Errorf("the operator: %v", err)
+	}
 	checkEvents(t, op2, map[string]int{"None": 1, "DELETED": 1})
 
 	for _, logs := range []string{op.Logs(), op2.Logs()} {
@@ -77,7 +81,7 @@ func checkEvents(t *testing.T, op *kopftest.Operator, want map[string]int) {
 	total := 0
 	for typ, n := range want {
 		total += n
-		if got := op.Count(ref + "Event received: type=" + typ + ", name=kopf-example-1"); got != n {
+		if got := op.CountLog(ref + "Event received: type=" + typ + ", name=kopf-example-1"); got != n {
 			t.Errorf("events of type %s: %d, want %d", typ, got, n)
 		}
 	}
@@ -90,7 +94,7 @@ func checkEvents(t *testing.T, op *kopftest.Operator, want map[string]int) {
 		"Handler 'event_fn_with_error' succeeded.":                                               0,
 		"will try again": 0,
 	} {
-		if got := op.Count(text); got != n {
+		if got := op.CountLog(text); got != n {
 			t.Errorf("%q is logged %d times, want %d", text, got, n)
 		}
 	}

@@ -10,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kopf-go/kopf/e2e/cluster"
-	"github.com/kopf-go/kopf/e2e/kopftest"
+	"github.com/kopf-go/kopf/envtest"
+	"github.com/kopf-go/kopf/kopftest"
 )
 
 // A pod in sight gets a killer; deleting it first cancels the killer, and
@@ -19,8 +19,8 @@ import (
 // schedules pods here, which these handlers do not need.
 func TestBuiltins(t *testing.T) {
 	ctx := context.Background()
-	c := cluster.Start(t)
-	cs := kubernetes.NewForConfigOrDie(c.Config)
+	env := envtest.Start(t)
+	cs := kubernetes.NewForConfigOrDie(env.Config)
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "example-pod", Namespace: "default"},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox"}}},
@@ -30,7 +30,7 @@ func TestBuiltins(t *testing.T) {
 	if _, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	op := kopftest.Start(t, c.Config, Register, kopftest.Options{})
+	op := kopftest.Start(t, env.Config, Register)
 	const ref = "[default/example-pod] "
 	op.WaitLog(ref+"=== Pod killing happens in 30s.", 30*time.Second)
 	op.WaitLog(ref+"Creation is processed: 1 succeeded; 0 failed.", 10*time.Second)
@@ -45,7 +45,7 @@ func TestBuiltins(t *testing.T) {
 	op.WaitLog("[default/example-pod-2] === Pod killing happens in 30s.", time.Second)
 
 	// The delete handler holds the pods with Kopf's finalizer.
-	pods := kopftest.NewObjects(t, c.Config, corev1.SchemeGroupVersion.WithResource("pods"), "default")
+	pods := kopftest.NewObjects(t, env.Config, corev1.SchemeGroupVersion.WithResource("pods"), "default")
 	pods.WaitFor("example-pod", 10*time.Second, func(o *unstructured.Unstructured) bool {
 		for _, f := range o.GetFinalizers() {
 			if f == "kopf.zalando.org/KopfFinalizerMarker" {
@@ -59,12 +59,14 @@ func TestBuiltins(t *testing.T) {
 	op.WaitLog(ref+"Deletion is processed: 1 succeeded; 0 failed.", 10*time.Second)
 	op.WaitLog(ref+"Removing the finalizer, thus allowing the actual deletion.", 10*time.Second)
 	op.WaitLog(ref+"Deleted, really deleted, and we are notified.", 10*time.Second)
-	if n := op.Count(ref + "=== Pod killing happens in 30s."); n != 1 {
+	if n := op.CountLog(ref + "=== Pod killing happens in 30s."); n != 1 {
 		t.Errorf("the pod got %d killers, want 1", n)
 	}
 	pods.Delete("example-pod-2", 30*time.Second)
 	op.WaitLog("[default/example-pod-2] === Pod killing is cancelled!", 10*time.Second)
-	op.Stop()
+	if err := op.Stop(); err != nil {
+		t.Errorf("the operator: %v", err)
+	}
 
 	// After a restart, a handled pod is resumed: it gets a killer again.
 	pod3 := pod.DeepCopy()
@@ -72,10 +74,12 @@ func TestBuiltins(t *testing.T) {
 	if _, err := cs.CoreV1().Pods("default").Create(ctx, pod3, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	op2 := kopftest.Start(t, c.Config, Register, kopftest.Options{})
+	op2 := kopftest.Start(t, env.Config, Register)
 	op2.WaitLog("[default/example-pod-3] Creation is processed: 1 succeeded; 0 failed.", 30*time.Second)
-	op2.Stop()
-	op3 := kopftest.Start(t, c.Config, Register, kopftest.Options{})
+	if err := op2.Stop(); err != nil {
+		t.Errorf("the operator: %v", err)
+	}
+	op3 := kopftest.Start(t, env.Config, Register)
 	op3.WaitLog("[default/example-pod-3] Resuming is processed: 1 succeeded; 0 failed.", 30*time.Second)
 	op3.WaitLog("[default/example-pod-3] === Pod killing happens in 30s.", 5*time.Second)
 }

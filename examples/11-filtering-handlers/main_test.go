@@ -9,9 +9,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kopf-go/kopf/e2e/cluster"
-	"github.com/kopf-go/kopf/e2e/kopftest"
+	"github.com/kopf-go/kopf/envtest"
 	"github.com/kopf-go/kopf/examples"
+	"github.com/kopf-go/kopf/kopftest"
 )
 
 const (
@@ -76,10 +76,10 @@ func TestFilteringHandlers(t *testing.T) {
 	}
 
 	ctx := context.Background()
-	c := examples.StartCluster(t)
-	objs := kopftest.NewObjects(t, c.Config, kopftest.KopfExamples, "default")
-	op := kopftest.Start(t, c.Config, Register, kopftest.Options{})
-	if _, err := cluster.Apply(ctx, c.Config, examples.Object); err != nil {
+	env := envtest.Start(t, envtest.WithCRDs("../crd.yaml"))
+	objs := kopftest.NewObjects(t, env.Config, examples.KopfExamples, "default")
+	op := kopftest.Start(t, env.Config, Register)
+	if err := env.Apply(ctx, examples.Object); err != nil {
 		t.Fatal(err)
 	}
 
@@ -120,14 +120,16 @@ func TestFilteringHandlers(t *testing.T) {
 	}
 	objs.Delete(name, 10*time.Second)
 	op.WaitLog(ref+"Deleted, really deleted, and we are notified.", 10*time.Second)
-	op.Stop()
+	if err := op.Stop(); err != nil {
+		t.Errorf("the operator: %v", err)
+	}
 	logs := op.Logs()
 	for _, h := range all {
 		if !h.match && strings.Contains(logs, h.id) {
 			t.Errorf("the non-matching handler %s appears in the log", h.id)
 		}
 	}
-	if n := op.Count(" is processed: "); n != 2 {
+	if n := op.CountLog(" is processed: "); n != 2 {
 		t.Errorf("%d causes are processed, want 2 (creation, update)", n)
 	}
 }
@@ -139,10 +141,10 @@ func checkRan(t *testing.T, op *kopftest.Operator, obj *unstructured.Unstructure
 	t.Helper()
 	msg, found, _ := unstructured.NestedString(obj.Object, "status", h.id, "message")
 	if !h.match {
-		if n := op.Count(h.line); n != 0 {
+		if n := op.CountLog(h.line); n != 0 {
 			t.Errorf("%s ran: %q is logged %d times", h.id, h.line, n)
 		}
-		if n := op.Count(h.id); n != 0 {
+		if n := op.CountLog(h.id); n != 0 {
 			t.Errorf("%s appears in the log %d times", h.id, n)
 		}
 		if found {
@@ -150,10 +152,10 @@ func checkRan(t *testing.T, op *kopftest.Operator, obj *unstructured.Unstructure
 		}
 		return
 	}
-	if n := op.Count(ref + h.line); n != 1 {
+	if n := op.CountLog(ref + h.line); n != 1 {
 		t.Errorf("%s: %q is logged %d times, want once", h.id, h.line, n)
 	}
-	if n := op.Count(ref + "Handler '" + h.id + "' succeeded."); n != 1 {
+	if n := op.CountLog(ref + "Handler '" + h.id + "' succeeded."); n != 1 {
 		t.Errorf("%s succeeded %d times, want once", h.id, n)
 	}
 	if msg != h.line {
