@@ -287,6 +287,7 @@ It prints the warnings that generate prints, on stderr.`,
 		generateCmd,
 		verifyCmd,
 		newInitCmd(),
+		newEnvtestCmd(),
 		&cobra.Command{
 			Use:   "markers",
 			Short: "Describe every marker and its arguments",
