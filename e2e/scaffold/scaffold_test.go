@@ -1,7 +1,8 @@
 // Package scaffold checks what `kopf-gen init` promises a new user, end to
 // end: in a temporary directory, an operator scaffolded with this checkout
 // of kopf-go passes its own `make test` and `make test-e2e`, the latter on
-// etcd and kube-apiserver from `kopf-gen envtest`.
+// etcd and kube-apiserver from `kopf-gen envtest`; and it runs as
+// docs/first-operator.md says, with `make cluster` and `make run`.
 package scaffold
 
 import (
@@ -11,7 +12,17 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // run runs a command in dir with env added to the test's environment, and
@@ -88,4 +99,130 @@ func TestScaffold(t *testing.T) {
 	if flags != nil && strings.Contains(out, "kopf-gen envtest: building") {
 		t.Errorf("make test-e2e built the control plane again instead of using %s:\n%s", os.Getenv("KUBEBUILDER_ASSETS"), out)
 	}
+
+	// docs/first-operator.md's way to a running operator: make cluster in
+	// the background, make run against its kubeconfig, the sample object.
+	kubeconfig := filepath.Join(dir, "bin", "kubeconfig")
+	cluster := start(t, dir, append(flags, "KUBEBUILDER_ASSETS="), "make", "cluster")
+	waitFor(t, 3*time.Minute, "make cluster to write "+kubeconfig, cluster, func() bool {
+		_, err := os.Stat(kubeconfig)
+		return err == nil
+	})
+	operator := start(t, dir, []string{"KUBECONFIG=" + kubeconfig}, "make", "run")
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	widgets := dynamic.NewForConfigOrDie(cfg).Resource(schema.GroupVersionResource{Group: "example.com", Version: "v1alpha1", Resource: "widgets"}).Namespace("default")
+	sample, err := os.ReadFile(filepath.Join(dir, "config", "samples", "widgets.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(sample, &obj.Object); err != nil {
+		t.Fatal(err)
+	}
+	// The CRD is installed by make cluster; the API server may take a moment to serve it.
+	waitFor(t, time.Minute, "the sample to be created", operator, func() bool {
+		_, err := widgets.Create(t.Context(), obj, metav1.CreateOptions{})
+		return err == nil
+	})
+	waitFor(t, 2*time.Minute, "the operator (make run) to say hello in status.create", operator, func() bool {
+		got, err := widgets.Get(t.Context(), obj.GetName(), metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		msg, _, _ := unstructured.NestedString(got.Object, "status", "create", "message")
+		return msg == "Hello, "+obj.GetName()+"!"
+	})
+	operator.stop(t)
+	cluster.stop(t)
+	if out := cluster.out.String(); !strings.Contains(out, "export KUBECONFIG="+kubeconfig) || !strings.Contains(out, "Stopping the control plane.") {
+		t.Errorf("make cluster's output:\n%s", out)
+	}
+}
+
+// process is a command started in a process group of its own, so that it
+// and its children (make, go run, the program, etcd, kube-apiserver) stop
+// together.
+type process struct {
+	cmd  *exec.Cmd
+	out  *syncBuffer
+	done chan struct{}
+	err  error
+}
+
+// start starts a command in dir; the test's cleanup stops it.
+func start(t *testing.T, dir string, env []string, name string, args ...string) *process {
+	t.Helper()
+	p := &process{out: &syncBuffer{}, done: make(chan struct{})}
+	p.cmd = exec.Command(name, args...)
+	p.cmd.Dir = dir
+	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Stdout = p.out
+	p.cmd.Stderr = p.out
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() { p.stop(t) })
+	return p
+}
+
+// stop interrupts the process group, as Ctrl-C does, and kills it if it
+// has not exited after 30 seconds.
+func (p *process) stop(t *testing.T) {
+	t.Helper()
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGINT)
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+		t.Errorf("%s did not stop on SIGINT within 30s:\n%s", p.cmd, p.out.String())
+	}
+}
+
+// waitFor polls cond until it holds, and fails the test after timeout or
+// when the process p exits first.
+func waitFor(t *testing.T, timeout time.Duration, what string, p *process, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		select {
+		case <-p.done:
+			t.Fatalf("waiting for %s: %s exited (%v):\n%s", what, p.cmd, p.err, p.out.String())
+		case <-time.After(200 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s: not within %s; %s says:\n%s", what, timeout, p.cmd, p.out.String())
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer that a command writes while the test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }

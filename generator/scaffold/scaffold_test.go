@@ -131,7 +131,7 @@ func TestRender(t *testing.T) {
 		".dockerignore", ".github/workflows/ci.yml", ".gitignore", "Dockerfile", "Makefile", "README.md",
 		"api/v1alpha1/doc.go", "api/v1alpha1/types.go", "config/manager/deployment.yaml",
 		"config/rbac/role_binding.yaml", "config/rbac/service_account.yaml", "config/samples/widgets.yaml",
-		"go.mod", "internal/handlers/handlers.go", "internal/handlers/handlers_test.go", "main.go", "test/e2e/e2e_test.go",
+		"go.mod", "hack/cluster/main.go", "internal/handlers/handlers.go", "internal/handlers/handlers_test.go", "main.go", "test/e2e/e2e_test.go",
 	}
 	if !sameSet(names, want) {
 		t.Errorf("files %v, want %v", names, want)
