@@ -122,8 +122,12 @@ func runInit(ctx context.Context, out, errOut io.Writer, o scaffold.Options, gen
 			return err
 		}
 		changed, err := generator.Write(files)
+		abs, absErr := filepath.Abs(o.Dir)
 		for _, path := range changed {
-			rel, _ := filepath.Rel(o.Dir, path)
+			rel, relErr := filepath.Rel(abs, path)
+			if absErr != nil || relErr != nil {
+				rel = path
+			}
 			fmt.Fprintf(out, "%-11s %s\n", "generated", filepath.ToSlash(rel))
 		}
 		if err != nil {
