@@ -15,9 +15,10 @@ ASSETS        := $(CURDIR)/bin/k8s/$(K8S_VERSION)-$(GOOS)-$(GOARCH)
 export KUBEBUILDER_ASSETS ?= $(ASSETS)
 # Modules of this repository: the runtime (the root), the generator and
 # kopf-gen (modules of their own, so that an operator requires the runtime
-# only), the end-to-end kit, the examples, the benchmark. UNIT_MODULES are
-# those whose tests need no control plane.
-MODULES       := . generator cmd/kopf-gen e2e examples bench
+# only), the public control-plane helper for tests (envtest), the
+# end-to-end kit, the examples, the benchmark. UNIT_MODULES are those whose
+# tests need no control plane.
+MODULES       := . generator cmd/kopf-gen envtest e2e examples bench
 UNIT_MODULES  := . generator cmd/kopf-gen
 TEST_TIMEOUT  ?= 20m
 CLUSTER_DIR   := $(CURDIR)/.cache/cluster
@@ -43,6 +44,7 @@ unit:
 	$(GO) test -run '^$$' -fuzz FuzzParser -fuzztime 10s ./runtime/watching
 
 e2e: controlplane
+	cd envtest && $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 	cd e2e && $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 	cd examples && $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 

@@ -7,8 +7,9 @@ require (
 	k8s.io/api v0.35.4
 	k8s.io/apimachinery v0.35.4
 	k8s.io/client-go v0.35.4
-	sigs.k8s.io/controller-runtime v0.23.3
 )
+
+require sigs.k8s.io/controller-runtime v0.23.3 // indirect
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
@@ -28,6 +29,7 @@ require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/josharian/intern v1.0.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
+	github.com/kopf-go/kopf/envtest v0.0.0
 	github.com/mailru/easyjson v0.7.7 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
@@ -64,3 +66,5 @@ require (
 )
 
 replace github.com/kopf-go/kopf => ../
+
+replace github.com/kopf-go/kopf/envtest => ../envtest

@@ -31,6 +31,7 @@ require (
 	github.com/josharian/intern v1.0.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/kopf-go/kopf/cmd/kopf-gen v0.0.0 // indirect
+	github.com/kopf-go/kopf/envtest v0.0.0
 	github.com/kopf-go/kopf/generator v0.0.0 // indirect
 	github.com/mailru/easyjson v0.7.7 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
@@ -81,3 +82,5 @@ replace (
 )
 
 tool github.com/kopf-go/kopf/cmd/kopf-gen
+
+replace github.com/kopf-go/kopf/envtest => ../envtest

@@ -1,7 +1,9 @@
-// Package cluster starts a real, local Kubernetes control plane (etcd and
-// kube-apiserver, no controllers, no nodes) for end-to-end tests and for
-// `make cluster`, using controller-runtime's envtest to start and stop the
-// processes.
+// Package cluster is kopf-go's own end-to-end tests' control plane: the
+// public github.com/kopf-go/kopf/envtest (which starts etcd and
+// kube-apiserver through controller-runtime's envtest) plus what only the
+// reliability tests and tools of this repository need: restarting the API
+// server under running operators (restart.go), a user known by a static
+// bearer token (users.go), and finding this repository's own binaries.
 //
 // The binaries are found in $KUBEBUILDER_ASSETS, as envtest users expect,
 // or else in bin/k8s/<version>-<os>-<arch> of this repository, where
@@ -20,32 +22,30 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"github.com/kopf-go/kopf/envtest"
 )
 
 // KubernetesVersion is the version of the control plane this project builds.
-const KubernetesVersion = "1.35.4"
+const KubernetesVersion = envtest.KubernetesVersion
 
-// Cluster is a running control plane.
+// Cluster is a running control plane: an envtest.Environment (its Config,
+// Kubeconfig, UserConfig, Apply) with a token user and API-server restarts.
 type Cluster struct {
-	// Config is an admin's (system:masters) client configuration.
-	Config *rest.Config
-	env    *envtest.Environment
-	// certs and certDirs serve StopAPIServer and StartAPIServer (restart.go);
-	// certDirs also holds the token file's directory (users.go). Every
-	// directory in it is removed by Stop.
-	certs    map[string][]byte
-	certDirs []string
-	token    string // the admin token of TokenUser
+	*envtest.Environment
+	// certs serves StopAPIServer and StartAPIServer (restart.go).
+	certs map[string][]byte
+	// dirs are this package's temporary directories (restored
+	// certificates, the token file), removed by Stop.
+	dirs  []string
+	token string // the admin token of TokenUser
 }
 
 // Start starts a fresh control plane on free loopback ports in temporary
 // directories and stops it when the test ends (pass or fail). It fails the
 // test if the binaries are missing or the control plane does not start.
-func Start(t testing.TB) *Cluster {
+func Start(t testing.TB, opts ...envtest.Option) *Cluster {
 	t.Helper()
-	c, err := StartDetached()
+	c, err := StartDetached(opts...)
 	if err != nil {
 		t.Fatalf("starting the control plane: %v", err)
 	}
@@ -58,84 +58,63 @@ func Start(t testing.TB) *Cluster {
 }
 
 // StartDetached starts a control plane that lives until Stop is called
-// (or this process dies). Options change how it is started.
-func StartDetached(opts ...Option) (*Cluster, error) {
-	assets, err := AssetsDir()
+// (or this process dies), with envtest's options.
+func StartDetached(opts ...envtest.Option) (*Cluster, error) {
+	c := &Cluster{}
+	tokens, err := c.tokenFile()
 	if err != nil {
+		c.removeDirs()
 		return nil, err
 	}
-	env := &envtest.Environment{
-		BinaryAssetsDirectory:    assets,
-		ControlPlaneStartTimeout: 90 * time.Second,
-		ControlPlaneStopTimeout:  30 * time.Second,
+	base := []envtest.Option{envtest.WithAPIServerFlag("token-auth-file", tokens)}
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		dir, err := AssetsDir()
+		if err != nil {
+			c.removeDirs()
+			return nil, err
+		}
+		base = append(base, envtest.WithAssets(dir))
 	}
-	c := &Cluster{env: env}
-	if err := c.configureTokens(); err != nil {
-		_ = c.Stop()
-		return nil, err
-	}
-	for _, opt := range opts {
-		opt(env)
-	}
-	cfg, err := env.Start()
+	env, err := envtest.StartDetached(append(base, opts...)...)
 	if err != nil {
-		_ = c.Stop()
+		c.removeDirs()
 		return nil, err
 	}
-	cfg.QPS, cfg.Burst = 1000, 2000 // the tests' own clients are not the bottleneck
-	c.Config = cfg
+	c.Environment = env
 	return c, nil
 }
 
 // Stop stops the control plane and removes its temporary directories.
 func (c *Cluster) Stop() error {
-	err := c.env.Stop()
-	for _, dir := range c.certDirs {
-		_ = os.RemoveAll(dir)
-	}
+	err := c.Environment.Stop()
+	c.removeDirs()
 	return err
 }
 
-// Kubeconfig returns a kubeconfig for an admin user, for kubectl and for
-// operators run as separate processes.
-func (c *Cluster) Kubeconfig() ([]byte, error) {
-	user, err := c.env.AddUser(envtest.User{Name: "kopf-admin", Groups: []string{"system:masters"}}, c.Config)
-	if err != nil {
-		return nil, err
+func (c *Cluster) removeDirs() {
+	for _, dir := range c.dirs {
+		_ = os.RemoveAll(dir)
 	}
-	return user.KubeConfig()
-}
-
-// WriteKubeconfig writes the admin kubeconfig to a file.
-func (c *Cluster) WriteKubeconfig(path string) error {
-	data, err := c.Kubeconfig()
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, data, 0o600)
+	c.dirs = nil
 }
 
 // AssetsDir finds the control-plane binaries: $KUBEBUILDER_ASSETS, or the
 // repository's bin/k8s/<version>-<os>-<arch>.
 func AssetsDir() (string, error) {
-	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
-		return dir, checkAssets(dir)
+	if os.Getenv("KUBEBUILDER_ASSETS") != "" {
+		return envtest.Assets()
 	}
 	root, err := RepoRoot()
 	if err != nil {
 		return "", err
 	}
 	dir := filepath.Join(root, "bin", "k8s", fmt.Sprintf("%s-%s-%s", KubernetesVersion, runtime.GOOS, runtime.GOARCH))
-	return dir, checkAssets(dir)
-}
-
-func checkAssets(dir string) error {
 	for _, name := range []string{"etcd", "kube-apiserver"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
-			return fmt.Errorf("control-plane binary %s is missing in %s (run `make controlplane` to build it): %w", name, dir, err)
+			return "", fmt.Errorf("control-plane binary %s is missing in %s (run `make controlplane` to build it): %w", name, dir, err)
 		}
 	}
-	return nil
+	return dir, nil
 }
 
 // RepoRoot finds the root of this repository from the working directory.

@@ -28,7 +28,7 @@ import (
 // StartAPIServer: the server comes back on the same address with the same
 // certificates, and clients reconnect as to a restarted kube-apiserver.
 func (c *Cluster) StopAPIServer() error {
-	s := c.env.ControlPlane.APIServer
+	s := c.Envtest().ControlPlane.APIServer
 	if s == nil || s.CertDir == "" {
 		return errors.New("the API server is not running")
 	}
@@ -83,7 +83,7 @@ func (c *Cluster) StopAPIServer() error {
 // on the same address with the same certificates, and waits until it is
 // healthy.
 func (c *Cluster) StartAPIServer() error {
-	s := c.env.ControlPlane.APIServer
+	s := c.Envtest().ControlPlane.APIServer
 	if c.certs == nil {
 		return errors.New("the API server was not stopped with StopAPIServer")
 	}
@@ -91,7 +91,7 @@ func (c *Cluster) StartAPIServer() error {
 	if err != nil {
 		return err
 	}
-	c.certDirs = append(c.certDirs, dir) // removed by Stop: envtest does not own it
+	c.dirs = append(c.dirs, dir) // removed by Stop: envtest does not own it
 	for name, data := range c.certs {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
 			return fmt.Errorf("restoring the API server's certificates: %w", err)

@@ -20,7 +20,7 @@ import (
 
 	"github.com/kopf-go/kopf"
 	"github.com/kopf-go/kopf/e2e/cluster"
-	"github.com/kopf-go/kopf/e2e/kopftest"
+	"github.com/kopf-go/kopf/kopftest"
 )
 
 func TestRun(t *testing.T) {

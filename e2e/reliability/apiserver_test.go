@@ -16,8 +16,10 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kopf-go/kopf"
 	"github.com/kopf-go/kopf/e2e/cluster"
-	"github.com/kopf-go/kopf/e2e/kopftest"
+	"github.com/kopf-go/kopf/envtest"
+	"github.com/kopf-go/kopf/kopftest"
 	"github.com/kopf-go/kopf/runtime/causes"
 	"github.com/kopf-go/kopf/runtime/cli"
 	"github.com/kopf-go/kopf/runtime/registry"
@@ -37,7 +39,7 @@ func TestAPIServerDownAtStart(t *testing.T) {
 	if err := c.StopAPIServer(); err != nil {
 		t.Fatalf("stopping the API server: %v", err)
 	}
-	op := kopftest.Start(t, c.Config, register(handler("create_fn", message("created"), causes.Create)), kopftest.Options{})
+	op := kopftest.Start(t, c.Config, register(handler("create_fn", message("created"), causes.Create)))
 	op.WaitLog("[WARNING ] The API server "+host+" is unreachable (connection refused): GET /api", 10*time.Second)
 	op.WaitLog("[WARNING ] The API server "+host+" is still unreachable after 1 seconds (connection refused)", 10*time.Second)
 	if err := c.StartAPIServer(); err != nil {
@@ -64,7 +66,7 @@ func TestAPIServerDownFor30s(t *testing.T) {
 	var rec calls
 	s := fastSettings()
 	s.Watching.InactivityTimeout = 8 * time.Second
-	op := kopftest.Start(t, c.Config, register(handler("create_fn", rec.recording("create_fn", message("created")), causes.Create)), kopftest.Options{Settings: s})
+	op := kopftest.Start(t, c.Config, register(handler("create_fn", rec.recording("create_fn", message("created")), causes.Create)), withSettings(s))
 	create(t, ri, example("before", nil, nil, nil))
 	waitHandled(t, ri, "before", 30*time.Second, "create_fn")
 
@@ -165,7 +167,7 @@ func TestCRDDeletedAndRecreated(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		if _, err := cluster.Apply(ctx, shared.Config, []byte(ephemeralCRD)); err != nil {
+		if _, err := envtest.Apply(ctx, shared.Config, []byte(ephemeralCRD)); err != nil {
 			t.Fatalf("applying the CRD: %v", err)
 		}
 	}
@@ -177,7 +179,7 @@ func TestCRDDeletedAndRecreated(t *testing.T) {
 	reg := func(r *registry.Registry) error {
 		return r.AddChanging(registry.ChangingHandler{ID: "create_fn", Selector: resources.Selector{Name: "kopfephemerals"}, Reasons: []causes.Reason{causes.Create}, Fn: message("created")})
 	}
-	op := kopftest.Start(t, shared.Config, reg, kopftest.Options{Namespaces: []string{ns}, Settings: fastSettings()})
+	op := kopftest.Start(t, shared.Config, reg, kopf.WithNamespaces(ns))
 	ephemeral := func(name string) *unstructured.Unstructured {
 		obj := example(name, nil, nil, nil)
 		obj.SetKind("KopfEphemeral")
@@ -251,7 +253,7 @@ func TestRBACRevokedAndRestored(t *testing.T) {
 	s := fastSettings()
 	s.Watching.InactivityTimeout = 3 * time.Second
 	ri := objects(shared.Config, ns)
-	op := kopftest.Start(t, userCfg, register(handler("create_fn", message("created"), causes.Create)), kopftest.Options{Namespaces: []string{ns}, Settings: s})
+	op := kopftest.Start(t, userCfg, register(handler("create_fn", message("created"), causes.Create)), kopf.WithNamespaces(ns), withSettings(s))
 	create(t, ri, example("before", nil, nil, nil))
 	waitHandled(t, ri, "before", 30*time.Second, "create_fn")
 

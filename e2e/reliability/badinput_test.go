@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kopf-go/kopf/e2e/kopftest"
+	"github.com/kopf-go/kopf"
+	"github.com/kopf-go/kopf/kopftest"
 	"github.com/kopf-go/kopf/runtime/causes"
 	"github.com/kopf-go/kopf/runtime/kwargs"
 )
@@ -32,7 +33,7 @@ func TestBadInput(t *testing.T) {
 		handler("create_fn", rec.recording("create_fn", message("created")), causes.Create),
 		handler("other_fn", rec.recording("other_fn", message("created")), causes.Create),
 		handler("panicky_fn", panicky, causes.Create),
-	), kopftest.Options{Namespaces: []string{ns}, Settings: fastSettings()})
+	), kopf.WithNamespaces(ns))
 	results := []string{"create_fn", "other_fn", "panicky_fn"}
 
 	t.Run("malformed progress", func(t *testing.T) {
@@ -76,7 +77,7 @@ func TestBadInput(t *testing.T) {
 		create(t, ri, example("bystander", nil, nil, nil))
 		waitHandled(t, ri, "bystander", 10*time.Second, results...)
 		obj := waitHandled(t, ri, "panicking", 30*time.Second, results...)
-		if n := op.Count(failure); n != 2 {
+		if n := op.CountLog(failure); n != 2 {
 			t.Errorf("the panic was logged %d times, want 2", n)
 		}
 		calls := rec.of("panicky_fn", "panicking")

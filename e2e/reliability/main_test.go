@@ -31,7 +31,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/kopf-go/kopf"
 	"github.com/kopf-go/kopf/e2e/cluster"
+	"github.com/kopf-go/kopf/envtest"
 	"github.com/kopf-go/kopf/runtime/causes"
 	"github.com/kopf-go/kopf/runtime/kwargs"
 	"github.com/kopf-go/kopf/runtime/registry"
@@ -90,7 +92,7 @@ func applyCRD(cfg *rest.Config) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	_, err = cluster.Apply(ctx, cfg, crd)
+	_, err = envtest.Apply(ctx, cfg, crd)
 	return err
 }
 
@@ -232,6 +234,12 @@ func fastSettings() *settings.Settings {
 	s := settings.Default()
 	s.Execution.DefaultBackoff = time.Second
 	return s
+}
+
+// withSettings runs a test's operator with the settings s (those of
+// fastSettings, changed).
+func withSettings(s *settings.Settings) kopf.Option {
+	return kopf.WithSettings(func(d *kopf.Settings) { *d = *s })
 }
 
 // handler is a changing handler of KopfExample objects.

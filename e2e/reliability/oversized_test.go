@@ -10,7 +10,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kopf-go/kopf/e2e/kopftest"
+	"github.com/kopf-go/kopf"
+	"github.com/kopf-go/kopf/kopftest"
 	"github.com/kopf-go/kopf/runtime/causes"
 	"github.com/kopf-go/kopf/runtime/kwargs"
 )
@@ -32,8 +33,7 @@ func TestOversizedDiffBase(t *testing.T) {
 	fn := rec.recording("create_fn", func(_ context.Context, kw *kwargs.Changing) (any, error) {
 		return map[string]any{"children": []any{fmt.Sprintf("child-%d", seq.Add(1))}}, nil
 	})
-	op := kopftest.Start(t, shared.Config, register(handler("create_fn", fn, causes.Create)),
-		kopftest.Options{Namespaces: []string{ns}, Settings: fastSettings()})
+	op := kopftest.Start(t, shared.Config, register(handler("create_fn", fn, causes.Create)), kopf.WithNamespaces(ns))
 
 	blob := strings.Repeat("x", 300*1024)
 	create(t, ri, example("huge", map[string]any{"blob": blob}, nil, nil))

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kopf-go/kopf/e2e/kopftest"
+	"github.com/kopf-go/kopf/kopftest"
 	"github.com/kopf-go/kopf/runtime/causes"
 	"github.com/kopf-go/kopf/runtime/kwargs"
 )
@@ -37,7 +37,7 @@ func TestAPIServerRestart(t *testing.T) {
 		}
 		return map[string]any{"message": "created"}, nil
 	})
-	op := kopftest.Start(t, c.Config, register(handler("create_fn", fn, causes.Create)), kopftest.Options{Settings: fastSettings()})
+	op := kopftest.Start(t, c.Config, register(handler("create_fn", fn, causes.Create)))
 
 	create(t, ri, example("before", nil, nil, nil))
 	waitHandled(t, ri, "before", 30*time.Second, "create_fn")

@@ -8,7 +8,8 @@ import (
 
 	"k8s.io/client-go/rest"
 
-	"github.com/kopf-go/kopf/e2e/kopftest"
+	"github.com/kopf-go/kopf"
+	"github.com/kopf-go/kopf/kopftest"
 	"github.com/kopf-go/kopf/runtime/causes"
 )
 
@@ -34,8 +35,7 @@ func TestSilentWatch(t *testing.T) {
 	s := fastSettings()
 	s.Watching.InactivityTimeout = inactivity
 	var rec calls
-	op := kopftest.Start(t, cfg, register(handler("create_fn", rec.recording("create_fn", message("created")), causes.Create)),
-		kopftest.Options{Namespaces: []string{ns}, Settings: s})
+	op := kopftest.Start(t, cfg, register(handler("create_fn", rec.recording("create_fn", message("created")), causes.Create)), kopf.WithNamespaces(ns), withSettings(s))
 
 	// Through the proxy, the operator works.
 	create(t, ri, example("before-freeze", nil, nil, nil))
@@ -45,7 +45,7 @@ func TestSilentWatch(t *testing.T) {
 	frozen := proxy.Freeze()
 	frozenAt := time.Now()
 	warning := fmt.Sprintf("The watch stream of kopfexamples.v1.kopf.dev in %s has been silent for 3 seconds; re-establishing it.", ns)
-	warnings := op.Count(warning)
+	warnings := op.CountLog(warning)
 	t.Logf("froze %d connection(s)", frozen)
 
 	create(t, ri, example("while-frozen", nil, nil, nil))
@@ -56,7 +56,7 @@ func TestSilentWatch(t *testing.T) {
 	} else {
 		t.Logf("handled %s after the freeze", time.Since(frozenAt).Round(100*time.Millisecond))
 	}
-	if op.Count(warning) <= warnings {
+	if op.CountLog(warning) <= warnings {
 		t.Errorf("no warning about the silent watch stream after the freeze; want %q", warning)
 	}
 	if proxy.Accepted() <= accepted {

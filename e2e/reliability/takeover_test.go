@@ -12,7 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kopf-go/kopf/e2e/kopftest"
+	"github.com/kopf-go/kopf"
+	"github.com/kopf-go/kopf/kopftest"
 	"github.com/kopf-go/kopf/runtime/causes"
 )
 
@@ -92,7 +93,7 @@ func TestTakeoverFromKopf(t *testing.T) {
 		handler("half_naive_fn", rec.recording("half_naive_fn", message("by kopf-go")), causes.Create),
 		handler("upd_done_fn", rec.recording("upd_done_fn", message("by kopf-go")), causes.Update),
 		handler(longID, rec.recording(longID, message("by kopf-go")), causes.Update),
-	), kopftest.Options{Namespaces: []string{ns}, Settings: fastSettings()})
+	), kopf.WithNamespaces(ns))
 
 	obj := waitHandled(t, ri, "half-done", 30*time.Second, "done_fn", "half_fn", "done_naive_fn", "half_naive_fn")
 	op.WaitLog(fmt.Sprintf("[%s/half-done] Creation is processed: 4 succeeded; 0 failed.", ns), 5*time.Second)

@@ -12,7 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kopf-go/kopf/e2e/kopftest"
+	"github.com/kopf-go/kopf"
+	"github.com/kopf-go/kopf/kopftest"
 	"github.com/kopf-go/kopf/runtime/causes"
 	"github.com/kopf-go/kopf/runtime/filters"
 	"github.com/kopf-go/kopf/runtime/kwargs"
@@ -81,7 +82,7 @@ func TestUserCodeIsolated(t *testing.T) {
 			}
 		}
 		return nil
-	}, kopftest.Options{Namespaces: []string{ns}, Settings: fastSettings()})
+	}, kopf.WithNamespaces(ns))
 
 	labels := map[string]string{"app": "demo"}
 	create(t, ri, example("target", nil, labels, nil))
@@ -130,7 +131,7 @@ func TestUserCodeIsolated(t *testing.T) {
 		fmt.Sprintf("[%s/target] Handler 'delete_fn' does not match: its filters have failed: panic: when= exploded", ns),
 		fmt.Sprintf("[%s/target] Handler 'event_panics' does not match: its filters have failed: panic: label callback exploded", ns),
 	} {
-		if n := op.Count(line); n != 1 {
+		if n := op.CountLog(line); n != 1 {
 			t.Errorf("%q is logged %d times, want once", line, n)
 		}
 	}

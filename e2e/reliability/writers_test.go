@@ -13,8 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/kopf-go/kopf"
 	"github.com/kopf-go/kopf/e2e/cluster"
-	"github.com/kopf-go/kopf/e2e/kopftest"
+	"github.com/kopf-go/kopf/kopftest"
 	"github.com/kopf-go/kopf/runtime/causes"
 	"github.com/kopf-go/kopf/runtime/execution"
 	"github.com/kopf-go/kopf/runtime/kwargs"
@@ -41,7 +42,7 @@ func TestConcurrentWriter(t *testing.T) {
 	kopftest.Start(t, shared.Config, register(
 		handler("create_fn", rec.recording("create_fn", message("created")), causes.Create),
 		handler("update_fn", updateFn, causes.Update),
-	), kopftest.Options{Namespaces: []string{ns}, Settings: fastSettings()})
+	), kopf.WithNamespaces(ns))
 
 	ctx := context.Background()
 	create(t, ri, example("contended", map[string]any{"counter": int64(0)}, nil, nil))

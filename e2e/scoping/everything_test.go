@@ -10,8 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kopf-go/kopf"
 	"github.com/kopf-go/kopf/e2e/cluster"
-	"github.com/kopf-go/kopf/e2e/kopftest"
+	"github.com/kopf-go/kopf/kopftest"
 	"github.com/kopf-go/kopf/runtime/kwargs"
 	"github.com/kopf-go/kopf/runtime/registry"
 	"github.com/kopf-go/kopf/runtime/resources"
@@ -34,7 +35,7 @@ func TestEverything(t *testing.T) {
 				return nil
 			},
 		})
-	}, kopftest.Options{Namespaces: []string{"default"}})
+	}, kopf.WithNamespaces("default"))
 	cs := kubernetes.NewForConfigOrDie(c.Config)
 	if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

@@ -16,8 +16,10 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kopf-go/kopf"
 	"github.com/kopf-go/kopf/e2e/cluster"
-	"github.com/kopf-go/kopf/e2e/kopftest"
+	"github.com/kopf-go/kopf/envtest"
+	"github.com/kopf-go/kopf/kopftest"
 	"github.com/kopf-go/kopf/runtime/causes"
 	"github.com/kopf-go/kopf/runtime/kwargs"
 	"github.com/kopf-go/kopf/runtime/registry"
@@ -67,8 +69,7 @@ func TestNamespacePatterns(t *testing.T) {
 		}
 	}
 	seen := make(chan string, 100)
-	kopftest.Start(t, c.Config, register(resources.Selector{Version: "v1", Name: "configmaps", Core: true}, seen),
-		kopftest.Options{Namespaces: []string{"ns-*,!ns-2"}})
+	kopftest.Start(t, c.Config, register(resources.Selector{Version: "v1", Name: "configmaps", Core: true}, seen), kopf.WithNamespaces("ns-*,!ns-2"))
 	for _, ns := range []string{"other", "ns-2", "ns-1"} {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm", Namespace: ns}}
 		if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
@@ -110,8 +111,7 @@ func TestExactNamespaces(t *testing.T) {
 		}
 	}
 	seen := make(chan string, 100)
-	kopftest.Start(t, c.Config, register(resources.Selector{Version: "v1", Name: "configmaps", Core: true}, seen),
-		kopftest.Options{Namespaces: []string{"a", "c"}})
+	kopftest.Start(t, c.Config, register(resources.Selector{Version: "v1", Name: "configmaps", Core: true}, seen), kopf.WithNamespaces("a", "c"))
 	for _, ns := range []string{"a", "b", "c"} {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm", Namespace: ns}}
 		if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
@@ -142,11 +142,11 @@ func TestExactNamespaces(t *testing.T) {
 func TestClusterScoped(t *testing.T) {
 	ctx := context.Background()
 	c := cluster.Start(t)
-	if _, err := cluster.Apply(ctx, c.Config, []byte(clusterCRD)); err != nil {
+	if _, err := envtest.Apply(ctx, c.Config, []byte(clusterCRD)); err != nil {
 		t.Fatal(err)
 	}
 	seen := make(chan string, 100)
-	kopftest.Start(t, c.Config, register(resources.Selector{Name: "clusterthings"}, seen), kopftest.Options{Namespaces: []string{"default"}})
+	kopftest.Start(t, c.Config, register(resources.Selector{Name: "clusterthings"}, seen), kopf.WithNamespaces("default"))
 	gvr := schema.GroupVersionResource{Group: "scoping.kopf.dev", Version: "v1", Resource: "clusterthings"}
 	dyn := dynamic.NewForConfigOrDie(c.Config)
 	for i := range 3 {

@@ -13,8 +13,9 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kopf-go/kopf/e2e/cluster"
-	"github.com/kopf-go/kopf/e2e/kopftest"
+	"github.com/kopf-go/kopf/envtest"
 	"github.com/kopf-go/kopf/examples"
+	"github.com/kopf-go/kopf/kopftest"
 )
 
 var kopfexamples = schema.GroupVersionResource{Group: "kopf.dev", Version: "v1", Resource: "kopfexamples"}
@@ -28,8 +29,8 @@ func TestMinimal(t *testing.T) {
 	dyn := dynamic.NewForConfigOrDie(c.Config)
 	objects := dyn.Resource(kopfexamples).Namespace("default")
 
-	op := kopftest.Start(t, c.Config, Register, kopftest.Options{})
-	if _, err := cluster.Apply(ctx, c.Config, examples.Object); err != nil {
+	op := kopftest.Start(t, c.Config, Register)
+	if _, err := envtest.Apply(ctx, c.Config, examples.Object); err != nil {
 		t.Fatal(err)
 	}
 
@@ -66,7 +67,7 @@ func TestMinimal(t *testing.T) {
 	}
 	op.WaitLog("[default/kopf-example-1] Handler 'create_fn' succeeded.", 5*time.Second)
 	op.WaitLog("[default/kopf-example-1] Creation is processed: 1 succeeded; 0 failed.", 5*time.Second)
-	if n := op.Count("Handler 'create_fn' succeeded."); n != 1 {
+	if n := op.CountLog("Handler 'create_fn' succeeded."); n != 1 {
 		t.Errorf("the handler succeeded %d times, want once", n)
 	}
 	op.Stop()
@@ -76,7 +77,7 @@ func TestMinimal(t *testing.T) {
 	// logs the resuming cause (with no resume handlers to run), then ends
 	// the cycle.
 	rv := obj.GetResourceVersion()
-	op2 := kopftest.Start(t, c.Config, Register, kopftest.Options{})
+	op2 := kopftest.Start(t, c.Config, Register)
 	op2.WaitLog("[default/kopf-example-1] Resuming is in progress: {", 10*time.Second)
 	op2.WaitLog("[default/kopf-example-1] Handling cycle is finished, waiting for new changes.", 10*time.Second)
 	op2.Stop()
@@ -124,16 +125,16 @@ func TestTakeoverFromKopf(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	op := kopftest.Start(t, c.Config, Register, kopftest.Options{})
+	op := kopftest.Start(t, c.Config, Register)
 	op.WaitLog("[default/handled-by-kopf] Handling cycle is finished, waiting for new changes.", 30*time.Second)
 	// A new object is handled meanwhile: the operator is not idle by accident.
-	if _, err := cluster.Apply(ctx, c.Config, examples.Object); err != nil {
+	if _, err := envtest.Apply(ctx, c.Config, examples.Object); err != nil {
 		t.Fatal(err)
 	}
 	op.WaitLog("[default/kopf-example-1] Handler 'create_fn' succeeded.", 30*time.Second)
 	op.Stop()
 
-	if n := op.Count("[default/handled-by-kopf] Handler 'create_fn'"); n != 0 {
+	if n := op.CountLog("[default/handled-by-kopf] Handler 'create_fn'"); n != 0 {
 		t.Errorf("create_fn ran %d times for the object Kopf had handled, want 0", n)
 	}
 	got, err := objects.Get(ctx, "handled-by-kopf", metav1.GetOptions{})

@@ -8,9 +8,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kopf-go/kopf/e2e/cluster"
-	"github.com/kopf-go/kopf/e2e/kopftest"
+	"github.com/kopf-go/kopf/envtest"
 	"github.com/kopf-go/kopf/examples"
+	"github.com/kopf-go/kopf/kopftest"
 )
 
 // As Kopf's own end-to-end run of this example: create, wait until the
@@ -18,8 +18,8 @@ import (
 func TestExceptions(t *testing.T) {
 	ctx := context.Background()
 	c := examples.StartCluster(t)
-	op := kopftest.Start(t, c.Config, Register, kopftest.Options{})
-	if _, err := cluster.Apply(ctx, c.Config, examples.Object); err != nil {
+	op := kopftest.Start(t, c.Config, Register)
+	if _, err := envtest.Apply(ctx, c.Config, examples.Object); err != nil {
 		t.Fatal(err)
 	}
 	const ref = "[default/kopf-example-1] "
@@ -37,18 +37,18 @@ func TestExceptions(t *testing.T) {
 			t.Errorf("the log lacks %q", line)
 		}
 	}
-	if n := op.Count("Handler 'eventual_success_with_a_few_messages' failed temporarily"); n != 3 {
+	if n := op.CountLog("Handler 'eventual_success_with_a_few_messages' failed temporarily"); n != 3 {
 		t.Errorf("EventualSuccessWithAFewMessages failed temporarily %d times, want 3", n)
 	}
-	if n := op.Count("Handler 'eventual_failure_with_tracebacks' failed with an exception and will try again"); n != 2 {
+	if n := op.CountLog("Handler 'eventual_failure_with_tracebacks' failed with an exception and will try again"); n != 2 {
 		t.Errorf("EventualFailureWithTracebacks was retried %d times, want 2", n)
 	}
-	if n := op.Count("Handler 'instant_failure_with_only_a_message' is invoked."); n != 1 {
+	if n := op.CountLog("Handler 'instant_failure_with_only_a_message' is invoked."); n != 1 {
 		t.Errorf("InstantFailureWithOnlyAMessage was invoked %d times, want 1", n)
 	}
 
 	// Fully processed: no progress left, the diff-base stored.
-	objs := kopftest.NewObjects(t, c.Config, kopftest.KopfExamples, "default")
+	objs := kopftest.NewObjects(t, c.Config, examples.KopfExamples, "default")
 	obj := objs.WaitFor("kopf-example-1", 10*time.Second, func(o *unstructured.Unstructured) bool {
 		_, ok := o.GetAnnotations()["kopf.zalando.org/last-handled-configuration"]
 		return ok

@@ -13,9 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/kopf-go/kopf/e2e/cluster"
-	"github.com/kopf-go/kopf/e2e/kopftest"
+	"github.com/kopf-go/kopf/envtest"
 	"github.com/kopf-go/kopf/examples"
+	"github.com/kopf-go/kopf/kopftest"
 )
 
 const (
@@ -31,12 +31,12 @@ const (
 func TestHandlers(t *testing.T) {
 	ctx := context.Background()
 	c := examples.StartCluster(t)
-	objs := kopftest.NewObjects(t, c.Config, kopftest.KopfExamples, "default")
+	objs := kopftest.NewObjects(t, c.Config, examples.KopfExamples, "default")
 
 	// Creation: the delete handlers need the finalizer, which is added in a
 	// cycle of its own first; then both create handlers, in order.
-	op := kopftest.Start(t, c.Config, Register, kopftest.Options{})
-	if _, err := cluster.Apply(ctx, c.Config, examples.Object); err != nil {
+	op := kopftest.Start(t, c.Config, Register)
+	if _, err := envtest.Apply(ctx, c.Config, examples.Object); err != nil {
 		t.Fatal(err)
 	}
 	op.WaitLog(ref+"Creation is processed: ", 30*time.Second)
@@ -50,7 +50,7 @@ func TestHandlers(t *testing.T) {
 		ref+"Creation is processed: ",
 	)
 	for _, line := range []string{"CREATED 1st", "CREATED 2nd"} {
-		if n := op.Count(ref + line); n != 1 {
+		if n := op.CountLog(ref + line); n != 1 {
 			t.Errorf("%q is logged %d times, want once", line, n)
 		}
 	}
@@ -101,7 +101,7 @@ func TestHandlers(t *testing.T) {
 		t.Errorf("the new essence lacks spec.field=changed: %s", newEssence)
 	}
 	for _, line := range []string{ref + "UPDATED diff: ", ref + "FIELD CHANGED: value -> changed"} {
-		if n := op.Count(line); n != 1 {
+		if n := op.CountLog(line); n != 1 {
 			t.Errorf("%q is logged %d times, want once", line, n)
 		}
 	}
@@ -116,7 +116,7 @@ func TestHandlers(t *testing.T) {
 
 	// Restart: the object is found in the initial listing, already handled
 	// and unchanged, so it is resumed: both resume handlers, in order, once.
-	op2 := kopftest.Start(t, c.Config, Register, kopftest.Options{})
+	op2 := kopftest.Start(t, c.Config, Register)
 	op2.WaitLog(ref+"Resuming is processed: 2 succeeded; 0 failed.", 30*time.Second)
 	logs = op2.Logs()
 	inOrder(t, logs,
@@ -153,7 +153,7 @@ func TestHandlers(t *testing.T) {
 		ref+"Deleted, really deleted, and we are notified.",
 	)
 	for _, line := range []string{"RESUMED 1st", "RESUMED 2nd", "DELETED 2nd"} {
-		if n := op2.Count(ref + line); n != 1 {
+		if n := op2.CountLog(ref + line); n != 1 {
 			t.Errorf("%q is logged %d times, want once", line, n)
 		}
 	}
@@ -167,7 +167,7 @@ func TestHandlers(t *testing.T) {
 // again on a stale version of the object after the finalizer is removed.
 func checkDeletedOnce(t *testing.T, op *kopftest.Operator) {
 	t.Helper()
-	if n := op.Count(ref + "DELETED 1st"); n != 1 {
+	if n := op.CountLog(ref + "DELETED 1st"); n != 1 {
 		t.Errorf("%q is logged %d times, want once", "DELETED 1st", n)
 	}
 }
@@ -258,7 +258,7 @@ func noProgress(t *testing.T, obj *unstructured.Unstructured) {
 func TestTakeoverMidCreationFromKopf(t *testing.T) {
 	ctx := context.Background()
 	c := examples.StartCluster(t)
-	objects := dynamic.NewForConfigOrDie(c.Config).Resource(kopftest.KopfExamples).Namespace("default")
+	objects := dynamic.NewForConfigOrDie(c.Config).Resource(examples.KopfExamples).Namespace("default")
 
 	started := time.Now().UTC().Add(-time.Minute)
 	kopfTime := func(t time.Time) string { return t.Format("2006-01-02T15:04:05.000000") + "+00:00" }
@@ -282,16 +282,16 @@ func TestTakeoverMidCreationFromKopf(t *testing.T) {
 	}
 
 	const half = "[default/half-created] "
-	op := kopftest.Start(t, c.Config, Register, kopftest.Options{})
+	op := kopftest.Start(t, c.Config, Register)
 	op.WaitLog(half+"Creation is processed: ", 30*time.Second)
 	op.Stop()
-	if n := op.Count(half + "Handler 'create_fn_1'"); n != 0 {
+	if n := op.CountLog(half + "Handler 'create_fn_1'"); n != 0 {
 		t.Errorf("create_fn_1, done by Kopf, ran %d times, want 0", n)
 	}
-	if n := op.Count(half + "Handler 'create_fn_2' succeeded."); n != 1 {
+	if n := op.CountLog(half + "Handler 'create_fn_2' succeeded."); n != 1 {
 		t.Errorf("create_fn_2 succeeded %d times, want once", n)
 	}
-	if n := op.Count(half + "CREATED 1st"); n != 0 {
+	if n := op.CountLog(half + "CREATED 1st"); n != 0 {
 		t.Errorf("create_fn_1's body ran %d times, want 0", n)
 	}
 	// Done: Kopf's record is purged with the others and the diff-base stored.

@@ -6,16 +6,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kopf-go/kopf/e2e/cluster"
-	"github.com/kopf-go/kopf/e2e/kopftest"
+	"github.com/kopf-go/kopf/envtest"
 	"github.com/kopf-go/kopf/examples"
+	"github.com/kopf-go/kopf/kopftest"
 )
 
 func TestSubhandlers(t *testing.T) {
 	ctx := context.Background()
 	c := examples.StartCluster(t)
-	op := kopftest.Start(t, c.Config, Register, kopftest.Options{})
-	if _, err := cluster.Apply(ctx, c.Config, examples.Object); err != nil {
+	op := kopftest.Start(t, c.Config, Register)
+	if _, err := envtest.Apply(ctx, c.Config, examples.Object); err != nil {
 		t.Fatal(err)
 	}
 	const ref = "[default/kopf-example-1] "
@@ -37,11 +37,11 @@ func TestSubhandlers(t *testing.T) {
 		}
 		pos += i + len(line)
 	}
-	if n := op.Count("=== Handling creation for item1. ==="); n != 1 {
+	if n := op.CountLog("=== Handling creation for item1. ==="); n != 1 {
 		t.Errorf("item1 was handled %d times, want once", n)
 	}
 
-	objs := kopftest.NewObjects(t, c.Config, kopftest.KopfExamples, "default")
+	objs := kopftest.NewObjects(t, c.Config, examples.KopfExamples, "default")
 	obj := objs.Get("kopf-example-1")
 	for key := range obj.GetAnnotations() {
 		if strings.HasPrefix(key, "kopf.zalando.org/") && key != "kopf.zalando.org/last-handled-configuration" {

@@ -8,9 +8,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kopf-go/kopf/e2e/cluster"
-	"github.com/kopf-go/kopf/e2e/kopftest"
+	"github.com/kopf-go/kopf/envtest"
 	"github.com/kopf-go/kopf/examples"
+	"github.com/kopf-go/kopf/kopftest"
 )
 
 const (
@@ -27,11 +27,11 @@ const (
 func TestEvents(t *testing.T) {
 	ctx := context.Background()
 	c := examples.StartCluster(t)
-	objs := kopftest.NewObjects(t, c.Config, kopftest.KopfExamples, "default")
+	objs := kopftest.NewObjects(t, c.Config, examples.KopfExamples, "default")
 
 	// Creation.
-	op := kopftest.Start(t, c.Config, Register, kopftest.Options{})
-	created, err := cluster.Apply(ctx, c.Config, examples.Object)
+	op := kopftest.Start(t, c.Config, Register)
+	created, err := envtest.Apply(ctx, c.Config, examples.Object)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestEvents(t *testing.T) {
 
 	// Listing: a restarted operator sees the object in its first listing,
 	// an event of type None.
-	op2 := kopftest.Start(t, c.Config, Register, kopftest.Options{})
+	op2 := kopftest.Start(t, c.Config, Register)
 	op2.WaitLog(ref+"Event received: type=None, name=kopf-example-1", 30*time.Second)
 	untouched(t, objs, rv)
 
@@ -77,7 +77,7 @@ func checkEvents(t *testing.T, op *kopftest.Operator, want map[string]int) {
 	total := 0
 	for typ, n := range want {
 		total += n
-		if got := op.Count(ref + "Event received: type=" + typ + ", name=kopf-example-1"); got != n {
+		if got := op.CountLog(ref + "Event received: type=" + typ + ", name=kopf-example-1"); got != n {
 			t.Errorf("events of type %s: %d, want %d", typ, got, n)
 		}
 	}
@@ -90,7 +90,7 @@ func checkEvents(t *testing.T, op *kopftest.Operator, want map[string]int) {
 		"Handler 'event_fn_with_error' succeeded.":                                               0,
 		"will try again": 0,
 	} {
-		if got := op.Count(text); got != n {
+		if got := op.CountLog(text); got != n {
 			t.Errorf("%q is logged %d times, want %d", text, got, n)
 		}
 	}

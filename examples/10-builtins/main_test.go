@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kopf-go/kopf/e2e/cluster"
-	"github.com/kopf-go/kopf/e2e/kopftest"
+	"github.com/kopf-go/kopf/kopftest"
 )
 
 // A pod in sight gets a killer; deleting it first cancels the killer, and
@@ -30,7 +30,7 @@ func TestBuiltins(t *testing.T) {
 	if _, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	op := kopftest.Start(t, c.Config, Register, kopftest.Options{})
+	op := kopftest.Start(t, c.Config, Register)
 	const ref = "[default/example-pod] "
 	op.WaitLog(ref+"=== Pod killing happens in 30s.", 30*time.Second)
 	op.WaitLog(ref+"Creation is processed: 1 succeeded; 0 failed.", 10*time.Second)
@@ -59,7 +59,7 @@ func TestBuiltins(t *testing.T) {
 	op.WaitLog(ref+"Deletion is processed: 1 succeeded; 0 failed.", 10*time.Second)
 	op.WaitLog(ref+"Removing the finalizer, thus allowing the actual deletion.", 10*time.Second)
 	op.WaitLog(ref+"Deleted, really deleted, and we are notified.", 10*time.Second)
-	if n := op.Count(ref + "=== Pod killing happens in 30s."); n != 1 {
+	if n := op.CountLog(ref + "=== Pod killing happens in 30s."); n != 1 {
 		t.Errorf("the pod got %d killers, want 1", n)
 	}
 	pods.Delete("example-pod-2", 30*time.Second)
@@ -72,10 +72,10 @@ func TestBuiltins(t *testing.T) {
 	if _, err := cs.CoreV1().Pods("default").Create(ctx, pod3, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	op2 := kopftest.Start(t, c.Config, Register, kopftest.Options{})
+	op2 := kopftest.Start(t, c.Config, Register)
 	op2.WaitLog("[default/example-pod-3] Creation is processed: 1 succeeded; 0 failed.", 30*time.Second)
 	op2.Stop()
-	op3 := kopftest.Start(t, c.Config, Register, kopftest.Options{})
+	op3 := kopftest.Start(t, c.Config, Register)
 	op3.WaitLog("[default/example-pod-3] Resuming is processed: 1 succeeded; 0 failed.", 30*time.Second)
 	op3.WaitLog("[default/example-pod-3] === Pod killing happens in 30s.", 5*time.Second)
 }

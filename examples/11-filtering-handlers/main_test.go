@@ -9,9 +9,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kopf-go/kopf/e2e/cluster"
-	"github.com/kopf-go/kopf/e2e/kopftest"
+	"github.com/kopf-go/kopf/envtest"
 	"github.com/kopf-go/kopf/examples"
+	"github.com/kopf-go/kopf/kopftest"
 )
 
 const (
@@ -77,9 +77,9 @@ func TestFilteringHandlers(t *testing.T) {
 
 	ctx := context.Background()
 	c := examples.StartCluster(t)
-	objs := kopftest.NewObjects(t, c.Config, kopftest.KopfExamples, "default")
-	op := kopftest.Start(t, c.Config, Register, kopftest.Options{})
-	if _, err := cluster.Apply(ctx, c.Config, examples.Object); err != nil {
+	objs := kopftest.NewObjects(t, c.Config, examples.KopfExamples, "default")
+	op := kopftest.Start(t, c.Config, Register)
+	if _, err := envtest.Apply(ctx, c.Config, examples.Object); err != nil {
 		t.Fatal(err)
 	}
 
@@ -127,7 +127,7 @@ func TestFilteringHandlers(t *testing.T) {
 			t.Errorf("the non-matching handler %s appears in the log", h.id)
 		}
 	}
-	if n := op.Count(" is processed: "); n != 2 {
+	if n := op.CountLog(" is processed: "); n != 2 {
 		t.Errorf("%d causes are processed, want 2 (creation, update)", n)
 	}
 }
@@ -139,10 +139,10 @@ func checkRan(t *testing.T, op *kopftest.Operator, obj *unstructured.Unstructure
 	t.Helper()
 	msg, found, _ := unstructured.NestedString(obj.Object, "status", h.id, "message")
 	if !h.match {
-		if n := op.Count(h.line); n != 0 {
+		if n := op.CountLog(h.line); n != 0 {
 			t.Errorf("%s ran: %q is logged %d times", h.id, h.line, n)
 		}
-		if n := op.Count(h.id); n != 0 {
+		if n := op.CountLog(h.id); n != 0 {
 			t.Errorf("%s appears in the log %d times", h.id, n)
 		}
 		if found {
@@ -150,10 +150,10 @@ func checkRan(t *testing.T, op *kopftest.Operator, obj *unstructured.Unstructure
 		}
 		return
 	}
-	if n := op.Count(ref + h.line); n != 1 {
+	if n := op.CountLog(ref + h.line); n != 1 {
 		t.Errorf("%s: %q is logged %d times, want once", h.id, h.line, n)
 	}
-	if n := op.Count(ref + "Handler '" + h.id + "' succeeded."); n != 1 {
+	if n := op.CountLog(ref + "Handler '" + h.id + "' succeeded."); n != 1 {
 		t.Errorf("%s succeeded %d times, want once", h.id, n)
 	}
 	if msg != h.line {

@@ -21,6 +21,7 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
@@ -28,6 +29,7 @@ import (
 
 	"github.com/kopf-go/kopf/runtime/logging"
 	"github.com/kopf-go/kopf/runtime/operator"
+	"github.com/kopf-go/kopf/runtime/reactor"
 	"github.com/kopf-go/kopf/runtime/registry"
 	"github.com/kopf-go/kopf/runtime/settings"
 )
@@ -62,6 +64,11 @@ type Options struct {
 	// Ready, if set, is called once the operator is ready (see
 	// operator.Options.Ready).
 	Ready func()
+	// Observe and RescanInterval are operator.Options' (for package
+	// kopftest: the handlers' outcomes, and CRDs created while a test's
+	// operator runs found sooner); no facade option sets them.
+	Observe        func(reactor.Observation)
+	RescanInterval time.Duration
 }
 
 // Run runs the operator with the handlers that register adds, without a
@@ -91,13 +98,15 @@ func Run(ctx context.Context, register RegisterFunc, opts Options) error {
 		login = func(context.Context) (*rest.Config, error) { return LoadConfig("") }
 	}
 	return operator.Run(ctx, cfg, reg, operator.Options{
-		Namespaces:    opts.Namespaces,
-		AllNamespaces: opts.AllNamespaces,
-		Standalone:    opts.Standalone,
-		Settings:      opts.Settings,
-		Logger:        logger,
-		Login:         login,
-		Ready:         opts.Ready,
+		Namespaces:     opts.Namespaces,
+		AllNamespaces:  opts.AllNamespaces,
+		Standalone:     opts.Standalone,
+		Settings:       opts.Settings,
+		Logger:         logger,
+		Login:          login,
+		Ready:          opts.Ready,
+		Observe:        opts.Observe,
+		RescanInterval: opts.RescanInterval,
 	})
 }
 
@@ -220,13 +229,15 @@ func newRunCommand(register RegisterFunc, logOut io.Writer, opts Options) *cobra
 			done := make(chan error, 1)
 			go func() {
 				done <- operator.Run(ctx, cfg, reg, operator.Options{
-					Namespaces:    namespaces,
-					AllNamespaces: all,
-					Standalone:    f.standalone || opts.Standalone,
-					Settings:      opts.Settings,
-					Logger:        logger,
-					Login:         login,
-					Ready:         opts.Ready,
+					Namespaces:     namespaces,
+					AllNamespaces:  all,
+					Standalone:     f.standalone || opts.Standalone,
+					Settings:       opts.Settings,
+					Logger:         logger,
+					Login:          login,
+					Ready:          opts.Ready,
+					Observe:        opts.Observe,
+					RescanInterval: opts.RescanInterval,
 				})
 			}()
 			select {

@@ -72,6 +72,10 @@ type Options struct {
 	// missing) or a watch cannot list (e.g. RBAC forbids it). This is later than Kopf's ready_flag, which is raised once
 	// the startup activities are done, before the watching starts.
 	Ready func()
+	// Observe, if set, is told how every attempt of a handler ended, per
+	// object (see reactor.Observation and Reactor.Observe): the hook of
+	// package kopftest's outcome assertions.
+	Observe func(reactor.Observation)
 
 	dropConnections func()          // closes every connection to the API server
 	releaser        *memoryReleaser // nil: the memory is left to the Go runtime
@@ -341,7 +345,7 @@ func serve(ctx context.Context, wg *sync.WaitGroup, dc discovery.DiscoveryInterf
 
 func serveResource(ctx context.Context, wg *sync.WaitGroup, cl clients, reg *registry.Registry, opts Options, sc scope.Scope, res resources.Resource) {
 	client := cl.dynamic.Resource(schema.GroupVersionResource{Group: res.Group, Version: res.Version, Resource: res.Plural})
-	r := &reactor.Reactor{Resource: res, Client: client, REST: cl.rest, Registry: reg, Settings: opts.Settings, Logger: opts.Logger}
+	r := &reactor.Reactor{Resource: res, Client: client, REST: cl.rest, Registry: reg, Settings: opts.Settings, Logger: opts.Logger, Observe: opts.Observe}
 	// Workers outlive the watchers: on stop, each finishes the cycle it is
 	// in (so that its results are written) for up to the exit timeout, and
 	// only then is its context cancelled (see drain).

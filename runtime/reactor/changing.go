@@ -69,11 +69,13 @@ func (r *Reactor) cycle(ctx context.Context, b body.Body, mem *memory, s *queuei
 	kw.Patch = p
 	outcome := r.runHandlers(ctx, c.b, p, kw, "", c.handlers, c.logger)
 	if outcome.cancelled {
+		r.report(outcome.observed)
 		return nil // the operator is exiting: nothing of this cycle is stored
 	}
 	r.storeOutcome(c, p, outcome)
 
 	rv, err := r.applyOutcome(ctx, c, p)
+	r.report(outcome.observed)
 	if err != nil {
 		return err
 	}
@@ -315,7 +317,8 @@ type handlersOutcome struct {
 	due               bool          // a handler is due now but left to a later cycle
 	ids               []string      // every progress id involved, to purge when done
 	failedIDs         []string
-	cancelled         bool // the operator is exiting: the outcome is not to be stored
+	cancelled         bool          // the operator is exiting: the outcome is not to be stored
+	observed          []Observation // the attempts made, for Reactor.Observe
 }
 
 // runHandlers runs one handler that is due (Kopf's default "asap"
@@ -404,6 +407,7 @@ func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch,
 			}
 			sub := r.runHandlers(ctx, b, p, base, id+"/", r.matching(children, fixedSource{base}, logger), logger)
 			out.ids = append(out.ids, sub.ids...)
+			out.observed = append(out.observed, sub.observed...)
 			next.Subrefs = subrefs(next.Subrefs, sub.ids)
 			switch {
 			case !sub.done:
@@ -421,9 +425,15 @@ func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch,
 			return execution.Outcome{Success: true, Result: result}
 		}
 		res := execution.Execute(hctx, &named, kw, att, r.Settings.Execution.DefaultBackoff, logger)
+		if r.Observe != nil {
+			out.observed = append(out.observed, r.observation(b, id, base.Reason, att.Retry, res))
+		}
 		if ctx.Err() != nil && !res.Final() {
 			// Interrupted by the operator's exit, not failed: the next
 			// operator run retries it without counting this attempt.
+			if n := len(out.observed); n > 0 {
+				out.observed[n-1].Interrupted = true
+			}
 			out.done, out.cancelled = false, true
 			return out
 		}

@@ -60,7 +60,14 @@ func (r *Reactor) runEventHandlers(ctx context.Context, ev watching.Event, mem *
 		}
 		hkw := *user // Param is the handler's own
 		hkw.Patch = patches.New()
-		_ = execution.ExecuteEvent(ctx, h, &hkw, logger)
+		err = execution.ExecuteEvent(ctx, h, &hkw, logger)
+		if r.Observe != nil {
+			res := execution.Outcome{Success: err == nil}
+			if err != nil {
+				res = execution.Outcome{Failure: true, Message: err.Error()}
+			}
+			r.Observe(r.observation(b, h.ID, "", 0, res))
+		}
 	}
 }
 

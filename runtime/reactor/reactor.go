@@ -38,6 +38,13 @@ type Reactor struct {
 	Registry *registry.Registry
 	Settings *settings.Settings
 	Logger   *slog.Logger
+	// Observe, if set, is told how every attempt of a handler ended (see
+	// Observation): for a changing handler, once the cycle's patch that
+	// stores the outcome is sent (or has failed), so that the object read
+	// afterwards shows it; for an on.event handler, at once. It is called
+	// from the workers, concurrently for different objects: it must be
+	// quick and safe for concurrent use.
+	Observe func(Observation)
 
 	mu       sync.Mutex
 	memories map[string]*memory

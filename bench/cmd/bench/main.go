@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kopf-go/kopf/e2e/cluster"
+	"github.com/kopf-go/kopf/envtest"
 )
 
 // Result is one measurement.
@@ -806,7 +807,7 @@ func startEnvironment(cfg config, variant string, n int) (*environment, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := cluster.Apply(ctx, c.Config, crd); err != nil {
+	if _, err := envtest.Apply(ctx, c.Config, crd); err != nil {
 		return fail(err)
 	}
 	// Served is not yet listable: the storage of a new CRD answers 429

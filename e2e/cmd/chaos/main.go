@@ -51,6 +51,7 @@ import (
 
 	"github.com/kopf-go/kopf/e2e/chaos"
 	"github.com/kopf-go/kopf/e2e/cluster"
+	"github.com/kopf-go/kopf/envtest"
 )
 
 // plainCRD is KopfExample's twin without the status subresource, so that
@@ -212,10 +213,10 @@ func (c *campaign) prepare(ctx context.Context) error {
 	c.ledger = filepath.Join(work, "ledger")
 	c.kubecfg = filepath.Join(work, "kubeconfig")
 	cl, err := cluster.StartDetached(
-		cluster.WithAPIServerFlag("audit-policy-file", policy),
-		cluster.WithAPIServerFlag("audit-log-path", c.audit),
-		cluster.WithAPIServerFlag("audit-log-maxsize", "100000"), // MB: never rotate
-		cluster.WithAPIServerFlag("audit-log-mode", "blocking"),
+		envtest.WithAPIServerFlag("audit-policy-file", policy),
+		envtest.WithAPIServerFlag("audit-log-path", c.audit),
+		envtest.WithAPIServerFlag("audit-log-maxsize", "100000"), // MB: never rotate
+		envtest.WithAPIServerFlag("audit-log-mode", "blocking"),
 	)
 	if err != nil {
 		return fmt.Errorf("starting the control plane: %w", err)
@@ -236,7 +237,7 @@ func (c *campaign) prepare(ctx context.Context) error {
 	actx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	for _, m := range [][]byte{crd, plainCRD} {
-		if _, err := cluster.Apply(actx, c.cluster.Config, m); err != nil {
+		if _, err := envtest.Apply(actx, c.cluster.Config, m); err != nil {
 			return fmt.Errorf("applying the CRDs: %w", err)
 		}
 	}

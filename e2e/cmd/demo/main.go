@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kopf-go/kopf/e2e/cluster"
+	"github.com/kopf-go/kopf/envtest"
 )
 
 func main() {
@@ -71,7 +72,7 @@ func run(operatorBin, crdPath, objPath string) error {
 	}
 
 	step("Installing the KopfExample CRD")
-	if _, err := cluster.Apply(ctx, c.Config, crd); err != nil {
+	if _, err := envtest.Apply(ctx, c.Config, crd); err != nil {
 		return err
 	}
 
@@ -96,7 +97,7 @@ func run(operatorBin, crdPath, objPath string) error {
 	}()
 
 	step("Creating the object default/kopf-example-1")
-	if _, err := cluster.Apply(ctx, c.Config, obj); err != nil {
+	if _, err := envtest.Apply(ctx, c.Config, obj); err != nil {
 		return err
 	}
 

@@ -1,4 +1,4 @@
-package cluster
+package envtest
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -20,9 +21,12 @@ import (
 	"k8s.io/client-go/restmapper"
 )
 
-// Apply creates the objects of a multi-document YAML (or replaces them if
-// they exist), in order, and waits for every CustomResourceDefinition among
-// them to be established and served.
+// Apply creates the objects of a multi-document YAML or JSON manifest in
+// order (in the namespace "default" when a namespaced object names none),
+// or replaces those that exist, and waits for every
+// CustomResourceDefinition among them to be Established and served
+// (listed by discovery, which operators resolve resources through) for up
+// to 30 seconds. It returns the objects as created.
 func Apply(ctx context.Context, cfg *rest.Config, manifest []byte) ([]*unstructured.Unstructured, error) {
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
@@ -92,38 +96,55 @@ func waitEstablished(ctx context.Context, dyn dynamic.Interface, dc discovery.Di
 	gvr := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
 	plural, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "plural")
-	return WaitFor(ctx, 30*time.Second, func(ctx context.Context) (bool, error) {
-		cur, err := dyn.Resource(gvr).Get(ctx, crd.GetName(), metav1.GetOptions{})
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		ok, err := served(ctx, dyn, dc, gvr, crd.GetName(), group, plural)
 		if err != nil {
-			return false, err
+			last = err // transient: discovery and the CRD settle
 		}
-		conds, _, _ := unstructured.NestedSlice(cur.Object, "status", "conditions")
-		established := false
-		for _, c := range conds {
-			m, _ := c.(map[string]any)
-			if m["type"] == "Established" && m["status"] == "True" {
-				established = true
-			}
-		}
-		if !established {
-			return false, nil
-		}
-		// Served: discovery lists it (what operators resolve it through).
-		_, lists, err := dc.ServerGroupsAndResources()
-		if err != nil && len(lists) == 0 {
-			return false, err
-		}
-		for _, l := range lists {
-			gv, _ := schema.ParseGroupVersion(l.GroupVersion)
-			if gv.Group != group {
-				continue
-			}
-			for _, r := range l.APIResources {
-				if r.Name == plural {
-					return true, nil
-				}
-			}
-		}
-		return false, nil
+		return ok, nil
 	})
+	if err != nil && last != nil {
+		return fmt.Errorf("the CRD %s is not served: %w (last error: %w)", crd.GetName(), err, last)
+	} else if err != nil {
+		return fmt.Errorf("the CRD %s is not served: %w", crd.GetName(), err)
+	}
+	return nil
+}
+
+// served reports whether the CRD is Established and its resource listed by
+// discovery.
+func served(ctx context.Context, dyn dynamic.Interface, dc discovery.DiscoveryInterface, gvr schema.GroupVersionResource, name, group, plural string) (bool, error) {
+	cur, err := dyn.Resource(gvr).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return false, err
+	}
+	conds, _, _ := unstructured.NestedSlice(cur.Object, "status", "conditions")
+	established := false
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == "Established" && m["status"] == "True" {
+			established = true
+		}
+	}
+	if !established {
+		return false, nil
+	}
+	// Served: discovery lists it (what operators resolve it through).
+	_, lists, err := dc.ServerGroupsAndResources()
+	if err != nil && len(lists) == 0 {
+		return false, err
+	}
+	for _, l := range lists {
+		gv, _ := schema.ParseGroupVersion(l.GroupVersion)
+		if gv.Group != group {
+			continue
+		}
+		for _, r := range l.APIResources {
+			if r.Name == plural {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
 }
