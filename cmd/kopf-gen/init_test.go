@@ -273,14 +273,15 @@ func TestInitUnresolvedKopf(t *testing.T) {
 
 // kopfGenOnly are modules that kopf-gen needs and an operator must not:
 // none may be in a scaffolded operator's module graph (go list -m all).
-// (k8s.io/apiextensions-apiserver is in it, for envtest's tests; see
-// binaryOnly.)
+// (k8s.io/apiextensions-apiserver and k8s.io/code-generator are in it, as
+// the end-to-end test's envtest needs controller-runtime, which requires
+// the former, whose go.mod requires the latter: see kopfGenPackages and
+// testOnlyPackages.)
 var kopfGenOnly = []string{
 	"github.com/kopf-go/kopf/cmd/kopf-gen",
 	"github.com/kopf-go/kopf/generator",
 	"sigs.k8s.io/controller-tools",
 	"github.com/dave/jennifer",
-	"k8s.io/code-generator",
 	"github.com/gobuffalo/flect",
 }
 
@@ -288,8 +289,9 @@ var kopfGenOnly = []string{
 // which a scaffolded operator must build no package, not even in its tests
 // (go list -deps -test). golang.org/x/tools is among them but not among
 // kopfGenOnly: it is in every client-go user's module graph, as
-// golang.org/x/text's go.mod requires it, though no package of it is built.
-var kopfGenPackages = []string{"golang.org/x/tools/", "golang.org/x/mod/"}
+// golang.org/x/text's go.mod requires it, though no package of it is built;
+// k8s.io/code-generator likewise (see kopfGenOnly).
+var kopfGenPackages = []string{"golang.org/x/tools/", "golang.org/x/mod/", "k8s.io/code-generator/"}
 
 // testOnlyPackages are import path prefixes of what the end-to-end test
 // uses (envtest, on controller-runtime) and the operator's binary must not

@@ -164,7 +164,7 @@ func TestRender(t *testing.T) {
 			"\"github.com/acme/widget-operator/internal/handlers\"\n"},
 		"internal/handlers/handlers.go": {"package handlers\n", "//kopf:on.create example.com/v1alpha1/widgets\n",
 			"//kopf:on.update example.com/v1alpha1/widgets\n", "//kopf:on.delete example.com/v1alpha1/widgets\n"},
-		"test/e2e/e2e_test.go": {"envtest.Start(t, envtest.WithCRDs(\"../../config/crd\"))", "kopftest.Start(t, env.Config, handlers.Register)",
+		"test/e2e/e2e_test.go": {"envtest.Start(t, envtest.WithCRDs(\"../../config/crd\"))", "kopftest.Start(t, env.Config, handlers.Register)", "op.WaitOutcome(kopftest.Match{Name: name, Handler: \"create\", Result: kopftest.Succeeded}, timeout)",
 			"os.ReadFile(\"../../config/samples/widgets.yaml\")", "t.Skipf(\"no control plane for the end-to-end test (make test-e2e builds one with kopf-gen envtest and runs it): %v\", err)"},
 		"api/v1alpha1/types.go": {"//kopf:resource example.com/v1alpha1/widgets\ntype Widget struct", "// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object\n"},
 		"api/v1alpha1/doc.go":   {"// +k8s:deepcopy-gen=package\n", "package v1alpha1\n"},
