@@ -13,9 +13,6 @@ GOARCH        := $(shell $(GO) env GOARCH)
 # envtest users can point KUBEBUILDER_ASSETS here and the other way round.
 ASSETS        := $(CURDIR)/bin/k8s/$(K8S_VERSION)-$(GOOS)-$(GOARCH)
 export KUBEBUILDER_ASSETS ?= $(ASSETS)
-VERSION_FLAGS := -X k8s.io/component-base/version.gitVersion=v$(K8S_VERSION) \
-                 -X k8s.io/component-base/version.gitMajor=1 \
-                 -X k8s.io/component-base/version.gitMinor=35
 # Modules of this repository: the runtime (the root), the generator and
 # kopf-gen (modules of their own, so that an operator requires the runtime
 # only), the public control-plane helper for tests (envtest), the
@@ -75,14 +72,10 @@ generate: kopf-gen
 kopf-gen:
 	cd cmd/kopf-gen && $(GO) build -o $(CURDIR)/bin/kopf-gen .
 
-## controlplane: build etcd and kube-apiserver from the Go module proxy (once; cached in bin/).
-controlplane: $(ASSETS)/kube-apiserver $(ASSETS)/etcd
-
-$(ASSETS)/kube-apiserver $(ASSETS)/etcd: tools/controlplane/go.mod tools/controlplane/go.sum
-	@mkdir -p $(ASSETS)
-	cd tools/controlplane && $(GO) build -trimpath -ldflags "-s -w $(VERSION_FLAGS)" \
-		-o $(ASSETS)/ ./kube-apiserver ./etcd
-	@touch $(ASSETS)/kube-apiserver $(ASSETS)/etcd
+## controlplane: build etcd and kube-apiserver from the Go module proxy into $(ASSETS), with
+## `kopf-gen envtest`, as users do (once: it builds nothing when both binaries are there).
+controlplane: kopf-gen
+	$(CURDIR)/bin/kopf-gen envtest --kubernetes-version $(K8S_VERSION) --bin-dir $(CURDIR)/bin/k8s >/dev/null
 
 ## cluster: start a local control plane in the background; kubeconfig in .cache/cluster/kubeconfig.
 cluster: controlplane

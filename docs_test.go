@@ -10,8 +10,10 @@ import (
 
 // docsWithOwnTests are the pages whose Go blocks are checked otherwise
 // (settings.md shows a main function that ExampleMain compiles in another
-// form; embedding.md is checked by TestEmbeddingDocShowsExampleRun).
-var docsWithOwnTests = map[string]bool{"settings.md": true, "embedding.md": true}
+// form; embedding.md is checked by TestEmbeddingDocShowsExampleRun;
+// first-operator.md shows the scaffold of kopf-gen init, checked by
+// generator/scaffold's TestFirstOperatorDoc).
+var docsWithOwnTests = map[string]bool{"settings.md": true, "embedding.md": true, "first-operator.md": true}
 
 var goBlock = regexp.MustCompile("(?s)```go\n(.*?)```")
 

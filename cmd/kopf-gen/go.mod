@@ -5,6 +5,7 @@ go 1.25.0
 require (
 	github.com/kopf-go/kopf/generator v0.0.0
 	github.com/spf13/cobra v1.10.2
+	golang.org/x/mod v0.40.0
 )
 
 require (
@@ -33,7 +34,6 @@ require (
 	go.yaml.in/yaml/v2 v2.4.3 // indirect
 	go.yaml.in/yaml/v3 v3.0.4 // indirect
 	golang.org/x/crypto v0.55.0 // indirect
-	golang.org/x/mod v0.40.0 // indirect
 	golang.org/x/net v0.58.0 // indirect
 	golang.org/x/oauth2 v0.30.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect

@@ -37,10 +37,15 @@ func newInitCmd() *cobra.Command {
 		Use:   "init DIR --module M --group G --version V --kind K [--plural P]",
 		Short: "Scaffold an operator repository that builds, generates and verifies at once",
 		Long: `init writes an operator repository into DIR (created if needed): go.mod, main.go,
-handlers with create, update and delete markers, the typed resource in
-api/<version>/types.go, manifests of the service account, its binding and the
-Deployment, a multi-stage Dockerfile (static binary, non-root), a Makefile
-(generate, verify, build, test, run), a README and a CI workflow.
+handlers with create, update and delete markers in package internal/handlers
+(importable, so that tests import them) with a unit test, an end-to-end test in
+test/e2e (the operator in-process with kopftest, on etcd and kube-apiserver
+from envtest; "make test-e2e" builds them with kopf-gen envtest), the typed
+resource in api/<version>/types.go, manifests of the service account, its
+binding and the Deployment, a multi-stage Dockerfile (static binary,
+non-root), a Makefile with the targets of kubebuilder's (generate, manifests,
+fmt, vet, lint, test, test-e2e, run, install, uninstall, deploy, undeploy,
+docker-build, docker-push; "make help"), a README and a CI workflow.
 
 It then runs "go mod tidy" and kopf-gen's generation in DIR, as "make generate"
 would (--manifests=config --deepcopy): zz_generated.kopf.go, the DeepCopy
@@ -49,16 +54,23 @@ only.
 
 Existing files are never overwritten without --force: a file that already has
 the rendered content is left as is, go.mod is kept if it declares the same
-module, and any other existing file is a conflict, listed and left alone while
-the other files are still written; the exit status is then 1.
+module and requires and replaces kopf-go as the flags say, and any other
+existing file is a conflict, listed and left alone while the other files are
+still written; the exit status is then 1. With --force, conflicting files are
+overwritten, and go.mod of the same module is updated: only its kopf-go
+requirements and replacements change, so that a re-run applies new
+--kopf-version or --kopf-replace flags (or drops --kopf-replace).
 
 The plural defaults to the kind's English plural in lower case, as kubebuilder
 makes it (Widget: widgets). go.mod requires the kopf-go runtime this kopf-gen
 was built with, and nothing of kopf-gen: the Makefile installs kopf-gen at its
 KOPF_GEN_VERSION into bin/ (this kopf-gen's version) with go install.
---kopf-version sets another version of both, and --kopf-replace PATH adds a
-replace directive to a checkout of kopf-go, from which the Makefile then builds
-kopf-gen (for developing kopf-go itself).`,
+--kopf-version sets another version of both. --kopf-replace PATH replaces
+kopf-go (and its envtest module) with a checkout, for a kopf-go that is not
+published or for developing kopf-go itself: go.mod names it relative to DIR,
+the Makefile builds kopf-gen from it, "make docker-build" passes it to docker
+as a build context, and CI checks kopf-go out where the relative path leads.
+If go mod tidy cannot resolve kopf-go, init says which of these flags fixes it.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return fmt.Errorf("init takes one directory, got %d arguments: kopf-gen init DIR --module M --group G --version V --kind K", len(args))
@@ -78,7 +90,7 @@ kopf-gen (for developing kopf-go itself).`,
 	f.StringVar(&o.Plural, "plural", "", "the `plural` of the resource (default: the kind's plural in lower case)")
 	f.StringVar(&o.Namespace, "namespace", "", "the `namespace` of the Deployment and service account (default \"default\")")
 	f.StringVar(&o.KopfVersion, "kopf-version", "", "the `version` of github.com/kopf-go/kopf to require (default: kopf-gen's own)")
-	f.StringVar(&o.KopfReplace, "kopf-replace", "", "replace github.com/kopf-go/kopf with the checkout in `PATH` (for developing kopf-go)")
+	f.StringVar(&o.KopfReplace, "kopf-replace", "", "replace github.com/kopf-go/kopf with the checkout in `PATH` (unpublished kopf-go, or developing kopf-go); go.mod names it relative to DIR")
 	f.BoolVar(&o.Force, "force", false, "overwrite existing files that differ from the templates")
 	f.BoolVar(&skipGenerate, "skip-generate", false, "only write the files: run neither go mod tidy nor the generation")
 	return cmd
@@ -110,8 +122,12 @@ func runInit(ctx context.Context, out, errOut io.Writer, o scaffold.Options, gen
 			return err
 		}
 		changed, err := generator.Write(files)
+		abs, absErr := filepath.Abs(o.Dir)
 		for _, path := range changed {
-			rel, _ := filepath.Rel(o.Dir, path)
+			rel, relErr := filepath.Rel(abs, path)
+			if absErr != nil || relErr != nil {
+				rel = path
+			}
 			fmt.Fprintf(out, "%-11s %s\n", "generated", filepath.ToSlash(rel))
 		}
 		if err != nil {
@@ -137,7 +153,22 @@ func tidy(ctx context.Context, out io.Writer, dir string) error {
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
 		msg := strings.TrimSpace(stderr.String())
+		if kopfUnresolved(msg) {
+			return fmt.Errorf("go mod tidy cannot resolve kopf-go (%s) in %s: the files are written. "+
+				"If kopf-go is not published where the go command looks (go env GOPROXY), clone it "+
+				"(git clone https://github.com/kopf-go/kopf) and run init again with --kopf-replace PATH_OF_THE_CLONE --force; "+
+				"or name a published version with --kopf-version and --force. The go command said:\n%s", scaffold.KopfModule, dir, msg)
+		}
 		return fmt.Errorf("go mod tidy failed in %s (%v): the files are written; fix the cause, then run go mod tidy and make generate there:\n%s", dir, err, msg)
 	}
 	return nil
+}
+
+// kopfUnresolved reports whether go mod tidy's error is about finding a
+// module of kopf-go (the runtime, or its envtest): the go command names it
+// as "module github.com/kopf-go/kopf...: reading ..." or
+// "github.com/kopf-go/kopf@version: ...", whether the proxy has no such
+// module or version or cannot be reached.
+func kopfUnresolved(msg string) bool {
+	return strings.Contains(msg, "module "+scaffold.KopfModule) || strings.Contains(msg, scaffold.KopfModule+"@")
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/mod/modfile"
 )
 
 // goIn runs the go command (or another) in dir and fails the test on error.
@@ -49,11 +51,22 @@ func snapshot(t *testing.T, dir string) map[string]string {
 	return out
 }
 
+// noControlPlane is the environment of a scaffold's commands in which its
+// end-to-end test finds no control plane (and skips): no KUBEBUILDER_ASSETS,
+// an empty user cache; the go command keeps its build cache.
+func noControlPlane(t *testing.T) []string {
+	t.Helper()
+	return []string{"KUBEBUILDER_ASSETS=", "XDG_CACHE_HOME=" + t.TempDir(),
+		"GOCACHE=" + strings.TrimSpace(goIn(t, ".", nil, "go", "env", "GOCACHE"))}
+}
+
 // TestInit scaffolds an operator repository against this checkout and
 // takes it through what its user and its CI do: tidy, build, vet, test,
 // go generate with the kopf-gen its Makefile builds, verify, make; checks
-// that its module graph holds none of kopf-gen's dependencies; then re-runs
-// init without and with --force.
+// that its module graph holds none of kopf-gen's dependencies and its
+// binary no package of controller-runtime; then re-runs init without and
+// with --force, and with other flags. (Its end-to-end test runs in
+// e2e/scaffold, on a control plane; here it must skip and say why.)
 func TestInit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a scaffolded repository (go mod tidy, go build, kopf-gen)")
@@ -65,15 +78,17 @@ func TestInit(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "widget-operator")
 	args := []string{"init", dir, "--module", "github.com/acme/widget-operator", "--group", "example.com",
 		"--version", "v1alpha1", "--kind", "Widget", "--kopf-replace", root}
+	noCP := noControlPlane(t)
 	code, out, errOut := kopfGen(t, args...)
 	if code != 0 || errOut != "" {
 		t.Fatalf("init: exit %d\n%s\n%s", code, out, errOut)
 	}
 	for _, want := range []string{
-		"created     go.mod\n", "created     main.go\n", "created     handlers.go\n", "created     api/v1alpha1/types.go\n",
+		"created     go.mod\n", "created     main.go\n", "created     internal/handlers/handlers.go\n", "created     api/v1alpha1/types.go\n",
+		"created     test/e2e/e2e_test.go\n",
 		"created     Dockerfile\n", "created     Makefile\n", "created     README.md\n", "created     .github/workflows/ci.yml\n",
 		"running     go mod tidy\n",
-		"generated   zz_generated.kopf.go\n", "generated   api/v1alpha1/zz_generated.deepcopy.go\n",
+		"generated   internal/handlers/zz_generated.kopf.go\n", "generated   api/v1alpha1/zz_generated.deepcopy.go\n",
 		"generated   config/crd/example.com_widgets.yaml\n", "generated   config/rbac/role.yaml\n",
 	} {
 		if !strings.Contains(out, want) {
@@ -81,11 +96,37 @@ func TestInit(t *testing.T) {
 		}
 	}
 
-	// It builds, vets and tests as it is.
+	// go.mod replaces kopf-go with a path relative to the repository, so
+	// that it works wherever both are side by side (Makefile, Dockerfile, CI).
+	rel, err := filepath.Rel(dir, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gomod, _ := os.ReadFile(filepath.Join(dir, "go.mod"))
+	for _, want := range []string{"github.com/kopf-go/kopf => " + filepath.ToSlash(rel) + "\n", "github.com/kopf-go/kopf/envtest => " + filepath.ToSlash(rel) + "/envtest\n"} {
+		if !strings.Contains(string(gomod), want) {
+			t.Errorf("go.mod lacks %q:\n%s", want, gomod)
+		}
+	}
+
+	// It builds, vets and tests as it is; without a control plane, the
+	// end-to-end test skips and says why.
 	goIn(t, dir, nil, "go", "mod", "tidy")
 	goIn(t, dir, nil, "go", "build", "./...")
 	goIn(t, dir, nil, "go", "vet", "./...")
-	goIn(t, dir, nil, "go", "test", "./...")
+	out = goIn(t, dir, noCP, "go", "test", "-count=1", "-v", "./...")
+	for _, want := range []string{"--- PASS: TestCreate", "--- SKIP: TestWidget", "no control plane for the end-to-end test (make test-e2e builds one with kopf-gen envtest and runs it)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("go test -v ./... lacks %q:\n%s", want, out)
+		}
+	}
+	// KOPF_E2E (make test-e2e) turns the skip into a failure.
+	cmd := exec.Command("go", "test", "-count=1", "./test/e2e/")
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), noCP...), "KOPF_E2E=1")
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "no control plane, though KOPF_E2E is set") {
+		t.Errorf("the end-to-end test with KOPF_E2E and no control plane: %v\n%s", err, out)
+	}
 
 	// It requires the runtime only: kopf-gen is a binary in bin/, not a
 	// tool of its module.
@@ -107,7 +148,14 @@ func TestInit(t *testing.T) {
 	}
 	goIn(t, dir, nil, filepath.Join(bin, "kopf-gen"), "verify", "--manifests=config", "--deepcopy")
 	if _, err := exec.LookPath("make"); err == nil {
-		goIn(t, dir, nil, "make", "verify", "build", "test")
+		goIn(t, dir, noCP, "make", "lint", "build", "test", "manifests", "fmt")
+		out := goIn(t, dir, nil, "make", "help")
+		for _, target := range []string{"generate", "manifests", "fmt", "vet", "lint", "test", "test-e2e", "run",
+			"install", "uninstall", "deploy", "undeploy", "docker-build", "docker-push"} {
+			if !strings.Contains(out, "\n"+target+": ") {
+				t.Errorf("make help lacks %s:\n%s", target, out)
+			}
+		}
 	} else {
 		t.Log("no make: the Makefile is not run")
 	}
@@ -127,47 +175,133 @@ func TestInit(t *testing.T) {
 	}
 
 	// A user's edit is a conflict: left alone, reported, exit status 1.
-	handlers := filepath.Join(dir, "handlers.go")
-	edited := before["handlers.go"] + "\n// A user's edit.\n"
+	handlers := filepath.Join(dir, "internal", "handlers", "handlers.go")
+	edited := before["internal/handlers/handlers.go"] + "\n// A user's edit.\n"
 	write(t, handlers, edited)
 	code, out, errOut = kopfGen(t, append(args, "--skip-generate")...)
-	if code != 1 || !strings.Contains(out, "conflict    handlers.go\n") ||
-		errOut != "kopf-gen: 1 file exists and differs from its template; left alone (--force overwrites): handlers.go\n" {
+	if code != 1 || !strings.Contains(out, "conflict    internal/handlers/handlers.go\n") ||
+		errOut != "kopf-gen: 1 file exists and differs from its template; left alone (--force overwrites): internal/handlers/handlers.go\n" {
 		t.Errorf("init over an edit: exit %d\n%s\n%s", code, out, errOut)
 	}
 	if b, _ := os.ReadFile(handlers); string(b) != edited {
 		t.Error("init overwrote a user's file without --force")
 	}
 	code, out, errOut = kopfGen(t, append(args, "--force")...)
-	if code != 0 || !strings.Contains(out, "overwritten handlers.go\n") {
+	if code != 0 || !strings.Contains(out, "overwritten internal/handlers/handlers.go\n") {
 		t.Errorf("init --force: exit %d\n%s\n%s", code, out, errOut)
 	}
 	if after := snapshot(t, dir); !reflect.DeepEqual(before, after) {
 		t.Errorf("init --force did not restore the repository")
 	}
+
+	// Other flags: without --force, go.mod and the files that depend on
+	// them are conflicts; --force applies them. Here: no --kopf-replace, a
+	// version instead.
+	pinned := append(slices.Clone(args[:len(args)-2]), "--kopf-version", "v0.9.0", "--skip-generate")
+	code, out, errOut = kopfGen(t, pinned...)
+	if code != 1 || !strings.Contains(out, "conflict    go.mod\n") || !strings.Contains(out, "conflict    Makefile\n") {
+		t.Errorf("init with other flags: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if after := snapshot(t, dir); !reflect.DeepEqual(before, after) {
+		t.Errorf("init with other flags and without --force changed the repository")
+	}
+	code, out, errOut = kopfGen(t, append(pinned, "--force")...)
+	if code != 0 || !strings.Contains(out, "updated     go.mod\n") || !strings.Contains(out, "overwritten Makefile\n") {
+		t.Errorf("init --force with other flags: exit %d\n%s\n%s", code, out, errOut)
+	}
+	gomod, _ = os.ReadFile(filepath.Join(dir, "go.mod"))
+	if strings.Contains(string(gomod), "replace") || !strings.Contains(string(gomod), "github.com/kopf-go/kopf v0.9.0\n") ||
+		!strings.Contains(string(gomod), "github.com/kopf-go/kopf/envtest v0.9.0\n") || !strings.Contains(string(gomod), "k8s.io/client-go") {
+		t.Errorf("go.mod after init --force --kopf-version v0.9.0 without --kopf-replace:\n%s", gomod)
+	}
+	// And back.
+	code, out, errOut = kopfGen(t, append(args, "--force")...)
+	if code != 0 || !strings.Contains(out, "updated     go.mod\n") {
+		t.Errorf("init --force --kopf-replace again: exit %d\n%s\n%s", code, out, errOut)
+	}
+	after := snapshot(t, dir)
+	if modLines(t, after["go.mod"]) != modLines(t, before["go.mod"]) {
+		t.Errorf("init --force --kopf-replace did not restore go.mod's requirements and replacements:\n%s\nwas:\n%s", after["go.mod"], before["go.mod"])
+	}
+	delete(after, "go.mod")
+	delete(before, "go.mod")
+	if !reflect.DeepEqual(before, after) {
+		t.Errorf("init --force --kopf-replace did not restore the repository")
+	}
+}
+
+// modLines lists the requirements and replacements of a go.mod, sorted.
+func modLines(t *testing.T, gomod string) string {
+	t.Helper()
+	f, err := modfile.Parse("go.mod", []byte(gomod), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, r := range f.Require {
+		lines = append(lines, "require "+r.Mod.String())
+	}
+	for _, r := range f.Replace {
+		lines = append(lines, "replace "+r.Old.String()+" => "+r.New.String())
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
+}
+
+// TestInitUnresolvedKopf: when go mod tidy cannot resolve kopf-go, init
+// says so and names the flags that fix it.
+func TestInitUnresolvedKopf(t *testing.T) {
+	t.Setenv("GOPROXY", "off")
+	t.Setenv("GOFLAGS", "-mod=mod")
+	dir := t.TempDir()
+	code, out, errOut := kopfGen(t, "init", dir, "--module", "example.com/op", "--group", "example.com",
+		"--version", "v1", "--kind", "Widget", "--kopf-version", "v0.42.0")
+	if code != 1 || !strings.Contains(out, "running     go mod tidy\n") {
+		t.Errorf("exit %d\n%s", code, out)
+	}
+	for _, want := range []string{
+		"kopf-gen: go mod tidy cannot resolve kopf-go (github.com/kopf-go/kopf) in " + dir + ": the files are written. " +
+			"If kopf-go is not published where the go command looks (go env GOPROXY), clone it (git clone https://github.com/kopf-go/kopf) " +
+			"and run init again with --kopf-replace PATH_OF_THE_CLONE --force; or name a published version with --kopf-version and --force. The go command said:\n",
+		"github.com/kopf-go/kopf@v0.42.0: module lookup disabled by GOPROXY=off",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
 }
 
 // kopfGenOnly are modules that kopf-gen needs and an operator must not:
 // none may be in a scaffolded operator's module graph (go list -m all).
+// (k8s.io/apiextensions-apiserver and k8s.io/code-generator are in it, as
+// the end-to-end test's envtest needs controller-runtime, which requires
+// the former, whose go.mod requires the latter: see kopfGenPackages and
+// testOnlyPackages.)
 var kopfGenOnly = []string{
 	"github.com/kopf-go/kopf/cmd/kopf-gen",
 	"github.com/kopf-go/kopf/generator",
 	"sigs.k8s.io/controller-tools",
 	"github.com/dave/jennifer",
-	"k8s.io/code-generator",
-	"k8s.io/apiextensions-apiserver",
 	"github.com/gobuffalo/flect",
 }
 
 // kopfGenPackages are import path prefixes of kopf-gen's dependencies of
-// which a scaffolded operator must build no package (go list -deps -test).
-// golang.org/x/tools is among them but not among kopfGenOnly: it is in
-// every client-go user's module graph, as golang.org/x/text's go.mod
-// requires it, though no package of it is built.
-var kopfGenPackages = []string{"golang.org/x/tools/", "golang.org/x/mod/"}
+// which a scaffolded operator must build no package, not even in its tests
+// (go list -deps -test). golang.org/x/tools is among them but not among
+// kopfGenOnly: it is in every client-go user's module graph, as
+// golang.org/x/text's go.mod requires it, though no package of it is built;
+// k8s.io/code-generator likewise (see kopfGenOnly).
+var kopfGenPackages = []string{"golang.org/x/tools/", "golang.org/x/mod/", "k8s.io/code-generator/"}
+
+// testOnlyPackages are import path prefixes of what the end-to-end test
+// uses (envtest, on controller-runtime) and the operator's binary must not
+// link (go list -deps .).
+var testOnlyPackages = []string{"github.com/kopf-go/kopf/envtest", "github.com/kopf-go/kopf/kopftest",
+	"sigs.k8s.io/controller-runtime/", "k8s.io/apiextensions-apiserver/"}
 
 // assertLean fails the test if the operator module in dir has kopf-gen's
-// dependencies in its module graph or builds one of their packages.
+// dependencies in its module graph or builds one of their packages, or if
+// its binary links what only its tests need.
 func assertLean(t *testing.T, dir string) {
 	t.Helper()
 	mods := strings.Fields(goIn(t, dir, nil, "go", "list", "-m", "-f", "{{.Path}}", "all"))
@@ -183,6 +317,17 @@ func assertLean(t *testing.T, dir string) {
 		for _, prefix := range kopfGenPackages {
 			if strings.HasPrefix(pkg, prefix) {
 				t.Errorf("the operator builds %s, a package of kopf-gen's dependencies", pkg)
+			}
+		}
+	}
+	binary := strings.Fields(goIn(t, dir, nil, "go", "list", "-deps", "."))
+	if !slices.Contains(binary, "github.com/kopf-go/kopf") {
+		t.Fatalf("the operator's binary does not link the runtime:\n%s", strings.Join(binary, "\n"))
+	}
+	for _, pkg := range binary {
+		for _, prefix := range testOnlyPackages {
+			if strings.HasPrefix(pkg, prefix) {
+				t.Errorf("the operator's binary links %s, which only its tests need", pkg)
 			}
 		}
 	}

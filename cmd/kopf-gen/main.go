@@ -7,6 +7,9 @@
 //	kopf-gen verify [flags] [packages]    fail with a diff if a generated file is stale, missing or orphaned
 //	kopf-gen init DIR --module M --group G --version V --kind K [--plural P]
 //	                                      scaffold an operator repository
+//	kopf-gen envtest [--kubernetes-version V] [--bin-dir DIR]
+//	                                      build etcd and kube-apiserver from the Go module
+//	                                      proxy; print the KUBEBUILDER_ASSETS directory
 //	kopf-gen markers                      describe every marker and argument
 //	kopf-gen version                      print the version recorded in generated headers
 //
@@ -287,6 +290,7 @@ It prints the warnings that generate prints, on stderr.`,
 		generateCmd,
 		verifyCmd,
 		newInitCmd(),
+		newEnvtestCmd(),
 		&cobra.Command{
 			Use:   "markers",
 			Short: "Describe every marker and its arguments",

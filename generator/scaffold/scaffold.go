@@ -14,8 +14,18 @@
 //	.Plural       the plural, e.g. widgets
 //	.Namespace    the namespace of the Deployment and service account
 //	.GoVersion    the go directive of go.mod, e.g. 1.25.0; .GoMinor 1.25
-//	.KopfVersion  the version of github.com/kopf-go/kopf to require, or ""
-//	.KopfReplace  the directory to replace github.com/kopf-go/kopf with, or ""
+//	.KopfVersion  the version of github.com/kopf-go/kopf (and of its
+//	              envtest module) to require, or ""
+//	.KopfReplace  the directory to replace github.com/kopf-go/kopf with,
+//	              relative to Dir (with forward slashes), or ""
+//	.KopfReplaceMount
+//	              where the Dockerfile mounts that directory: where the
+//	              relative path leads from its WORKDIR, /src
+//	.CIPath, .CIKopfPath
+//	              with KopfReplace leading out of the repository
+//	              (../kopf-go): where CI checks out the operator and
+//	              kopf-go so that the relative path leads from one to the
+//	              other; "" otherwise
 //	.KopfGenVersion
 //	              the version of kopf-gen that the Makefile installs
 //	              (KOPF_GEN_VERSION): see KopfGenVersion
@@ -25,15 +35,21 @@
 // installs controller-gen, so that none of kopf-gen's dependencies
 // (x/tools, jennifer, controller-tools) enters the operator's module graph.
 // With KopfReplace, the Makefile builds kopf-gen from that checkout
-// instead.
+// instead. The replace directive is relative, so that the repository works
+// wherever the two directories are side by side: the Makefile uses the same
+// path, the Dockerfile gets the checkout as a named build context, and CI
+// checks out both.
 //
 // # Existing files
 //
 // A file that does not exist is created. A file whose content is what the
 // template renders is left as is. go.mod is kept when it declares the same
-// module (the go command maintains it after creation). Any other existing
-// file is a conflict: it is left alone and reported, unless Force is set,
-// in which case it is overwritten. Files that init does not render (such
+// module and already requires and replaces kopf-go as the options say (the
+// go command maintains the rest after creation); when it declares the same
+// module but requires or replaces kopf-go otherwise, it is a conflict, or
+// with Force updated: only its kopf-go requirements and replacements change.
+// Any other existing file is a conflict: it is left alone and reported,
+// unless Force is set, in which case it is overwritten. Files that init does not render (such
 // as the generated ones, go.sum, or the user's own) are never touched by
 // this package.
 package scaffold
@@ -68,10 +84,12 @@ import (
 const GoVersion = "1.25.0"
 
 // KopfModule is the module path of kopf-go's runtime; KopfGenModule that
-// of kopf-gen, a module of its own.
+// of kopf-gen, and EnvtestModule that of kopf-go's envtest, modules of
+// their own.
 const (
 	KopfModule    = "github.com/kopf-go/kopf"
 	KopfGenModule = KopfModule + "/cmd/kopf-gen"
+	EnvtestModule = KopfModule + "/envtest"
 )
 
 // ManifestsDir is where the scaffold keeps its manifests; its main.go
@@ -99,7 +117,9 @@ type Options struct {
 	// DefaultKopfVersion(), or v0.0.0 with KopfReplace.
 	KopfVersion string
 	// KopfReplace, if set, is a directory holding kopf-go, for a replace
-	// directive (development of kopf-go itself).
+	// directive (an unpublished kopf-go, or development of kopf-go
+	// itself); Validate makes it absolute, and go.mod names it relative to
+	// Dir.
 	KopfReplace string
 	// Force overwrites existing files that differ.
 	Force bool
@@ -120,10 +140,13 @@ const (
 	Conflict
 	// Overwritten files existed with other content and were replaced (Force).
 	Overwritten
+	// Updated is a go.mod of the same module whose kopf-go requirements
+	// and replacements were made what the options say (Force).
+	Updated
 )
 
 func (s Status) String() string {
-	return [...]string{"created", "unchanged", "kept", "conflict", "overwritten"}[s]
+	return [...]string{"created", "unchanged", "kept", "conflict", "overwritten", "updated"}[s]
 }
 
 // Result lists the files of the scaffold, by path relative to Dir with
@@ -248,6 +271,8 @@ func (o *Options) Validate() error {
 			bad("kopf-replace", o.KopfReplace, "%v", err)
 		} else if _, err := os.Stat(filepath.Join(abs, "go.mod")); err != nil {
 			bad("kopf-replace", o.KopfReplace, "no go.mod there: it must be a checkout of %s", KopfModule)
+		} else if _, err := os.Stat(filepath.Join(abs, "envtest", "go.mod")); err != nil {
+			bad("kopf-replace", o.KopfReplace, "no envtest/go.mod there: it must be a checkout of %s with its envtest module", KopfModule)
 		} else {
 			o.KopfReplace = abs
 		}
@@ -274,6 +299,49 @@ func unwrapModuleErr(err error) error {
 type data struct {
 	Module, Name, Group, Version, APIPackage, Kind, Plural, Namespace string
 	GoVersion, GoMinor, KopfVersion, KopfReplace, KopfGenVersion      string
+	KopfReplaceMount, CIPath, CIKopfPath                              string
+}
+
+// relativeReplace returns the directory of the replace directive: replace
+// relative to dir, with forward slashes, or absolute where no relative
+// path leads there (another volume).
+func relativeReplace(dir, replace string) string {
+	if replace == "" {
+		return ""
+	}
+	abs, err := filepath.Abs(dir)
+	if err == nil {
+		if rel, err := filepath.Rel(abs, replace); err == nil {
+			// go.mod wants ./ or ../ before a relative directory.
+			if rel = filepath.ToSlash(rel); rel != ".." && !strings.HasPrefix(rel, "../") {
+				rel = "./" + rel
+			}
+			return rel
+		}
+	}
+	return filepath.ToSlash(replace)
+}
+
+// ciLayout returns where CI checks out the operator (name) and kopf-go so
+// that the relative path rel leads from the one to the other: for
+// ../kopf-go, the operator in name and kopf-go in kopf-go; for
+// ../../src/kopf, the operator in _/name and kopf-go in src/kopf. Both are
+// "" when rel does not lead out of the repository (a submodule), or leads
+// to one of its parents.
+func ciLayout(rel, name string) (operator, kopf string) {
+	if path.IsAbs(rel) {
+		return "", ""
+	}
+	up := 0
+	rest := path.Clean(rel)
+	for rest == ".." || strings.HasPrefix(rest, "../") {
+		up++
+		rest = strings.TrimPrefix(strings.TrimPrefix(rest, ".."), "/")
+	}
+	if up == 0 || rest == "" {
+		return "", ""
+	}
+	return strings.Repeat("_/", up-1) + name, rest
 }
 
 // Render returns the files of the scaffold by path relative to Dir, with
@@ -283,8 +351,12 @@ func Render(o Options) (map[string][]byte, error) {
 		Module: o.Module, Name: manifests.DefaultRoleName(o.Module), Group: o.Group, Version: o.Version,
 		APIPackage: o.Version, Kind: o.Kind, Plural: o.Plural, Namespace: o.Namespace,
 		GoVersion: GoVersion, GoMinor: goMinor(GoVersion),
-		KopfVersion: o.KopfVersion, KopfReplace: filepath.ToSlash(o.KopfReplace),
+		KopfVersion: o.KopfVersion, KopfReplace: relativeReplace(o.Dir, o.KopfReplace),
 		KopfGenVersion: KopfGenVersion(o.KopfVersion),
+	}
+	if d.KopfReplace != "" {
+		d.KopfReplaceMount = path.Join("/src", d.KopfReplace)
+		d.CIPath, d.CIKopfPath = ciLayout(d.KopfReplace, d.Name)
 	}
 	out := map[string][]byte{}
 	err := fs.WalkDir(templates.FS, templates.Root, func(p string, e fs.DirEntry, err error) error {
@@ -375,14 +447,24 @@ func Write(o Options) (*Result, error) {
 		case bytes.Equal(have, want):
 			status = Unchanged
 		case name == "go.mod" && sameModule(have, o.Module):
-			status = Kept
+			updated, err := updateGoMod(have, o)
+			switch {
+			case err != nil:
+				return res, fmt.Errorf("%s: %w", target, err)
+			case updated == nil:
+				status = Kept
+			case o.Force:
+				status, want = Updated, updated
+			default:
+				status = Conflict
+			}
 		case o.Force:
 			status = Overwritten
 		default:
 			status = Conflict
 		}
 		res.Status[name] = status
-		if status != Created && status != Overwritten {
+		if status != Created && status != Overwritten && status != Updated {
 			continue
 		}
 		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
@@ -398,4 +480,66 @@ func Write(o Options) (*Result, error) {
 // sameModule reports whether go.mod content declares the module.
 func sameModule(gomod []byte, mod string) bool {
 	return modfile.ModulePath(gomod) == mod
+}
+
+// updateGoMod returns gomod with the requirements and replacements of
+// kopf-go's modules that the options ask for (those of go.mod.tmpl), or nil
+// if it has them already. Requirements are checked only when the options
+// name a version; every other line is left as the go command wrote it.
+func updateGoMod(gomod []byte, o Options) ([]byte, error) {
+	f, err := modfile.Parse("go.mod", gomod, nil)
+	if err != nil {
+		return nil, err
+	}
+	rel := relativeReplace(o.Dir, o.KopfReplace)
+	changed := false
+	for _, mod := range []string{KopfModule, EnvtestModule} {
+		if o.KopfVersion != "" && requiredVersion(f, mod) != o.KopfVersion {
+			if err := f.AddRequire(mod, o.KopfVersion); err != nil {
+				return nil, err
+			}
+			changed = true
+		}
+		want := ""
+		if rel != "" {
+			want = rel + strings.TrimPrefix(mod, KopfModule)
+		}
+		if have := replacement(f, mod); have != want {
+			if err := f.DropReplace(mod, ""); err != nil {
+				return nil, err
+			}
+			if want != "" {
+				if err := f.AddReplace(mod, "", want, ""); err != nil {
+					return nil, err
+				}
+			}
+			changed = true
+		}
+	}
+	if !changed {
+		return nil, nil
+	}
+	f.Cleanup()
+	return f.Format()
+}
+
+// requiredVersion is the version of mod that f requires, or "".
+func requiredVersion(f *modfile.File, mod string) string {
+	for _, r := range f.Require {
+		if r.Mod.Path == mod {
+			return r.Mod.Version
+		}
+	}
+	return ""
+}
+
+// replacement is the directory or module that f replaces every version
+// of mod with, or "".
+func replacement(f *modfile.File, mod string) string {
+	for _, r := range f.Replace {
+		if r.Old.Path == mod && r.Old.Version == "" {
+			return strings.TrimSpace(r.New.Path + " " + r.New.Version)
+		}
+	}
+	return ""
 }

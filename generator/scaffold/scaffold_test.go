@@ -4,13 +4,32 @@ import (
 	"bytes"
 	"go/format"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"golang.org/x/mod/modfile"
+	"golang.org/x/mod/module"
 )
+
+// fakeKopf makes a directory that passes for a kopf-go checkout: the
+// runtime's go.mod and its envtest module's.
+func fakeKopf(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, name := range []string{"go.mod", "envtest/go.mod"} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("module github.com/kopf-go/kopf\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
 
 func valid(dir string) Options {
 	return Options{Dir: dir, Module: "github.com/acme/widget-operator", Group: "example.com", Version: "v1alpha1", Kind: "Widget"}
@@ -46,6 +65,10 @@ func TestValidate(t *testing.T) {
 		{"namespace", func(o *Options) { o.Namespace = "Sys" }, `--namespace "Sys": a namespace is a DNS label: lower-case letters, digits and '-'`},
 		{"kopf version", func(o *Options) { o.KopfVersion = "1.0" }, `--kopf-version "1.0": not a module version such as v0.1.0`},
 		{"kopf replace", func(o *Options) { o.KopfReplace = t.TempDir() }, "no go.mod there: it must be a checkout of github.com/kopf-go/kopf"},
+		{"kopf replace without envtest", func(o *Options) {
+			o.KopfReplace = fakeKopf(t)
+			os.RemoveAll(filepath.Join(o.KopfReplace, "envtest"))
+		}, "no envtest/go.mod there: it must be a checkout of github.com/kopf-go/kopf with its envtest module"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := valid(t.TempDir())
@@ -71,9 +94,10 @@ func TestDefaults(t *testing.T) {
 	if o.Plural != "policies" || o.Namespace != "default" {
 		t.Errorf("plural %q, namespace %q", o.Plural, o.Namespace)
 	}
-	root, _ := filepath.Abs("../..")
+	root := fakeKopf(t)
+	t.Chdir(filepath.Dir(root))
 	o = valid(t.TempDir())
-	o.KopfReplace = "../.."
+	o.KopfReplace = filepath.Base(root)
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -86,8 +110,12 @@ func TestDefaults(t *testing.T) {
 // Go, a go.mod with the replace and no tool directive, a Makefile that
 // builds kopf-gen from the checkout, the markers.
 func TestRender(t *testing.T) {
-	o := valid(t.TempDir())
-	o.KopfReplace = "../.."
+	work := t.TempDir()
+	o := valid(filepath.Join(work, "widget-operator"))
+	o.KopfReplace = filepath.Join(work, "kopf-go")
+	if err := os.Rename(fakeKopf(t), o.KopfReplace); err != nil {
+		t.Fatal(err)
+	}
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +131,7 @@ func TestRender(t *testing.T) {
 		".dockerignore", ".github/workflows/ci.yml", ".gitignore", "Dockerfile", "Makefile", "README.md",
 		"api/v1alpha1/doc.go", "api/v1alpha1/types.go", "config/manager/deployment.yaml",
 		"config/rbac/role_binding.yaml", "config/rbac/service_account.yaml", "config/samples/widgets.yaml",
-		"go.mod", "handlers.go", "handlers_test.go", "main.go",
+		"go.mod", "hack/cluster/main.go", "internal/handlers/handlers.go", "internal/handlers/handlers_test.go", "main.go", "test/e2e/e2e_test.go",
 	}
 	if !sameSet(names, want) {
 		t.Errorf("files %v, want %v", names, want)
@@ -123,21 +151,32 @@ func TestRender(t *testing.T) {
 		t.Fatal(err)
 	}
 	if mf.Module.Mod.Path != o.Module || mf.Go.Version != GoVersion || len(mf.Tool) != 0 ||
-		len(mf.Require) != 1 || mf.Require[0].Mod.Version != "v0.0.0" || len(mf.Replace) != 1 || mf.Replace[0].New.Path != o.KopfReplace {
+		len(mf.Require) != 2 || mf.Require[0].Mod != (module.Version{Path: KopfModule, Version: "v0.0.0"}) ||
+		mf.Require[1].Mod != (module.Version{Path: EnvtestModule, Version: "v0.0.0"}) ||
+		len(mf.Replace) != 2 || mf.Replace[0].New.Path != "../kopf-go" || mf.Replace[1].New.Path != "../kopf-go/envtest" {
 		t.Errorf("go.mod:\n%s", files["go.mod"])
 	}
 	if bytes.Contains(files["Makefile"], []byte("KOPF_GEN_VERSION")) {
 		t.Errorf("the Makefile pins a kopf-gen version though it builds kopf-gen from the checkout:\n%s", files["Makefile"])
 	}
 	for name, wants := range map[string][]string{
-		"main.go":               {"//go:generate kopf-gen --manifests=config --deepcopy\n", "os.Exit(kopf.Main(Register))"},
-		"handlers.go":           {"//kopf:on.create example.com/v1alpha1/widgets\n", "//kopf:on.update example.com/v1alpha1/widgets\n", "//kopf:on.delete example.com/v1alpha1/widgets\n"},
+		"main.go": {"//go:generate kopf-gen --manifests=config --deepcopy\n", "os.Exit(kopf.Main(handlers.Register))",
+			"\"github.com/acme/widget-operator/internal/handlers\"\n"},
+		"internal/handlers/handlers.go": {"package handlers\n", "//kopf:on.create example.com/v1alpha1/widgets\n",
+			"//kopf:on.update example.com/v1alpha1/widgets\n", "//kopf:on.delete example.com/v1alpha1/widgets\n"},
+		"test/e2e/e2e_test.go": {"envtest.Start(t, envtest.WithCRDs(\"../../config/crd\"))", "kopftest.Start(t, env.Config, handlers.Register)", "op.WaitOutcome(kopftest.Match{Name: name, Handler: \"create\", Result: kopftest.Succeeded}, timeout)",
+			"os.ReadFile(\"../../config/samples/widgets.yaml\")", "t.Skipf(\"no control plane for the end-to-end test (make test-e2e builds one with kopf-gen envtest and runs it): %v\", err)"},
 		"api/v1alpha1/types.go": {"//kopf:resource example.com/v1alpha1/widgets\ntype Widget struct", "// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object\n"},
 		"api/v1alpha1/doc.go":   {"// +k8s:deepcopy-gen=package\n", "package v1alpha1\n"},
-		"Dockerfile":            {"FROM golang:1.25 AS build", "CGO_ENABLED=0", "USER 65532:65532"},
-		"Makefile": {"KOPF_GEN_FLAGS := --manifests=config --deepcopy\n", "\t$(KOPF_GEN) verify $(KOPF_GEN_FLAGS)\n", "generate:", "build:", "test:", "run:",
-			"kopf-gen:\n\tcd " + o.KopfReplace + "/cmd/kopf-gen && $(GO) build -o $(KOPF_GEN) .\n"},
-		".github/workflows/ci.yml":      {"run: make verify", "run: make test"},
+		"Dockerfile": {"# syntax=docker/dockerfile:1\n", "FROM golang:1.25 AS build", "CGO_ENABLED=0", "USER 65532:65532",
+			"RUN --mount=type=bind,from=kopf-go,target=/kopf-go \\\n"},
+		"Makefile": {"KOPF_GEN_FLAGS := --manifests=config --deepcopy\n", "\t$(KOPF_GEN) verify $(KOPF_GEN_FLAGS)\n", "KOPF_GO_DIR := ../kopf-go\n",
+			"kopf-gen:\n\tcd $(KOPF_GO_DIR)/cmd/kopf-gen && $(GO) build -o $(KOPF_GEN) .\n",
+			"\tdocker build --build-context kopf-go=$(KOPF_GO_DIR) -t $(IMG) .\n",
+			"\tKUBEBUILDER_ASSETS=\"$$assets\" KOPF_E2E=1 $(GO) test -count=1 -v ./test/e2e/...\n"},
+		".github/workflows/ci.yml": {"run: make lint", "run: make test", "run: make test-e2e",
+			"        working-directory: widget-operator\n", "          path: widget-operator\n",
+			"          repository: kopf-go/kopf\n          path: kopf-go\n", "go-version-file: widget-operator/go.mod\n"},
 		"config/rbac/role_binding.yaml": {"  name: widget-operator\n", "    namespace: default\n"},
 	} {
 		for _, w := range wants {
@@ -156,7 +195,7 @@ func TestRenderPinned(t *testing.T) {
 	for _, tc := range []struct {
 		kopfVersion, require, install string
 	}{
-		{kopfVersion: "v0.3.1", require: "require github.com/kopf-go/kopf v0.3.1\n", install: "KOPF_GEN_VERSION ?= v0.3.1\n"},
+		{kopfVersion: "v0.3.1", require: "require (\n\tgithub.com/kopf-go/kopf v0.3.1\n\tgithub.com/kopf-go/kopf/envtest v0.3.1\n)\n", install: "KOPF_GEN_VERSION ?= v0.3.1\n"},
 		{kopfVersion: "", require: "", install: "KOPF_GEN_VERSION ?= latest\n"},
 	} {
 		o := valid(t.TempDir())
@@ -186,8 +225,13 @@ func TestRenderPinned(t *testing.T) {
 				t.Errorf("%q: the Makefile lacks %q:\n%s", tc.kopfVersion, want, makefile)
 			}
 		}
-		if strings.Contains(makefile, "$(GO) build -o $(KOPF_GEN)") {
+		if strings.Contains(makefile, "$(GO) build -o $(KOPF_GEN)") || strings.Contains(makefile, "KOPF_GO_DIR") {
 			t.Errorf("%q: the Makefile builds kopf-gen from a checkout:\n%s", tc.kopfVersion, makefile)
+		}
+		for name, checkout := range map[string]string{"Dockerfile": "from=kopf-go", ".github/workflows/ci.yml": "repository: kopf-go/kopf"} {
+			if strings.Contains(string(files[name]), checkout) {
+				t.Errorf("%q: %s gets a kopf-go checkout:\n%s", tc.kopfVersion, name, files[name])
+			}
 		}
 	}
 }
@@ -213,8 +257,8 @@ func TestWrite(t *testing.T) {
 	if err := os.WriteFile(gomod, []byte("module github.com/acme/widget-operator\n\ngo 1.26.0\n\nrequire example.com/x v1.0.0\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	handlers := filepath.Join(dir, "handlers.go")
-	if err := os.WriteFile(handlers, []byte("package main\n// mine\n"), 0o644); err != nil {
+	handlers := filepath.Join(dir, "internal", "handlers", "handlers.go")
+	if err := os.WriteFile(handlers, []byte("package handlers\n// mine\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(filepath.Join(dir, "Dockerfile")); err != nil {
@@ -224,13 +268,13 @@ func TestWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := res.Conflicts(); !reflect.DeepEqual(got, []string{"handlers.go"}) {
+	if got := res.Conflicts(); !reflect.DeepEqual(got, []string{"internal/handlers/handlers.go"}) {
 		t.Errorf("conflicts %v", got)
 	}
 	if res.Status["go.mod"] != Kept || res.Status["Dockerfile"] != Created || res.Status["main.go"] != Unchanged {
 		t.Errorf("statuses %v", res.Status)
 	}
-	if b, _ := os.ReadFile(handlers); string(b) != "package main\n// mine\n" {
+	if b, _ := os.ReadFile(handlers); string(b) != "package handlers\n// mine\n" {
 		t.Error("a conflicting file was overwritten")
 	}
 	// A go.mod of another module is a conflict too.
@@ -238,7 +282,7 @@ func TestWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, _ = Write(o)
-	if got := res.Conflicts(); !reflect.DeepEqual(got, []string{"go.mod", "handlers.go"}) {
+	if got := res.Conflicts(); !reflect.DeepEqual(got, []string{"go.mod", "internal/handlers/handlers.go"}) {
 		t.Errorf("conflicts %v", got)
 	}
 	o.Force = true
@@ -246,11 +290,87 @@ func TestWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status["handlers.go"] != Overwritten || res.Status["go.mod"] != Overwritten || len(res.Conflicts()) != 0 {
+	if res.Status["internal/handlers/handlers.go"] != Overwritten || res.Status["go.mod"] != Overwritten || len(res.Conflicts()) != 0 {
 		t.Errorf("statuses with force: %v", res.Status)
 	}
 	if b, _ := os.ReadFile(handlers); !strings.Contains(string(b), "//kopf:on.create") {
 		t.Error("force did not restore handlers.go")
+	}
+}
+
+// TestWriteGoMod checks that a re-run applies new kopf-go flags to a
+// go.mod of the same module: a conflict without Force, only the kopf-go
+// lines changed with it, and nothing to do when they are as asked.
+func TestWriteGoMod(t *testing.T) {
+	work := t.TempDir()
+	kopf := filepath.Join(work, "kopf-go")
+	if err := os.Rename(fakeKopf(t), kopf); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(work, "op")
+	gomod := filepath.Join(dir, "go.mod")
+	// What go mod tidy makes of a scaffold pinned at v0.3.1.
+	tidied := "module github.com/acme/widget-operator\n\ngo 1.25.0\n\nrequire (\n\tgithub.com/kopf-go/kopf v0.3.1\n\tgithub.com/kopf-go/kopf/envtest v0.3.1\n\tk8s.io/client-go v0.35.4\n)\n\nrequire example.com/indirect v1.0.0 // indirect\n"
+	withReplace := "module github.com/acme/widget-operator\n\ngo 1.25.0\n\nrequire (\n\tgithub.com/kopf-go/kopf v0.0.0\n\tgithub.com/kopf-go/kopf/envtest v0.0.0\n\tk8s.io/client-go v0.35.4\n)\n\nrequire example.com/indirect v1.0.0 // indirect\n\nreplace github.com/kopf-go/kopf => ../kopf-go\n\nreplace github.com/kopf-go/kopf/envtest => ../kopf-go/envtest\n"
+	for _, tc := range []struct {
+		name, have string
+		edit       func(*Options)
+		status     Status
+		want       string
+	}{
+		{"same version", tidied, func(o *Options) { o.KopfVersion = "v0.3.1" }, Kept, tidied},
+		{"no version asked", tidied, func(o *Options) {}, Kept, tidied},
+		{"new version", tidied, func(o *Options) { o.KopfVersion = "v0.4.0"; o.Force = true }, Updated,
+			strings.ReplaceAll(tidied, "v0.3.1", "v0.4.0")},
+		{"new version without force", tidied, func(o *Options) { o.KopfVersion = "v0.4.0" }, Conflict, tidied},
+		{"replace added", tidied, func(o *Options) { o.KopfReplace = kopf; o.Force = true }, Updated, withReplace},
+		{"replace added without force", tidied, func(o *Options) { o.KopfReplace = kopf }, Conflict, tidied},
+		{"replace kept", withReplace, func(o *Options) { o.KopfReplace = kopf }, Kept, withReplace},
+		{"replace dropped", withReplace, func(o *Options) { o.KopfVersion = "v0.3.1"; o.Force = true }, Updated, tidied},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(gomod, []byte(tc.have), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			o := valid(dir)
+			tc.edit(&o)
+			if err := o.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			res, err := Write(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Status["go.mod"] != tc.status {
+				t.Errorf("go.mod: %s, want %s", res.Status["go.mod"], tc.status)
+			}
+			if b, _ := os.ReadFile(gomod); string(b) != tc.want {
+				t.Errorf("go.mod:\n%s\nwant:\n%s", b, tc.want)
+			}
+		})
+	}
+}
+
+func TestCILayout(t *testing.T) {
+	for _, tc := range []struct{ rel, operator, kopf string }{
+		{"../kopf-go", "op", "kopf-go"},
+		{"../../src/kopf", "_/op", "src/kopf"},
+		{"../../../a/b", "_/_/op", "a/b"},
+		{"./third_party/kopf-go", "", ""},
+		{"../..", "", ""},
+		{"/abs/kopf-go", "", ""},
+	} {
+		operator, kopf := ciLayout(tc.rel, "op")
+		if operator != tc.operator || kopf != tc.kopf {
+			t.Errorf("%s: %q %q, want %q %q", tc.rel, operator, kopf, tc.operator, tc.kopf)
+		}
+		// From the operator's directory, rel leads to kopf-go's.
+		if operator != "" && path.Join(operator, tc.rel) != kopf {
+			t.Errorf("%s: from %s it leads to %s, not %s", tc.rel, operator, path.Join(operator, tc.rel), kopf)
+		}
 	}
 }
 
