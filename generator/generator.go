@@ -25,6 +25,21 @@
 //     Version: the same input yields the same bytes, gofmt-clean. It does
 //     not depend on which other packages the patterns match.
 //
+// # Scheme registration
+//
+// A package declaring //kopf:resource types that are runtime.Objects (a
+// DeepCopyObject method, or, with Options.DeepCopy, a doc comment asking
+// DeepCopy for one: +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// or +kubebuilder:object:root=true) gets RegisterFileName, always, without
+// an option: GroupName, SchemeGroupVersion, Kind, Resource, SchemeBuilder
+// and AddToScheme, as code-generator's register-gen writes them (without
+// init()), registering those types and their lists (<T>List, if they are
+// runtime.Objects too), so that client-go's schemes and clientsets can
+// encode and decode them. A package that declares AddToScheme itself
+// registers its types itself and gets none; one that declares another of
+// those names is an error; the types of one package must share their
+// group and version. The file is removed when nothing produces it.
+//
 // # Manifests and DeepCopy
 //
 // With Options.Manifests set, the same run also plans, under that
@@ -153,6 +168,18 @@ func Generate(ctx context.Context, opts Options) (files []File, warnings scanner
 		if ok {
 			files = append(files, f)
 		}
+		f, ok, err = planRegister(pkg, m, opts.DeepCopy)
+		if err != nil {
+			var list scanner.ErrorList
+			if !errors.As(err, &list) {
+				return nil, nil, err
+			}
+			errs = append(errs, list...)
+			continue
+		}
+		if ok {
+			files = append(files, f)
+		}
 	}
 	warnings.Sort()
 	warnings = dedupe(warnings)
@@ -166,8 +193,8 @@ func Generate(ctx context.Context, opts Options) (files []File, warnings scanner
 			return nil, warnings, err
 		}
 		files = append(files, more...)
-		sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	return files, warnings, nil
 }
 
