@@ -1,15 +1,20 @@
 package generator
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"go/ast"
+	"go/format"
+	"go/parser"
 	"go/scanner"
 	"go/token"
+	"go/types"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/kopf-go/kopf/generator/emit"
@@ -139,6 +144,10 @@ func extras(ctx context.Context, opts Options, pkgs []*load.Package, models []*m
 		for _, p := range pkgs {
 			path := filepath.Join(p.Dir, manifests.DeepCopyFileName)
 			if want := code.DeepCopy[p.Dir]; want != nil {
+				want, err := dropRedundantImportNames(want, p)
+				if err != nil {
+					return nil, fmt.Errorf("formatting %s: %w", path, err)
+				}
 				if err := keep(planExtra(path, want, IsGenerated)); err != nil {
 					return nil, err
 				}
@@ -212,4 +221,65 @@ func hasDeepCopyMarkers(p *load.Package) bool {
 		}
 	}
 	return false
+}
+
+// dropRedundantImportNames removes the names of imports that are the
+// imported packages' own names. controller-tools names an import only if
+// the package does not import it already, so without this its output
+// would change once another generated file (the scheme registration)
+// imports the same package.
+func dropRedundantImportNames(src []byte, pkg *load.Package) ([]byte, error) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "", src, parser.ParseComments)
+	if err != nil {
+		return nil, err
+	}
+	changed := false
+	for _, spec := range f.Imports {
+		if spec.Name == nil {
+			continue
+		}
+		path, err := strconv.Unquote(spec.Path.Value)
+		if err != nil {
+			continue
+		}
+		if name := importedName(pkg, path); name != "" && name == spec.Name.Name {
+			spec.Name = nil
+			changed = true
+		}
+	}
+	if !changed {
+		return src, nil
+	}
+	var buf bytes.Buffer
+	if err := format.Node(&buf, fset, f); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// importedName returns the name of the package at path if the package
+// imports it, directly or not, or "".
+func importedName(pkg *load.Package, path string) string {
+	if pkg.Types == nil {
+		return ""
+	}
+	seen := map[*types.Package]bool{}
+	var find func(*types.Package) string
+	find = func(tp *types.Package) string {
+		if seen[tp] {
+			return ""
+		}
+		seen[tp] = true
+		if tp.Path() == path {
+			return tp.Name()
+		}
+		for _, imp := range tp.Imports() {
+			if name := find(imp); name != "" {
+				return name
+			}
+		}
+		return ""
+	}
+	return find(pkg.Types)
 }

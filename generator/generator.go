@@ -104,6 +104,12 @@ type Options struct {
 	Peering bool
 	// DeepCopy generates zz_generated.deepcopy.go where markers ask for it.
 	DeepCopy bool
+	// Clients, if set, is the directory (relative to Dir) to generate the
+	// typed clientset and apply configurations of the //kopf:resource
+	// types marked +genclient into, with k8s.io/code-generator (see
+	// package clients): Clients/clientset/versioned and
+	// Clients/applyconfiguration.
+	Clients string
 }
 
 // File is one file as generation wants it on disk.
@@ -193,6 +199,17 @@ func Generate(ctx context.Context, opts Options) (files []File, warnings scanner
 			return nil, warnings, err
 		}
 		files = append(files, more...)
+	}
+	if opts.Clients != "" {
+		more, warns, err := planClients(ctx, opts, pkgs, models)
+		warnings = append(warnings, warns...)
+		if err != nil {
+			warnings.Sort()
+			return nil, dedupe(warnings), err
+		}
+		files = append(files, more...)
+		warnings.Sort()
+		warnings = dedupe(warnings)
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	return files, warnings, nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kopf-go/kopf/generator/emit"
 	"github.com/kopf-go/kopf/generator/load"
+	"github.com/kopf-go/kopf/generator/manifests"
 	"github.com/kopf-go/kopf/generator/markers"
 	"github.com/kopf-go/kopf/generator/model"
 )
@@ -136,8 +137,12 @@ func isRuntimeObject(pkg *load.Package, name string, deepcopy bool) bool {
 		return false
 	}
 	obj, _, _ := types.LookupFieldOrMethod(types.NewPointer(tn.Type()), true, pkg.Types, "DeepCopyObject")
-	if _, isFunc := obj.(*types.Func); isFunc {
-		return true
+	if fn, isFunc := obj.(*types.Func); isFunc {
+		// With DeepCopy on, the DeepCopy file is this run's to write: the
+		// methods it holds now may be stale.
+		if !deepcopy || fn.Pkg() != pkg.Types || filepath.Base(pkg.Fset.Position(fn.Pos()).Filename) != manifests.DeepCopyFileName {
+			return true
+		}
 	}
 	return deepcopy && asksForDeepCopyObject(pkg, name)
 }
