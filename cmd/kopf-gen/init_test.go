@@ -75,6 +75,7 @@ func TestInit(t *testing.T) {
 		"running     go mod tidy\n",
 		"generated   zz_generated.kopf.go\n", "generated   api/v1alpha1/zz_generated.deepcopy.go\n",
 		"generated   config/crd/example.com_widgets.yaml\n", "generated   config/rbac/role.yaml\n",
+		"generated   api/v1alpha1/zz_generated.register.go\n", "generated   pkg/generated/clientset/versioned/clientset.go\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("init's output lacks %q:\n%s", want, out)
@@ -105,14 +106,14 @@ func TestInit(t *testing.T) {
 	if after := snapshot(t, dir); !reflect.DeepEqual(before, after) {
 		t.Errorf("go generate changed the scaffold")
 	}
-	goIn(t, dir, nil, filepath.Join(bin, "kopf-gen"), "verify", "--manifests=config", "--deepcopy")
+	goIn(t, dir, nil, filepath.Join(bin, "kopf-gen"), "verify", "--manifests=config", "--deepcopy", "--clients=pkg/generated")
 	if _, err := exec.LookPath("make"); err == nil {
 		goIn(t, dir, nil, "make", "verify", "build", "test")
 	} else {
 		t.Log("no make: the Makefile is not run")
 	}
 	t.Chdir(dir)
-	if code, out, errOut := kopfGen(t, "verify", "--manifests=config", "--deepcopy"); code != 0 {
+	if code, out, errOut := kopfGen(t, "verify", "--manifests=config", "--deepcopy", "--clients=pkg/generated"); code != 0 {
 		t.Fatalf("verify: exit %d\n%s\n%s", code, out, errOut)
 	}
 
@@ -155,6 +156,7 @@ var kopfGenOnly = []string{
 	"sigs.k8s.io/controller-tools",
 	"github.com/dave/jennifer",
 	"k8s.io/code-generator",
+	"k8s.io/gengo/v2",
 	"k8s.io/apiextensions-apiserver",
 	"github.com/gobuffalo/flect",
 }

@@ -130,12 +130,12 @@ func TestRender(t *testing.T) {
 		t.Errorf("the Makefile pins a kopf-gen version though it builds kopf-gen from the checkout:\n%s", files["Makefile"])
 	}
 	for name, wants := range map[string][]string{
-		"main.go":               {"//go:generate kopf-gen --manifests=config --deepcopy\n", "os.Exit(kopf.Main(Register))"},
+		"main.go":               {"//go:generate kopf-gen --manifests=config --deepcopy --clients=pkg/generated\n", "os.Exit(kopf.Main(Register))"},
 		"handlers.go":           {"//kopf:on.create example.com/v1alpha1/widgets\n", "//kopf:on.update example.com/v1alpha1/widgets\n", "//kopf:on.delete example.com/v1alpha1/widgets\n"},
 		"api/v1alpha1/types.go": {"//kopf:resource example.com/v1alpha1/widgets\ntype Widget struct", "// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object\n"},
 		"api/v1alpha1/doc.go":   {"// +k8s:deepcopy-gen=package\n", "package v1alpha1\n"},
 		"Dockerfile":            {"FROM golang:1.25 AS build", "CGO_ENABLED=0", "USER 65532:65532"},
-		"Makefile": {"KOPF_GEN_FLAGS := --manifests=config --deepcopy\n", "\t$(KOPF_GEN) verify $(KOPF_GEN_FLAGS)\n", "generate:", "build:", "test:", "run:",
+		"Makefile": {"KOPF_GEN_FLAGS := --manifests=config --deepcopy --clients=pkg/generated\n", "\t$(KOPF_GEN) verify $(KOPF_GEN_FLAGS)\n", "generate:", "build:", "test:", "run:",
 			"kopf-gen:\n\tcd " + o.KopfReplace + "/cmd/kopf-gen && $(GO) build -o $(KOPF_GEN) .\n"},
 		".github/workflows/ci.yml":      {"run: make verify", "run: make test"},
 		"config/rbac/role_binding.yaml": {"  name: widget-operator\n", "    namespace: default\n"},
