@@ -156,7 +156,6 @@ var kopfGenOnly = []string{
 	"sigs.k8s.io/controller-tools",
 	"github.com/dave/jennifer",
 	"k8s.io/code-generator",
-	"k8s.io/gengo/v2",
 	"k8s.io/apiextensions-apiserver",
 	"github.com/gobuffalo/flect",
 }
@@ -165,8 +164,9 @@ var kopfGenOnly = []string{
 // which a scaffolded operator must build no package (go list -deps -test).
 // golang.org/x/tools is among them but not among kopfGenOnly: it is in
 // every client-go user's module graph, as golang.org/x/text's go.mod
-// requires it, though no package of it is built.
-var kopfGenPackages = []string{"golang.org/x/tools/", "golang.org/x/mod/"}
+// requires it, though no package of it is built; so is code-generator's
+// k8s.io/gengo/v2, which k8s.io/kube-openapi's go.mod requires.
+var kopfGenPackages = []string{"golang.org/x/tools/", "golang.org/x/mod/", "k8s.io/gengo/"}
 
 // assertLean fails the test if the operator module in dir has kopf-gen's
 // dependencies in its module graph or builds one of their packages.
