@@ -2,21 +2,12 @@ package v1_test
 
 import (
 	"context"
-	"errors"
-	"log/slog"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/rest"
 
 	"github.com/kopf-go/kopf"
 	"github.com/kopf-go/kopf/e2e/cluster"
@@ -34,7 +25,7 @@ import (
 func TestTypedClients(t *testing.T) {
 	ctx := t.Context()
 	c := cluster.Start(t)
-	installCRD(t, c.Config)
+	examples.InstallCRD(t, c.Config)
 	cs, err := versioned.NewForConfig(c.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -102,11 +93,11 @@ func TestTypedClients(t *testing.T) {
 			Fn:       kopf.TypedChangingFunc(createFn),
 		})
 	}
-	runOperator(t, c.Config, register)
+	examples.RunOperator(t, c.Config, register)
 
 	for name, field := range map[string]string{"typed": "value", "applied": "applied"} {
 		var last *v1.KopfExample
-		err := poll(ctx, 30*time.Second, func() bool {
+		err := examples.Poll(ctx, 30*time.Second, func() bool {
 			last, err = kexes.Get(ctx, name, metav1.GetOptions{})
 			return err == nil && last.Status.Message == "hello "+field &&
 				last.Status.CreateFn != nil && last.Status.CreateFn.Message == "applied"
@@ -120,73 +111,4 @@ func TestTypedClients(t *testing.T) {
 	if len(clients) != 1 {
 		t.Errorf("the handler got %d clientsets, want the operator's one", len(clients))
 	}
-}
-
-// runOperator runs an operator of register in the background until the
-// test ends.
-func runOperator(t *testing.T, cfg *rest.Config, register func(*kopf.Registry) error) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	logger := kopf.NewLogger(testWriter{t}, kopf.LogPlain, slog.LevelDebug)
-	go func() {
-		done <- kopf.Run(ctx, register, kopf.WithConfig(cfg), kopf.WithAllNamespaces(), kopf.WithStandalone(), kopf.WithLogger(logger))
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("the operator exited with %v", err)
-		}
-	})
-}
-
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSuffix(string(p), "\n"))
-	return len(p), nil
-}
-
-// installCRD creates Kopf's KopfExample CRD and waits until it is served.
-func installCRD(t *testing.T, cfg *rest.Config) {
-	t.Helper()
-	ctx := t.Context()
-	var crd unstructured.Unstructured
-	if err := yaml.Unmarshal(examples.CRD, &crd.Object); err != nil {
-		t.Fatal(err)
-	}
-	dc, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	if _, err := dc.Resource(crds).Create(ctx, &crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatalf("creating the CRD: %v", err)
-	}
-	cs, err := versioned.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := poll(ctx, 30*time.Second, func() bool {
-		_, err := cs.KopfV1().KopfExamples("").List(ctx, metav1.ListOptions{})
-		return err == nil
-	}); err != nil {
-		t.Fatalf("the CRD is not served: %v", err)
-	}
-}
-
-// poll calls cond every 100 ms until it is true, or fails after timeout.
-func poll(ctx context.Context, timeout time.Duration, cond func() bool) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			return errors.New("timed out")
-		case <-tick.C:
-		}
-	}
-	return nil
 }
