@@ -86,6 +86,7 @@ func TestGoldenClients(t *testing.T) {
 	for name, parts := range map[string][]string{
 		"clients/generated/applyconfiguration/kopf/v1/kopfexample.go":        {`b.WithAPIVersion("kopf.dev/v1")`, "func KopfExample(name, namespace string)"},
 		"clients/generated/applyconfiguration/kopf/v1/cluster.go":            {"func Cluster(name string)"},
+		"clients/generated/applyconfiguration/kopf/v1/kopfexamplespec.go":    {`corev1 "k8s.io/client-go/applyconfigurations/core/v1"`, "WithResources(value *corev1.ResourceRequirementsApplyConfiguration)"},
 		"clients/generated/clientset/versioned/typed/kopf/v1/kopfexample.go": {"UpdateStatus(", "ApplyStatus("},
 		"clients/generated/clientset/versioned/clientset.go":                 {"KopfV1() kopfv1.KopfV1Interface"},
 	} {

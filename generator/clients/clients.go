@@ -19,17 +19,21 @@
 // The group package is the parent directory of the API package (api for
 // api/v1alpha1), as with kube_codegen.sh's --input group-dir/version; the
 // group name comes from the request (the //kopf:resource markers), given
-// to the tools as if the package's doc comment had +groupName. No fake
-// clientsets, listers or informers are generated.
+// to the tools as if the package's doc comment had +groupName. The types
+// of k8s.io/api that the inputs' types use get client-go's apply
+// configurations (see externalApplyConfigurations). No fake clientsets,
+// listers or informers are generated.
 package clients
 
 import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"slices"
 	"sort"
@@ -45,6 +49,7 @@ import (
 	"k8s.io/gengo/v2"
 	"k8s.io/gengo/v2/generator"
 	"k8s.io/gengo/v2/parser"
+	gengotypes "k8s.io/gengo/v2/types"
 )
 
 // The directories of the output, under Request.OutputDir, as
@@ -178,6 +183,9 @@ func Generate(ctx context.Context, req Request) (files map[string][]byte, err er
 	}
 	setGroups(c, inputs)
 	c.FileTypes[generator.GoFileType] = out
+	for name, pkg := range externalApplyConfigurations(ctx, req.Dir, c, inputs) {
+		ac.ExternalApplyConfigurations[name] = pkg
+	}
 	if err := c.ExecuteTargets(withHeader(acgenerators.GetTargets(c, ac), header)); err != nil {
 		return nil, fmt.Errorf("applyconfiguration-gen: %w", err)
 	}
@@ -246,3 +254,86 @@ func (m *memory) AssembleFile(f *generator.File, pathname string) error {
 	m.files[filepath.Join(m.dir, rel)] = src
 	return nil
 }
+
+// The packages of Kubernetes' own types, and of client-go's apply
+// configurations of them.
+const (
+	apiPrefix                = "k8s.io/api/"
+	applyConfigurationPrefix = "k8s.io/client-go/applyconfigurations/"
+)
+
+// externalApplyConfigurations maps the types of k8s.io/api that the
+// inputs' types use (a corev1.PodTemplateSpec in a spec) to client-go's
+// apply configurations of them, as kube_codegen.sh's --applyconfig-externals
+// would, so that apply configurations take client-go's
+// PodTemplateSpecApplyConfiguration rather than a whole corev1.PodTemplateSpec.
+// Only types that client-go has an apply configuration of are mapped; the
+// others are used as they are.
+func externalApplyConfigurations(ctx context.Context, dir string, c *generator.Context, inputs []Input) map[gengotypes.Name]string {
+	used := map[string]map[string]bool{} // client-go package: type names
+	seen := map[*gengotypes.Type]bool{}
+	var visit func(t *gengotypes.Type)
+	visit = func(t *gengotypes.Type) {
+		if t == nil || seen[t] {
+			return
+		}
+		seen[t] = true
+		if rest, ok := strings.CutPrefix(t.Name.Package, apiPrefix); ok {
+			if t.Kind == gengotypes.Struct {
+				pkg := applyConfigurationPrefix + rest
+				if used[pkg] == nil {
+					used[pkg] = map[string]bool{}
+				}
+				used[pkg][t.Name.Name] = true
+			}
+			return // client-go's apply configuration covers what it holds
+		}
+		for _, m := range t.Members {
+			visit(m.Type)
+		}
+		visit(t.Elem)
+		visit(t.Key)
+		visit(t.Underlying)
+	}
+	for _, in := range inputs {
+		if p := c.Universe.Package(in.PkgPath); p != nil {
+			for _, name := range slices.Sorted(maps.Keys(p.Types)) {
+				visit(p.Types[name])
+			}
+		}
+	}
+	out := map[gengotypes.Name]string{}
+	if len(used) == 0 {
+		return out
+	}
+	paths := slices.Sorted(maps.Keys(used))
+	pkgs, err := packages.Load(&packages.Config{Context: ctx, Dir: dir, Mode: packages.NeedName | packages.NeedFiles}, paths...)
+	if err != nil {
+		return out // the types are used as they are
+	}
+	for _, p := range pkgs {
+		if len(p.Errors) > 0 {
+			continue
+		}
+		declared := map[string]bool{}
+		for _, f := range p.GoFiles {
+			src, err := os.ReadFile(f)
+			if err != nil {
+				continue
+			}
+			for _, m := range applyConfigurationDecl.FindAllSubmatch(src, -1) {
+				declared[string(m[1])] = true
+			}
+		}
+		for name := range used[p.PkgPath] {
+			if declared[name] {
+				out[gengotypes.Name{Package: apiPrefix + strings.TrimPrefix(p.PkgPath, applyConfigurationPrefix), Name: name}] = p.PkgPath
+			}
+		}
+	}
+	return out
+}
+
+// applyConfigurationDecl matches the declaration of an apply
+// configuration type in client-go's source.
+var applyConfigurationDecl = regexp.MustCompile(`(?m)^type (\w+)ApplyConfiguration struct`)

@@ -1,6 +1,9 @@
 package v1
 
-import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
 
 // KopfExample is the Go type of Kopf's example resource.
 //
@@ -21,6 +24,9 @@ type KopfExampleSpec struct {
 	Duration string   `json:"duration,omitempty"`
 	Field    string   `json:"field,omitempty"`
 	Items    []string `json:"items,omitempty"`
+	// Resources are a type of k8s.io/api: its apply configuration is
+	// client-go's.
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 }
 
 // KopfExampleStatus is the status of a KopfExample.

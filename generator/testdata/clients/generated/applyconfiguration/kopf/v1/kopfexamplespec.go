@@ -2,6 +2,10 @@
 
 package v1
 
+import (
+	corev1 "k8s.io/client-go/applyconfigurations/core/v1"
+)
+
 // KopfExampleSpecApplyConfiguration represents a declarative configuration of the KopfExampleSpec type for use
 // with apply.
 //
@@ -10,6 +14,9 @@ type KopfExampleSpecApplyConfiguration struct {
 	Duration *string  `json:"duration,omitempty"`
 	Field    *string  `json:"field,omitempty"`
 	Items    []string `json:"items,omitempty"`
+	// Resources are a type of k8s.io/api: its apply configuration is
+	// client-go's.
+	Resources *corev1.ResourceRequirementsApplyConfiguration `json:"resources,omitempty"`
 }
 
 // KopfExampleSpecApplyConfiguration constructs a declarative configuration of the KopfExampleSpec type for use with
@@ -41,5 +48,13 @@ func (b *KopfExampleSpecApplyConfiguration) WithItems(values ...string) *KopfExa
 	for i := range values {
 		b.Items = append(b.Items, values[i])
 	}
+	return b
+}
+
+// WithResources sets the Resources field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Resources field is set to the value of the last call.
+func (b *KopfExampleSpecApplyConfiguration) WithResources(value *corev1.ResourceRequirementsApplyConfiguration) *KopfExampleSpecApplyConfiguration {
+	b.Resources = value
 	return b
 }
