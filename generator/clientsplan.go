@@ -166,6 +166,16 @@ func clientInput(pkg *load.Package, m *model.Package, deepcopy bool, errs, warns
 	if first == nil {
 		return clients.Input{}, false
 	}
+	// A package that registers its types itself must do so as register-gen
+	// does: the clients use its SchemeGroupVersion and AddToScheme.
+	decls := topLevelDecls(pkg)
+	if _, own := decls["AddToScheme"]; own {
+		if _, ok := decls["SchemeGroupVersion"]; !ok {
+			errs.Add(decls["AddToScheme"], fmt.Sprintf("the package registers its types itself (AddToScheme), but the typed clients of --clients also use its SchemeGroupVersion, which it does not declare: add var SchemeGroupVersion = schema.GroupVersion{Group: %q, Version: %q} (kubebuilder's groupversion_info.go calls it GroupVersion)",
+				first.Group, first.Version))
+			return clients.Input{}, false
+		}
+	}
 	if path.Base(m.PkgPath) != first.Version || path.Dir(m.PkgPath) == "." {
 		errs.Add(first.Pos, fmt.Sprintf("%s%s %s: code-generator takes the version of a typed client from its package's last path element, and names its group's package after the one before it: move the types into a package .../<group>/%s (such as api/%s)",
 			markers.Prefix, markers.Resource, gv(first), first.Version, first.Version))

@@ -179,6 +179,8 @@ func TestClientsOrphansAndChecks(t *testing.T) {
 			"KopfExample: a typed client needs *KopfExample to be a runtime.Object"},
 		{"bad tags", "// +genclient:noStatus", "// +genclient:noStatsu",
 			"Cluster: +genclient: unknown tag detected: genclient:noStatsu"},
+		{"registered by hand without SchemeGroupVersion", "// Result is what a handler returned.\n", "var AddToScheme = func() error { return nil }\n\n// Result is what a handler returned.\n",
+			"the typed clients of --clients also use its SchemeGroupVersion, which it does not declare"},
 		{"not a typed resource", "// Result is what a handler returned.\n", "// Result is what a handler returned.\n//\n// +genclient\n",
 			"Result has +genclient but no //kopf:resource marker"},
 	}

@@ -132,8 +132,8 @@ func Generate(ctx context.Context, req Request) (files map[string][]byte, err er
 	if err != nil {
 		return nil, err
 	}
-	out := &memory{files: map[string][]byte{}, tmp: tmp, dir: req.OutputDir}
 	header := []byte(req.Header + "\n\n")
+	out := &memory{files: map[string][]byte{}, tmp: tmp, dir: req.OutputDir, header: header}
 
 	// client-gen: the clientset, its scheme and the typed clients.
 	cg := cgargs.New()
@@ -189,9 +189,6 @@ func Generate(ctx context.Context, req Request) (files map[string][]byte, err er
 	if err := c.ExecuteTargets(withHeader(acgenerators.GetTargets(c, ac), header)); err != nil {
 		return nil, fmt.Errorf("applyconfiguration-gen: %w", err)
 	}
-	if out.err != nil {
-		return nil, out.err
-	}
 	return out.files, nil
 }
 
@@ -219,10 +216,9 @@ func setGroups(c *generator.Context, inputs []Input) {
 
 // withHeader gives every target kopf-gen's header instead of the tools'.
 func withHeader(targets []generator.Target, header []byte) []generator.Target {
-	for i, t := range targets {
+	for _, t := range targets {
 		if st, ok := t.(*generator.SimpleTarget); ok {
 			st.HeaderComment = slices.Clip(slices.Clone(header))
-			targets[i] = st
 		}
 	}
 	return targets
@@ -233,10 +229,14 @@ func withHeader(targets []generator.Target, header []byte) []generator.Target {
 type memory struct {
 	files    map[string][]byte
 	tmp, dir string
-	err      error
+	header   []byte
 }
 
 func (m *memory) AssembleFile(f *generator.File, pathname string) error {
+	if !bytes.HasPrefix(f.Header, m.header) {
+		// The tools' own header names the program that runs them.
+		return fmt.Errorf("code-generator's %s lacks kopf-gen's header", f.Name)
+	}
 	var b bytes.Buffer
 	et := generator.NewErrorTracker(&b)
 	generator.NewGoFile().Assemble(et, f)
