@@ -5,7 +5,8 @@
 // The stages are separate packages: markers (the grammar, the marker table
 // and the parser), load (go/packages), model (markers and signatures to
 // handlers and registrations, with all checks), emit (jennifer), and
-// builtins (the table of built-in resources with typed kwargs).
+// builtins (the table of built-in resources with typed kwargs); manifests
+// (controller-tools) and clients (code-generator) serve the options.
 //
 // # Contract
 //
