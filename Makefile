@@ -21,6 +21,9 @@ export KUBEBUILDER_ASSETS ?= $(ASSETS)
 MODULES       := . generator cmd/kopf-gen envtest e2e examples bench
 UNIT_MODULES  := . generator cmd/kopf-gen
 TEST_TIMEOUT  ?= 20m
+# kopf-gen's flags for examples/: the DeepCopy methods and the typed clients
+# of examples/apis (its //go:generate line says the same from its directory).
+EXAMPLES_GEN_FLAGS := --deepcopy --clients=generated
 CLUSTER_DIR   := $(CURDIR)/.cache/cluster
 
 .PHONY: all demo test unit e2e lint verify go-min generate controlplane kopf-gen cluster cluster-down clean
@@ -56,7 +59,7 @@ lint:
 
 ## verify: fail if any generated file in examples/ is stale, missing or orphaned.
 verify: kopf-gen
-	cd examples && $(CURDIR)/bin/kopf-gen verify ./...
+	cd examples && $(CURDIR)/bin/kopf-gen verify $(EXAMPLES_GEN_FLAGS) ./...
 
 ## go-min: the examples compile at the runtime's minimum Go, the root go.mod's go directive (an
 ## operator's go.mod may declare no newer): generated code must not use newer language features.
@@ -66,7 +69,7 @@ go-min:
 
 ## generate: regenerate the examples' code.
 generate: kopf-gen
-	cd examples && $(CURDIR)/bin/kopf-gen generate ./...
+	cd examples && $(CURDIR)/bin/kopf-gen generate $(EXAMPLES_GEN_FLAGS) ./...
 
 ## kopf-gen: build kopf-gen from its module (cmd/kopf-gen/go.mod) into bin/.
 kopf-gen:

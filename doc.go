@@ -63,8 +63,9 @@ retry (a call still running when it passes is not interrupted). A handler
 that waits on something slow bounds that wait itself, with
 context.WithTimeout. The context also carries what the operator gives
 handlers: the event poster (Info, Warn, Exception, Event), the client
-configuration (RESTConfig) and, in a changing handler, the registration of
-sub-handlers (Subhandler).
+configuration (RESTConfig), the clients shared by the operator's handlers
+(Client) and, in a changing handler, the registration of sub-handlers
+(Subhandler).
 
 # Absent labels and annotations in filter callbacks
 

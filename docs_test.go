@@ -1,6 +1,7 @@
 package kopf_test
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,22 +20,31 @@ var goBlock = regexp.MustCompile("(?s)```go\n(.*?)```")
 
 // Every Go block of a page in docs/ is a verbatim part of code that
 // compiles: a test file of this package (examples_docs_test.go holds most)
-// or a file of an example in examples/ (their generated code included), so
+// or a Go file under examples/ (generated code included), so
 // that a page cannot drift from the API it shows.
 func TestDocsShowCompiledCode(t *testing.T) {
+	files, err := filepath.Glob("*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The examples' Go files at any depth: the operators, their typed API
+	// (examples/apis) and its generated clients (examples/generated).
+	err = filepath.WalkDir("examples", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".go") {
+			files = append(files, path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var sources []string
-	for _, pattern := range []string{"*_test.go", "examples/*/*.go"} {
-		files, err := filepath.Glob(pattern)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, f := range files {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sources = append(sources, string(data))
-		}
+		sources = append(sources, string(data))
 	}
 	pages, err := filepath.Glob("docs/*.md")
 	if err != nil {

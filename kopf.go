@@ -174,3 +174,22 @@ func Subhandler(ctx context.Context, h ChangingHandler) error { return registry.
 // context, for handlers that need clients of their own (nil outside an
 // operator). Do not modify it: copy it with rest.CopyConfig.
 func RESTConfig(ctx context.Context) *rest.Config { return operator.RESTConfig(ctx) }
+
+// Client returns the client of type C that the operator's handlers share,
+// made by newFn from the operator's configuration (RESTConfig) on first
+// use, and the same one on every later call while the operator runs:
+//
+//	pods, err := kopf.Client(ctx, kubernetes.NewForConfig)
+//
+// newFn is a client's constructor: kubernetes.NewForConfig,
+// dynamic.NewForConfig, or the NewForConfig of a clientset that kopf-gen
+// --clients generates. Clients are keyed by C alone; concurrent first
+// calls make one client; an error of newFn is returned and not kept (the
+// next call tries again). Outside an operator the error is ErrNoOperator.
+// See docs/clients.md.
+func Client[C any](ctx context.Context, newFn func(*rest.Config) (C, error)) (C, error) {
+	return operator.Client(ctx, newFn)
+}
+
+// ErrNoOperator is Client's error outside an operator's handlers.
+var ErrNoOperator = operator.ErrNoOperator

@@ -171,3 +171,23 @@ func goDirective(t *testing.T, path string) string {
 	}
 	return string(m[1])
 }
+
+// TestFacadeLinksNoClientset checks that an operator links client-go's
+// typed clientset (with its hundreds of typed clients) only if its own code
+// uses it: kopf.Client is generic over the client's type for that reason.
+func TestFacadeLinksNoClientset(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list over the root module")
+	}
+	cmd := exec.Command("go", "list", "-deps", ".")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps .: %v", err)
+	}
+	for pkg := range strings.SplitSeq(string(out), "\n") {
+		if pkg == "k8s.io/client-go/kubernetes" {
+			t.Errorf("the facade links %s", pkg)
+		}
+	}
+}

@@ -118,7 +118,7 @@ func TestManifests(t *testing.T) {
 		rel, _ := filepath.Rel(dir, f.Path)
 		names = append(names, filepath.ToSlash(rel))
 	}
-	want := []string{"api/v1alpha1/zz_generated.deepcopy.go", "config/crd/example.com_widgets.yaml", "config/rbac/role.yaml", "ops/zz_generated.kopf.go"}
+	want := []string{"api/v1alpha1/zz_generated.deepcopy.go", "api/v1alpha1/zz_generated.register.go", "config/crd/example.com_widgets.yaml", "config/rbac/role.yaml", "ops/zz_generated.kopf.go"}
 	if !reflect.DeepEqual(names, want) {
 		t.Fatalf("files %v, want %v", names, want)
 	}
@@ -126,6 +126,7 @@ func TestManifests(t *testing.T) {
 		"config/crd/example.com_widgets.yaml":   "testdata/manifests/example.com_widgets.yaml",
 		"config/rbac/role.yaml":                 "testdata/manifests/role.yaml",
 		"api/v1alpha1/zz_generated.deepcopy.go": "testdata/manifests/zz_generated.deepcopy.go.golden",
+		"api/v1alpha1/zz_generated.register.go": "testdata/manifests/zz_generated.register.go.golden",
 	}
 	for _, f := range files {
 		rel, _ := filepath.Rel(dir, f.Path)
@@ -186,7 +187,7 @@ func TestManifests(t *testing.T) {
 			removed = append(removed, filepath.ToSlash(rel))
 		}
 	}
-	if want := []string{"api/v1alpha1/zz_generated.deepcopy.go", "config/crd/example.com_widgets.yaml", "ops/zz_generated.kopf.go"}; !reflect.DeepEqual(removed, want) {
+	if want := []string{"api/v1alpha1/zz_generated.deepcopy.go", "api/v1alpha1/zz_generated.register.go", "config/crd/example.com_widgets.yaml", "ops/zz_generated.kopf.go"}; !reflect.DeepEqual(removed, want) {
 		t.Errorf("orphans %v, want %v", removed, want)
 	}
 

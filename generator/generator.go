@@ -5,7 +5,8 @@
 // The stages are separate packages: markers (the grammar, the marker table
 // and the parser), load (go/packages), model (markers and signatures to
 // handlers and registrations, with all checks), emit (jennifer), and
-// builtins (the table of built-in resources with typed kwargs).
+// builtins (the table of built-in resources with typed kwargs); manifests
+// (controller-tools) and clients (code-generator) serve the options.
 //
 // # Contract
 //
@@ -24,6 +25,21 @@
 //     packages it imports directly (for their typed resources), and
 //     Version: the same input yields the same bytes, gofmt-clean. It does
 //     not depend on which other packages the patterns match.
+//
+// # Scheme registration
+//
+// A package declaring //kopf:resource types that are runtime.Objects (a
+// DeepCopyObject method, or, with Options.DeepCopy, a doc comment asking
+// DeepCopy for one: +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// or +kubebuilder:object:root=true) gets RegisterFileName, always, without
+// an option: GroupName, SchemeGroupVersion, Kind, Resource, SchemeBuilder
+// and AddToScheme, as code-generator's register-gen writes them (without
+// init()), registering those types and their lists (<T>List, if they are
+// runtime.Objects too), so that client-go's schemes and clientsets can
+// encode and decode them. A package that declares AddToScheme itself
+// registers its types itself and gets none; one that declares another of
+// those names is an error; the types of one package must share their
+// group and version. The file is removed when nothing produces it.
 //
 // # Manifests and DeepCopy
 //
@@ -89,6 +105,12 @@ type Options struct {
 	Peering bool
 	// DeepCopy generates zz_generated.deepcopy.go where markers ask for it.
 	DeepCopy bool
+	// Clients, if set, is the directory (relative to Dir) to generate the
+	// typed clientset and apply configurations of the //kopf:resource
+	// types marked +genclient into, with k8s.io/code-generator (see
+	// package clients): Clients/clientset/versioned and
+	// Clients/applyconfiguration.
+	Clients string
 }
 
 // File is one file as generation wants it on disk.
@@ -153,6 +175,18 @@ func Generate(ctx context.Context, opts Options) (files []File, warnings scanner
 		if ok {
 			files = append(files, f)
 		}
+		f, ok, err = planRegister(pkg, m, opts.DeepCopy)
+		if err != nil {
+			var list scanner.ErrorList
+			if !errors.As(err, &list) {
+				return nil, nil, err
+			}
+			errs = append(errs, list...)
+			continue
+		}
+		if ok {
+			files = append(files, f)
+		}
 	}
 	warnings.Sort()
 	warnings = dedupe(warnings)
@@ -166,8 +200,19 @@ func Generate(ctx context.Context, opts Options) (files []File, warnings scanner
 			return nil, warnings, err
 		}
 		files = append(files, more...)
-		sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	}
+	if opts.Clients != "" {
+		more, warns, err := planClients(ctx, opts, pkgs, models)
+		warnings = append(warnings, warns...)
+		if err != nil {
+			warnings.Sort()
+			return nil, dedupe(warnings), err
+		}
+		files = append(files, more...)
+		warnings.Sort()
+		warnings = dedupe(warnings)
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	return files, warnings, nil
 }
 

@@ -48,9 +48,10 @@ fmt, vet, lint, test, test-e2e, run, install, uninstall, deploy, undeploy,
 docker-build, docker-push; "make help"), a README and a CI workflow.
 
 It then runs "go mod tidy" and kopf-gen's generation in DIR, as "make generate"
-would (--manifests=config --deepcopy): zz_generated.kopf.go, the DeepCopy
-methods, config/crd/ and config/rbac/role.yaml. --skip-generate writes the files
-only.
+would (--manifests=config --deepcopy --clients=pkg/generated): zz_generated.kopf.go,
+the DeepCopy methods and scheme registration, the typed clientset, config/crd/
+and config/rbac/role.yaml, then "go mod tidy" again for the clientset's imports.
+--skip-generate writes the files only.
 
 Existing files are never overwritten without --force: a file that already has
 the rendered content is left as is, go.mod is kept if it declares the same
@@ -132,6 +133,13 @@ func runInit(ctx context.Context, out, errOut io.Writer, o scaffold.Options, gen
 		}
 		if err != nil {
 			return err
+		}
+		// The typed clientset imports client-go packages that go.mod
+		// may not require yet.
+		if len(changed) > 0 {
+			if err := tidy(ctx, out, o.Dir); err != nil {
+				return err
+			}
 		}
 	}
 	if conflicts := res.Conflicts(); len(conflicts) > 0 {

@@ -90,6 +90,7 @@ func TestInit(t *testing.T) {
 		"running     go mod tidy\n",
 		"generated   internal/handlers/zz_generated.kopf.go\n", "generated   api/v1alpha1/zz_generated.deepcopy.go\n",
 		"generated   config/crd/example.com_widgets.yaml\n", "generated   config/rbac/role.yaml\n",
+		"generated   api/v1alpha1/zz_generated.register.go\n", "generated   pkg/generated/clientset/versioned/clientset.go\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("init's output lacks %q:\n%s", want, out)
@@ -146,7 +147,7 @@ func TestInit(t *testing.T) {
 	if after := snapshot(t, dir); !reflect.DeepEqual(before, after) {
 		t.Errorf("go generate changed the scaffold")
 	}
-	goIn(t, dir, nil, filepath.Join(bin, "kopf-gen"), "verify", "--manifests=config", "--deepcopy")
+	goIn(t, dir, nil, filepath.Join(bin, "kopf-gen"), "verify", "--manifests=config", "--deepcopy", "--clients=pkg/generated")
 	if _, err := exec.LookPath("make"); err == nil {
 		goIn(t, dir, noCP, "make", "lint", "build", "test", "manifests", "fmt")
 		out := goIn(t, dir, nil, "make", "help")
@@ -160,7 +161,7 @@ func TestInit(t *testing.T) {
 		t.Log("no make: the Makefile is not run")
 	}
 	t.Chdir(dir)
-	if code, out, errOut := kopfGen(t, "verify", "--manifests=config", "--deepcopy"); code != 0 {
+	if code, out, errOut := kopfGen(t, "verify", "--manifests=config", "--deepcopy", "--clients=pkg/generated"); code != 0 {
 		t.Fatalf("verify: exit %d\n%s\n%s", code, out, errOut)
 	}
 
@@ -290,8 +291,9 @@ var kopfGenOnly = []string{
 // (go list -deps -test). golang.org/x/tools is among them but not among
 // kopfGenOnly: it is in every client-go user's module graph, as
 // golang.org/x/text's go.mod requires it, though no package of it is built;
-// k8s.io/code-generator likewise (see kopfGenOnly).
-var kopfGenPackages = []string{"golang.org/x/tools/", "golang.org/x/mod/", "k8s.io/code-generator/"}
+// k8s.io/code-generator likewise (see kopfGenOnly), and code-generator's
+// k8s.io/gengo/v2, which k8s.io/kube-openapi's go.mod requires.
+var kopfGenPackages = []string{"golang.org/x/tools/", "golang.org/x/mod/", "k8s.io/code-generator/", "k8s.io/gengo/"}
 
 // testOnlyPackages are import path prefixes of what the end-to-end test
 // uses (envtest, on controller-runtime) and the operator's binary must not

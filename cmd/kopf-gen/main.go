@@ -30,6 +30,16 @@
 //	--peering         add the rules of Kopf's peering objects to the role
 //	--deepcopy        also write zz_generated.deepcopy.go in packages whose
 //	                  markers ask for it (+k8s:deepcopy-gen, +kubebuilder:object)
+//	--clients DIR     also write the typed clientset (DIR/clientset/versioned)
+//	                  and apply configurations (DIR/applyconfiguration) of the
+//	                  //kopf:resource types marked +genclient, with
+//	                  k8s.io/code-generator's client-gen and
+//	                  applyconfiguration-gen; DIR is relative to the current
+//	                  directory
+//
+// Packages of //kopf:resource types that are runtime.Objects always get
+// zz_generated.register.go (SchemeGroupVersion, AddToScheme), with or
+// without flags.
 //
 // init writes the repository's files, then runs `go mod tidy` and the
 // generation of its //go:generate line (--manifests=config --deepcopy) in
@@ -196,8 +206,8 @@ func relative(dir, path string) string {
 
 // genFlags are the flags of generate, verify and the bare command.
 type genFlags struct {
-	manifests, roleName string
-	peering, deepcopy   bool
+	manifests, roleName, clients string
+	peering, deepcopy            bool
 }
 
 func (f *genFlags) add(cmd *cobra.Command) {
@@ -205,6 +215,7 @@ func (f *genFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.roleName, "role-name", "", "the `name` of the generated ClusterRole (default: from the module path, e.g. widget-operator)")
 	cmd.Flags().BoolVar(&f.peering, "peering", false, "add the rules of Kopf's peering objects (kopf.dev) to the role")
 	cmd.Flags().BoolVar(&f.deepcopy, "deepcopy", false, "also generate zz_generated.deepcopy.go where +k8s:deepcopy-gen or +kubebuilder:object markers ask for it")
+	cmd.Flags().StringVar(&f.clients, "clients", "", "also generate the typed clientset (`DIR`/clientset/versioned) and apply configurations (DIR/applyconfiguration) of //kopf:resource types marked +genclient, with k8s.io/code-generator (relative to the current directory)")
 }
 
 func (f *genFlags) options(patterns []string) (generator.Options, error) {
@@ -214,7 +225,7 @@ func (f *genFlags) options(patterns []string) (generator.Options, error) {
 	if f.manifests == "" && (f.roleName != "" || f.peering) {
 		return generator.Options{}, errors.New("--role-name and --peering apply to the role that --manifests generates: add --manifests DIR")
 	}
-	return generator.Options{Patterns: patterns, Manifests: f.manifests, RoleName: f.roleName, Peering: f.peering, DeepCopy: f.deepcopy}, nil
+	return generator.Options{Patterns: patterns, Manifests: f.manifests, RoleName: f.roleName, Peering: f.peering, DeepCopy: f.deepcopy, Clients: f.clients}, nil
 }
 
 func newRootCmd() *cobra.Command {
@@ -258,7 +269,11 @@ exactly the verbs the runtime needs on the resources the markers name, and
 DIR/crd/<group>_<plural>.yaml, the CRD of every //kopf:resource type (its
 OpenAPI schema from the Go type and its +kubebuilder markers). With --deepcopy
 it writes zz_generated.deepcopy.go into packages with +k8s:deepcopy-gen or
-+kubebuilder:object markers. Generated manifests and DeepCopy files that
++kubebuilder:object markers. With --clients DIR it writes the typed clientset
+(DIR/clientset/versioned) and the apply configurations (DIR/applyconfiguration)
+of the //kopf:resource types marked +genclient, with k8s.io/code-generator.
+Packages of //kopf:resource types that are runtime.Objects get
+zz_generated.register.go (SchemeGroupVersion, AddToScheme) in any case. Generated manifests and DeepCopy files that
 nothing produces any more are removed; files not marked as generated are never
 overwritten.`,
 		RunE: func(cmd *cobra.Command, args []string) error {

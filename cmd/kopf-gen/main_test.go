@@ -235,3 +235,38 @@ func CreateFn(ctx context.Context, kw CreateFnKwargs) (any, error) { return nil,
 		t.Errorf("verify with errors: exit %d, stdout %q, stderr:\n%s\nwant:\n%s", code, out, errOut, want)
 	}
 }
+
+// TestClientsFlag generates and verifies a typed clientset with --clients,
+// as a //go:generate line would, and refuses a directory outside a module.
+func TestClientsFlag(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads packages with code-generator")
+	}
+	types, err := os.ReadFile("../../generator/testdata/clients/kopf/v1/types.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := chdirModule(t, map[string]string{"api/kopf/v1/types.go": string(types)})
+	flags := []string{"--deepcopy", "--clients=pkg/generated", "./api/..."}
+	code, out, errOut := kopfGen(t, append([]string{"verify"}, flags...)...)
+	if code != 1 || !strings.Contains(out, "+++ b/pkg/generated/clientset/versioned/clientset.go\n") ||
+		!strings.Contains(out, "+++ b/pkg/generated/applyconfiguration/kopf/v1/kopfexample.go\n") ||
+		!strings.Contains(out, "+++ b/api/kopf/v1/zz_generated.register.go\n") {
+		t.Fatalf("verify before generating: %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, errOut := kopfGen(t, append([]string{"generate"}, flags...)...); code != 0 || out != "" || errOut != "" {
+		t.Fatalf("generate: %d %q %q", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "pkg/generated/clientset/versioned/typed/kopf/v1/kopfexample.go")); err != nil {
+		t.Fatalf("no typed client: %v", err)
+	}
+	if code, out, errOut := kopfGen(t, append([]string{"verify"}, flags...)...); code != 0 || out != "" || errOut != "" {
+		t.Fatalf("verify after generating: %d %q %q", code, out, errOut)
+	}
+
+	outside := t.TempDir()
+	code, _, errOut = kopfGen(t, "verify", "--deepcopy", "--clients="+outside, "./api/...")
+	if code != 1 || !strings.Contains(errOut, "is in no Go module (no go.mod above it)") {
+		t.Errorf("--clients outside a module: %d %q", code, errOut)
+	}
+}

@@ -38,13 +38,11 @@ func PodInSight(ctx context.Context, kw PodInSightKwargs) error {
 	if _, running := kw.Memo[cancelKey]; running {
 		return nil
 	}
-	cfg := kopf.RESTConfig(ctx)
-	if cfg == nil {
-		return kopf.NewPermanentError("no client configuration in the handler's context")
-	}
-	client, err := kubernetes.NewForConfig(cfg)
+	// The operator's clientset, made on first use and shared by every
+	// handler (Kopf's example uses its own pykube client).
+	client, err := kopf.Client(ctx, kubernetes.NewForConfig)
 	if err != nil {
-		return kopf.NewPermanentError("making a client: %v", err)
+		return err
 	}
 	killerCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	kw.Memo[cancelKey] = cancel

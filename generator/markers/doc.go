@@ -214,6 +214,12 @@
 // directly. A fixed set of built-in resources (pods, deployments, jobs, ...;
 // see `kopf-gen markers`) is typed with k8s.io/api the same way.
 //
+// A package whose typed resources are runtime.Objects also gets their
+// scheme registration (zz_generated.register.go: SchemeGroupVersion,
+// AddToScheme), and, with kopf-gen --clients, those marked +genclient get
+// a typed clientset and apply configurations from k8s.io/code-generator
+// (see package generator and docs/clients.md).
+//
 // # Errors
 //
 // Every error carries the position of the offending text, as

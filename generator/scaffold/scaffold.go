@@ -92,16 +92,20 @@ const (
 	EnvtestModule = KopfModule + "/envtest"
 )
 
-// ManifestsDir is where the scaffold keeps its manifests; its main.go
-// generates with GenerateOptions' settings:
+// ManifestsDir is where the scaffold keeps its manifests, ClientsDir its
+// typed clientset and apply configurations; its main.go generates with
+// GenerateOptions' settings:
 //
-//	//go:generate kopf-gen --manifests=config --deepcopy
-const ManifestsDir = "config"
+//	//go:generate kopf-gen --manifests=config --deepcopy --clients=pkg/generated
+const (
+	ManifestsDir = "config"
+	ClientsDir   = "pkg/generated"
+)
 
 // GenerateOptions are the generator's options for a scaffolded repository
 // in dir, as its //go:generate line and `make verify` give them.
 func GenerateOptions(dir string) generator.Options {
-	return generator.Options{Dir: dir, Manifests: ManifestsDir, DeepCopy: true}
+	return generator.Options{Dir: dir, Manifests: ManifestsDir, DeepCopy: true, Clients: ClientsDir}
 }
 
 // Options are init's inputs.

@@ -160,7 +160,7 @@ func TestRender(t *testing.T) {
 		t.Errorf("the Makefile pins a kopf-gen version though it builds kopf-gen from the checkout:\n%s", files["Makefile"])
 	}
 	for name, wants := range map[string][]string{
-		"main.go": {"//go:generate kopf-gen --manifests=config --deepcopy\n", "os.Exit(kopf.Main(handlers.Register))",
+		"main.go": {"//go:generate kopf-gen --manifests=config --deepcopy --clients=pkg/generated\n", "os.Exit(kopf.Main(handlers.Register))",
 			"\"github.com/acme/widget-operator/internal/handlers\"\n"},
 		"internal/handlers/handlers.go": {"package handlers\n", "//kopf:on.create example.com/v1alpha1/widgets\n",
 			"//kopf:on.update example.com/v1alpha1/widgets\n", "//kopf:on.delete example.com/v1alpha1/widgets\n"},
@@ -170,7 +170,7 @@ func TestRender(t *testing.T) {
 		"api/v1alpha1/doc.go":   {"// +k8s:deepcopy-gen=package\n", "package v1alpha1\n"},
 		"Dockerfile": {"# syntax=docker/dockerfile:1\n", "FROM golang:1.25 AS build", "CGO_ENABLED=0", "USER 65532:65532",
 			"RUN --mount=type=bind,from=kopf-go,target=/kopf-go \\\n"},
-		"Makefile": {"KOPF_GEN_FLAGS := --manifests=config --deepcopy\n", "\t$(KOPF_GEN) verify $(KOPF_GEN_FLAGS)\n", "KOPF_GO_DIR := ../kopf-go\n",
+		"Makefile": {"KOPF_GEN_FLAGS := --manifests=config --deepcopy --clients=pkg/generated\n", "\t$(KOPF_GEN) verify $(KOPF_GEN_FLAGS)\n", "KOPF_GO_DIR := ../kopf-go\n",
 			"kopf-gen:\n\tcd $(KOPF_GO_DIR)/cmd/kopf-gen && $(GO) build -o $(KOPF_GEN) .\n",
 			"\tdocker build --build-context kopf-go=$(KOPF_GO_DIR) -t $(IMG) .\n",
 			"\tKUBEBUILDER_ASSETS=\"$$assets\" KOPF_E2E=1 $(GO) test -count=1 -v ./test/e2e/...\n"},

@@ -145,9 +145,13 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 		// a few objects per second. Like Kopf, no client-side limit: the API
 		// server's priority and fairness protects it.
 		cfg.QPS = -1
+		handlersCfg.QPS = -1
 	}
 	if n := opts.Settings.Networking.MaxInFlight; n > 0 {
 		cfg.Wrap(limitInFlight(n))
+		// The handlers' clients have a limit of their own: their requests
+		// never hold up the operator's patches.
+		handlersCfg.Wrap(limitInFlight(n))
 	}
 	if opts.Login != nil {
 		// The handlers' own clients (RESTConfig) renew the token too.
@@ -197,6 +201,7 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	}
 	ctx = posting.WithPoster(ctx, poster)
 	ctx = withRESTConfig(ctx, handlersCfg)
+	ctx = withClients(ctx)
 
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup

@@ -1,0 +1,13 @@
+// Package v1 holds the Go types of Kopf's example resource, kopfexamples
+// of kopf.dev/v1 (../../../crd.yaml), for the examples that use it typed.
+//
+// kopf-gen generates their DeepCopy methods, their scheme registration
+// (zz_generated.register.go: SchemeGroupVersion, AddToScheme) and, with
+// --clients, their typed clientset and apply configurations in
+// examples/generated: `make generate` at the top of the repository runs
+// the line below for every example.
+//
+// +k8s:deepcopy-gen=package
+package v1
+
+//go:generate go tool kopf-gen --deepcopy --clients=../../../generated
