@@ -8,8 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kopf-go/kopf/e2e/cluster"
-	"github.com/kopf-go/kopf/examples"
+	"github.com/kopf-go/kopf/envtest"
+	"github.com/kopf-go/kopf/kopftest"
 	v1 "github.com/kopf-go/kopf/examples/apis/kopf/v1"
 	"github.com/kopf-go/kopf/examples/generated/clientset/versioned"
 )
@@ -19,11 +19,10 @@ import (
 // pods here, which the handler does not need.
 func TestChildren(t *testing.T) {
 	ctx := t.Context()
-	c := cluster.Start(t)
-	examples.InstallCRD(t, c.Config)
-	examples.RunOperator(t, c.Config, Register)
-	kexes := versioned.NewForConfigOrDie(c.Config).KopfV1().KopfExamples("default")
-	pods := kubernetes.NewForConfigOrDie(c.Config).CoreV1().Pods("default")
+	env := envtest.Start(t, envtest.WithCRDs("../crd.yaml"))
+	op := kopftest.Start(t, env.Config, Register)
+	kexes := versioned.NewForConfigOrDie(env.Config).KopfV1().KopfExamples("default")
+	pods := kubernetes.NewForConfigOrDie(env.Config).CoreV1().Pods("default")
 
 	owner, err := kexes.Create(ctx, &v1.KopfExample{
 		ObjectMeta: metav1.ObjectMeta{Name: "kopf-example-1", Labels: map[string]string{"somelabel": "somevalue"}},
@@ -32,12 +31,15 @@ func TestChildren(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got *v1.KopfExample
-	if err := examples.Poll(ctx, 30*time.Second, func() bool {
-		got, err = kexes.Get(ctx, owner.Name, metav1.GetOptions{})
-		return err == nil && got.Status.CreateFn != nil && len(got.Status.CreateFn.Children) > 0
-	}); err != nil {
-		t.Fatalf("no children in the status: %+v (%v)", got, err)
+	// The handler's outcome is reported once its patch is sent: the status
+	// is there to read.
+	op.WaitOutcome(kopftest.Match{Name: owner.Name, Handler: "create_fn", Result: kopftest.Succeeded}, 30*time.Second)
+	got, err := kexes.Get(ctx, owner.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.CreateFn == nil {
+		t.Fatalf("no status.create_fn after the handler succeeded: %+v", got.Status)
 	}
 	children := got.Status.CreateFn.Children
 	list, err := pods.List(ctx, metav1.ListOptions{})

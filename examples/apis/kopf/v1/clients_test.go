@@ -10,8 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kopf-go/kopf"
-	"github.com/kopf-go/kopf/e2e/cluster"
-	"github.com/kopf-go/kopf/examples"
+	"github.com/kopf-go/kopf/envtest"
+	"github.com/kopf-go/kopf/kopftest"
 	v1 "github.com/kopf-go/kopf/examples/apis/kopf/v1"
 	ac "github.com/kopf-go/kopf/examples/generated/applyconfiguration/kopf/v1"
 	"github.com/kopf-go/kopf/examples/generated/clientset/versioned"
@@ -24,9 +24,8 @@ import (
 // (kopf.Client), next to the handler's result that the operator stores.
 func TestTypedClients(t *testing.T) {
 	ctx := t.Context()
-	c := cluster.Start(t)
-	examples.InstallCRD(t, c.Config)
-	cs, err := versioned.NewForConfig(c.Config)
+	env := envtest.Start(t, envtest.WithCRDs("../../../crd.yaml"))
+	cs, err := versioned.NewForConfig(env.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,17 +92,18 @@ func TestTypedClients(t *testing.T) {
 			Fn:       kopf.TypedChangingFunc(createFn),
 		})
 	}
-	examples.RunOperator(t, c.Config, register)
+	op := kopftest.Start(t, env.Config, register)
 
 	for name, field := range map[string]string{"typed": "value", "applied": "applied"} {
-		var last *v1.KopfExample
-		err := examples.Poll(ctx, 30*time.Second, func() bool {
-			last, err = kexes.Get(ctx, name, metav1.GetOptions{})
-			return err == nil && last.Status.Message == "hello "+field &&
-				last.Status.CreateFn != nil && last.Status.CreateFn.Message == "applied"
-		})
+		// The outcome is reported once the operator's patch of the result
+		// is sent; the handler's own apply came before it.
+		op.WaitOutcome(kopftest.Match{Name: name, Handler: "create_fn", Result: kopftest.Succeeded}, 30*time.Second)
+		last, err := kexes.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			t.Fatalf("%s: the handler's status did not come: %+v (%v)", name, last, err)
+			t.Fatal(err)
+		}
+		if last.Status.Message != "hello "+field || last.Status.CreateFn == nil || last.Status.CreateFn.Message != "applied" {
+			t.Errorf("%s: the status is %+v, want the handler's apply and its result", name, last.Status)
 		}
 	}
 	mu.Lock()
