@@ -151,41 +151,41 @@ func Generate(ctx context.Context, opts Options) (files []File, warnings scanner
 		errs   scanner.ErrorList
 		models []*model.Package
 	)
+	// positioned reports whether err is a list of errors in the sources,
+	// collected into errs so that all of them are printed together; any
+	// other error stops the generation.
+	positioned := func(err error) bool {
+		var list scanner.ErrorList
+		if !errors.As(err, &list) {
+			return false
+		}
+		errs = append(errs, list...)
+		return true
+	}
 	for _, pkg := range pkgs {
 		m, warns, err := model.Build(ctx, pkg, table)
 		warnings = append(warnings, warns...)
 		if err != nil {
-			var list scanner.ErrorList
-			if !errors.As(err, &list) {
+			if !positioned(err) {
 				return nil, nil, err
 			}
-			errs = append(errs, list...)
 			continue
 		}
 		models = append(models, m)
-		f, ok, err := plan(m, pkg.Generated)
-		if err != nil {
-			var list scanner.ErrorList
-			if !errors.As(err, &list) {
-				return nil, nil, err
+		for _, planned := range []func() (File, bool, error){
+			func() (File, bool, error) { return plan(m, pkg.Generated) },
+			func() (File, bool, error) { return planRegister(pkg, m, opts.DeepCopy) },
+		} {
+			f, ok, err := planned()
+			if err != nil {
+				if !positioned(err) {
+					return nil, nil, err
+				}
+				break
 			}
-			errs = append(errs, list...)
-			continue
-		}
-		if ok {
-			files = append(files, f)
-		}
-		f, ok, err = planRegister(pkg, m, opts.DeepCopy)
-		if err != nil {
-			var list scanner.ErrorList
-			if !errors.As(err, &list) {
-				return nil, nil, err
+			if ok {
+				files = append(files, f)
 			}
-			errs = append(errs, list...)
-			continue
-		}
-		if ok {
-			files = append(files, f)
 		}
 	}
 	warnings.Sort()

@@ -12,11 +12,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/kopf-go/kopf/kopftest"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -147,7 +147,7 @@ func TestScaffold(t *testing.T) {
 // together.
 type process struct {
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *kopftest.Buffer
 	done chan struct{}
 	err  error
 }
@@ -155,7 +155,7 @@ type process struct {
 // start starts a command in dir; the test's cleanup stops it.
 func start(t *testing.T, dir string, env []string, name string, args ...string) *process {
 	t.Helper()
-	p := &process{out: &syncBuffer{}, done: make(chan struct{})}
+	p := &process{out: &kopftest.Buffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(name, args...)
 	p.cmd.Dir = dir
 	p.cmd.Env = append(os.Environ(), env...)
@@ -207,22 +207,4 @@ func waitFor(t *testing.T, timeout time.Duration, what string, p *process, cond 
 			t.Fatalf("waiting for %s: not within %s; %s says:\n%s", what, timeout, p.cmd, p.out.String())
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer that a command writes while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

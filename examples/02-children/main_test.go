@@ -9,9 +9,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kopf-go/kopf/envtest"
-	"github.com/kopf-go/kopf/kopftest"
 	v1 "github.com/kopf-go/kopf/examples/apis/kopf/v1"
 	"github.com/kopf-go/kopf/examples/generated/clientset/versioned"
+	"github.com/kopf-go/kopf/kopftest"
 )
 
 // Kopf's example object gets one child pod, adopted, and its uid in

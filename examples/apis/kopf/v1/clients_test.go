@@ -11,10 +11,10 @@ import (
 
 	"github.com/kopf-go/kopf"
 	"github.com/kopf-go/kopf/envtest"
-	"github.com/kopf-go/kopf/kopftest"
 	v1 "github.com/kopf-go/kopf/examples/apis/kopf/v1"
 	ac "github.com/kopf-go/kopf/examples/generated/applyconfiguration/kopf/v1"
 	"github.com/kopf-go/kopf/examples/generated/clientset/versioned"
+	"github.com/kopf-go/kopf/kopftest"
 )
 
 // TestTypedClients uses the clientset and the apply configurations that
