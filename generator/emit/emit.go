@@ -157,10 +157,7 @@ func File(pkg *model.Package, version string) ([]byte, error) {
 				litErr = err
 				return
 			}
-			add := "AddChanging"
-			if reg.Handler.Event {
-				add = "AddEvent"
-			}
+			add := "Add" + reg.Handler.Kind.Name()
 			g.If(
 				jen.Err().Op(":=").Id("r").Dot(add).Call(lit),
 				jen.Err().Op("!=").Nil(),
@@ -237,7 +234,7 @@ func (e *emitter) handlerLit(r *model.Registration) (jen.Code, error) {
 
 	kv("ID", jen.Lit(r.ID))
 	kv("Selector", selectorLit(r))
-	if !h.Event {
+	if h.Kind == model.Changing {
 		reasons := make([]jen.Code, len(r.Reasons))
 		for i, reason := range r.Reasons {
 			name, ok := reasonConst(reason)
@@ -294,10 +291,33 @@ func (e *emitter) handlerLit(r *model.Registration) (jen.Code, error) {
 	if r.When != nil {
 		kv("When", e.whenLit(h, r.When))
 	}
-	typ := "ChangingHandler"
-	if h.Event {
-		typ = "EventHandler"
+	durations := []struct {
+		name string
+		d    time.Duration
+	}{
+		{"InitialDelay", r.InitialDelay},
+		{"CancellationBackoff", r.CancellationBackoff},
+		{"CancellationTimeout", r.CancellationTimeout},
+		{"CancellationPolling", r.CancellationPolling},
 	}
+	if h.Kind == model.Timer {
+		durations = durations[:1]
+		if r.Interval != 0 {
+			kv("Interval", durationLit(r.Interval))
+		}
+		if r.Idle != 0 {
+			kv("Idle", durationLit(r.Idle))
+		}
+		if r.Sharp {
+			kv("Sharp", jen.True())
+		}
+	}
+	for _, d := range durations {
+		if d.d != 0 {
+			kv(d.name, durationLit(d.d))
+		}
+	}
+	typ := h.Kind.Name() + "Handler"
 	return jen.Qual(KopfPath, typ).Custom(multiline(), items...), nil
 }
 
@@ -325,10 +345,7 @@ func selectorLit(r *model.Registration) jen.Code {
 // alias of: kopf.ChangingKwargs or kopf.EventKwargs, or for a typed
 // resource T kopf.TypedChangingKwargs[T] or kopf.TypedEventKwargs[T].
 func (e *emitter) kwargsType(h *model.Handler) jen.Code {
-	name := "ChangingKwargs"
-	if h.Event {
-		name = "EventKwargs"
-	}
+	name := h.Kind.Name() + "Kwargs"
 	if h.Typed == nil {
 		return kopf(name)
 	}
@@ -339,15 +356,12 @@ func (e *emitter) kwargsType(h *model.Handler) jen.Code {
 // kopf.ChangingFunc(F), kopf.ChangingFunc(kopf.NoResult(F)),
 // kopf.TypedChangingFunc(F), kopf.EventFunc(F), kopf.TypedEventFunc(F).
 func (e *emitter) fnLit(h *model.Handler) jen.Code {
-	adapter := "ChangingFunc"
-	if h.Event {
-		adapter = "EventFunc"
-	}
+	adapter := h.Kind.Name() + "Func"
 	if h.Typed != nil {
 		adapter = "Typed" + adapter
 	}
 	fn := jen.Id(h.Func)
-	if !h.Event && !h.ReturnsResult {
+	if h.Kind != model.Event && !h.ReturnsResult {
 		fn = kopf("NoResult").Call(fn)
 	}
 	return kopf(adapter).Call(fn)
@@ -360,10 +374,7 @@ func (e *emitter) whenLit(h *model.Handler, cb *model.Callback) jen.Code {
 	if cb.Form == model.WhenRuntime {
 		return jen.Id(cb.Func)
 	}
-	adapter := "ChangingWhen"
-	if h.Event {
-		adapter = "EventWhen"
-	}
+	adapter := h.Kind.Name() + "When"
 	if h.Typed != nil && cb.Form == model.WhenKwargs {
 		adapter = "Typed" + adapter
 	}

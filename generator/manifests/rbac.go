@@ -61,7 +61,7 @@ func Role(pkgs []*model.Package, opts RoleOptions) ([]byte, error) {
 				ru = &rule{group: group, plural: plural, markers: map[string]bool{}}
 				rules[key] = ru
 			}
-			ru.changing = ru.changing || !r.Handler.Event
+			ru.changing = ru.changing || r.Handler.Kind != model.Event
 			for _, m := range r.Markers {
 				name, _, _ := strings.Cut(strings.TrimPrefix(m, markers.Prefix), " ")
 				ru.markers[name] = true
