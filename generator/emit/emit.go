@@ -11,18 +11,20 @@
 // type, an alias of the kind's kwargs type of the runtime (see
 // runtime/kwargs), documented with the markers that register F:
 //
-//	type FKwargs = kopf.ChangingKwargs                 // or kopf.EventKwargs
-//	type FKwargs = kopf.TypedChangingKwargs[T]         // typed resource T
+//	type FKwargs = kopf.ChangingKwargs          // or EventKwargs, DaemonKwargs, TimerKwargs
+//	type FKwargs = kopf.TypedChangingKwargs[T]  // typed resource T (TypedEventKwargs[T], ...)
 //
 // then one function
 //
 //	func Register(r *kopf.Registry) error
 //
-// which adds every registration to r in source order (AddChanging or
-// AddEvent) with F behind the runtime's adapter of its kind
-// (kopf.ChangingFunc(F), kopf.ChangingFunc(kopf.NoResult(F)) for handlers
-// returning only an error, kopf.TypedChangingFunc(F), kopf.EventFunc(F),
-// kopf.TypedEventFunc(F)), and returns the first error of the registry.
+// which adds every registration to r in source order (AddChanging,
+// AddEvent, AddDaemon or AddTimer) with F behind the runtime's adapter of
+// its kind (kopf.ChangingFunc(F), kopf.ChangingFunc(kopf.NoResult(F)) for
+// handlers returning only an error, kopf.TypedChangingFunc(F),
+// kopf.EventFunc(F), kopf.TypedEventFunc(F), and likewise DaemonFunc,
+// TypedDaemonFunc, TimerFunc, TypedTimerFunc), and returns the first error
+// of the registry.
 // Nothing is generated per kwargs type: decoding a typed object (once per
 // cycle) is the runtime's. Options that were not set in a marker are left
 // out of the handler literal, so the runtime's defaults apply.
@@ -38,10 +40,11 @@
 // callbacks get the value as a string, "" when the label or annotation is
 // absent (value callbacks get nil then, as in Kopf); callbacks without kw
 // ignore it. A when= callback taking *kopf.ChangingKwargs (or
-// *kopf.EventKwargs) is used as it is; one taking FKwargs or the kind's
-// kwargs type is adapted with kopf.ChangingWhen or kopf.TypedChangingWhen
-// (kopf.EventWhen, kopf.TypedEventWhen), which match when the body does not
-// decode, so that the handler runs and reports the decoding error.
+// *kopf.EventKwargs, ...) is used as it is; one taking FKwargs or the
+// kind's kwargs type is adapted with kopf.ChangingWhen or
+// kopf.TypedChangingWhen (kopf.EventWhen, kopf.DaemonWhen, kopf.TimerWhen
+// and their typed forms), which match when the body does not decode, so
+// that the handler runs and reports the decoding error.
 //
 // The generated code imports only the standard library, the facade package
 // github.com/kopf-go/kopf and, for typed resources, their packages: it
@@ -225,8 +228,9 @@ func kwargsDoc(pkg *model.Package, h *model.Handler) string {
 	return b.String()
 }
 
-// handlerLit renders the kopf.ChangingHandler or kopf.EventHandler literal
-// of a registration, listing its fields in the struct's declaration order.
+// handlerLit renders the kopf.ChangingHandler, kopf.EventHandler,
+// kopf.DaemonHandler or kopf.TimerHandler literal of a registration,
+// listing its fields in the struct's declaration order.
 func (e *emitter) handlerLit(r *model.Registration) (jen.Code, error) {
 	var items []jen.Code
 	kv := func(name string, value jen.Code) { items = append(items, jen.Id(name).Op(":").Add(value)) }

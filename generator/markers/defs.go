@@ -494,10 +494,10 @@ func daemonArgs() []Arg {
 		initialDelayArg("run"),
 		{Name: "cancellation_backoff", Type: TypeDuration, Positive: true, Default: "none (no grace period)",
 			Doc: "when the daemon must stop, give it this long to exit on kw.Stopped before cancelling its ctx"},
-		{Name: "cancellation_timeout", Type: TypeDuration, Positive: true, Default: "none (wait for the exit forever)",
-			Doc: "after ctx is cancelled, wait this long for the daemon to exit, then leave it orphaned and release the object"},
-		{Name: "cancellation_polling", Type: TypeDuration, Positive: true, Default: "the settings' background.cancellation_polling (60s)",
-			Doc: "while a daemon is exiting without a cancellation_timeout, how often the object is checked again"},
+		{Name: "cancellation_timeout", Type: TypeDuration, Positive: true, Default: "the settings' default",
+			Doc: "after ctx is cancelled, wait this long for the daemon to exit, then leave it orphaned (with a warning) and release the object"},
+		{Name: "cancellation_polling", Type: TypeDuration, Positive: true, Default: "the settings' default",
+			Doc: "while a daemon is exiting, how often the operator logs that it still is"},
 	}
 }
 

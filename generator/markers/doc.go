@@ -194,6 +194,9 @@
 //	                            func(kw kopf.EventKwargs) bool       (on.event)
 //	                            func(kw kopf.TypedEventKwargs[T]) bool
 //	                            func(kw *kopf.EventKwargs) bool
+//	                            func(kw kopf.DaemonKwargs) bool      (daemon; timer: TimerKwargs)
+//	                            func(kw kopf.TypedDaemonKwargs[T]) bool
+//	                            func(kw *kopf.DaemonKwargs) bool
 //	labels=, annotations= fn:F  func(value string) bool ("" when absent)
 //	                            func(value *string) bool (nil when absent, as Kopf's None)
 //	                            either with kw *kopf.ResourceKwargs after the value

@@ -18,9 +18,12 @@
 //
 //	func F(ctx context.Context, kw FKwargs) error
 //
-// where FKwargs (the function's name followed by "Kwargs") is generated as
-// an alias of the kind's kwargs type (see runtime/kwargs). A function cannot
-// carry both kinds. Names that the generated file declares (each FKwargs,
+// and one carrying daemon or timer markers either of the signatures of
+// changing handlers (a daemon's or timer's result is stored in
+// status.<id> as a changing handler's), where FKwargs (the function's name
+// followed by "Kwargs") is generated as an alias of the kind's kwargs type
+// (see runtime/kwargs: Changing, Event, Daemon, Timer, or their typed
+// forms). A function carries markers of one kind only ([Kind]). Names that the generated file declares (each FKwargs,
 // and Register) must not be declared by hand, nor may package-level names
 // clash with the generated file's imports.
 //
@@ -39,7 +42,18 @@
 // equal; optional= belongs to the on.delete marker and deleted= to the
 // on.resume marker, and apply to those reasons only. Any other repetition of
 // an id for a selector is an error, because the runtime identifies handlers
-// by id. Event handlers have ids of their own and are never merged.
+// by id. Event handlers have ids of their own and are never merged; so do
+// daemons and timers, which share one set of ids per selector (both store
+// their results in status.<id>).
+//
+// # Daemons and timers
+//
+// daemon and timer markers become registry.DaemonHandler and
+// registry.TimerHandler registrations with their options
+// (initial_delay=, cancellation_backoff=, cancellation_timeout=,
+// cancellation_polling=; interval=, idle=, sharp=). A timer needs
+// interval= or idle= (or both), and sharp= needs interval=, as the
+// runtime's registry requires: errors at the marker, not at start-up.
 //
 // # Filters
 //
