@@ -285,3 +285,7 @@ func (o *Object) finished(r *runner, own bool, reason *kwargs.StopReason) {
 		o.host.Wake()
 	}
 }
+
+// Body returns the latest body of the object, as the reactor gave it (not
+// for user code).
+func (o *Object) Body() body.Body { return o.latestOwn() }
