@@ -494,9 +494,9 @@ func daemonArgs() []Arg {
 		initialDelayArg("run"),
 		{Name: "cancellation_backoff", Type: TypeDuration, Positive: true, Default: "none (no grace period)",
 			Doc: "when the daemon must stop, give it this long to exit on kw.Stopped before cancelling its ctx"},
-		{Name: "cancellation_timeout", Type: TypeDuration, Positive: true, Default: "the settings' default",
+		{Name: "cancellation_timeout", Type: TypeDuration, Positive: true, Default: "the settings' Background.CancellationTimeout (none: wait for the exit, as Kopf)",
 			Doc: "after ctx is cancelled, wait this long for the daemon to exit, then leave it orphaned (with a warning) and release the object"},
-		{Name: "cancellation_polling", Type: TypeDuration, Positive: true, Default: "the settings' default",
+		{Name: "cancellation_polling", Type: TypeDuration, Positive: true, Default: "the settings' Background.CancellationPolling (60s)",
 			Doc: "while a daemon is exiting, how often the operator logs that it still is"},
 	}
 }
