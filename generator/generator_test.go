@@ -412,10 +412,17 @@ func Ptr(ctx context.Context, kw *PtrKwargs) error { return nil }
 //kopf:on.event ex
 func Event(ctx context.Context, kw EventKwargs) error { return nil }
 
+//kopf:daemon v1/pods field=spec.nodeNmae
+func Pods(ctx context.Context, kw PodsKwargs) error { return nil }
+
+//kopf:timer v1/pods interval=1 when=untypedTimer
+func PodTimer(ctx context.Context, kw PodTimerKwargs) error { return nil }
+
 func changing(kw *kopf.ChangingKwargs) bool { return true }
 func ownKwargs(kw WatcherKwargs) bool { return true }
 func timerKwargs(kw kopf.TimerKwargs) bool { return true }
 func daemonKwargs(kw kopf.DaemonKwargs) bool { return true }
+func untypedTimer(kw kopf.TimerKwargs) bool { return true }
 `,
 		"foreign/zz_generated.kopf.go": "package p\n\n// Written by hand.\n",
 		"clean/clean.go":               "package clean\n",
@@ -491,6 +498,7 @@ func daemonKwargs(kw kopf.DaemonKwargs) bool { return true }
 		"spawning/spawning.go:29:47: handler Tick has the wrong signature: it returns (int, error); want func Tick(ctx context.Context, kw TickKwargs) (any, error) or func Tick(ctx context.Context, kw TickKwargs) error",
 		"spawning/spawning.go:32:34: handler Ptr has the wrong signature: the second parameter is *PtrKwargs, not PtrKwargs; want func Ptr(ctx context.Context, kw PtrKwargs) (any, error) or func Ptr(ctx context.Context, kw PtrKwargs) error",
 		"spawning/spawning.go:35:1: //kopf:on.event cannot share a function with //kopf:daemon markers: each kind of handler takes kwargs of its own; use a separate function",
+		"spawning/spawning.go:38:34: field: no \"nodeNmae\" in spec of corev1.Pod (corev1.PodSpec); did you mean nodeName?",
 		"syntax/filters.go:5:32: labels: fn:1x is not a callback reference: want fn: followed by the name of a function of the package; quote the value for a literal string",
 		"syntax/filters.go:5:39: labels: empty key",
 		"syntax/filters.go:5:52: value: want a filter value (a literal, PRESENT, ABSENT or fn:NAME), got a map",
