@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -47,8 +48,8 @@ type Object struct {
 	mu        sync.Mutex
 	latest    body.Body // the object as last seen (the reactor's: copied for user code)
 	idleReset time.Time // the last change of the essence
-	running   map[string]*runner
-	forever   map[string]bool // ids of runners done on their own: never started again
+	running   []*runner // a few per object: a slice is smaller than a map
+	forever   []string  // ids of runners done on their own: never started again
 	deleted   bool
 	reported  map[string]bool // the ids whose filters' panics are reported
 }
@@ -56,7 +57,7 @@ type Object struct {
 // NewObject returns the daemons' state of an object first seen with body b
 // (its idle time counts from now).
 func (e *Engine) NewObject(h Host, b body.Body) *Object {
-	o := &Object{e: e, host: h, latest: b, idleReset: time.Now(), running: map[string]*runner{}, forever: map[string]bool{}}
+	o := &Object{e: e, host: h, latest: b, idleReset: time.Now(), }
 	e.mu.Lock()
 	e.objects[o] = struct{}{}
 	e.mu.Unlock()
@@ -96,6 +97,16 @@ func (o *Object) latestCopy() body.Body {
 	b := o.latest
 	o.mu.Unlock()
 	return b.DeepCopy()
+}
+
+// find returns the runner of the id, nil if none.
+func (o *Object) find(id string) *runner {
+	for _, r := range o.running {
+		if r.id == id {
+			return r
+		}
+	}
+	return nil
 }
 
 // latestOwn returns the latest body, the reactor's: never for user code.
@@ -158,22 +169,22 @@ func (o *Object) Match(daemons []*registry.DaemonHandler, timers []*registry.Tim
 	}
 	var stop []*runner
 	o.mu.Lock()
-	for id, r := range o.running {
-		if !matched[id] {
+	for _, r := range o.running {
+		if !matched[r.id] {
 			stop = append(stop, r)
 		}
 	}
 	var started []*runner
 	for _, r := range start {
 		r.init(o)
-		if o.running[r.id] != nil || o.forever[r.id] {
+		if o.find(r.id) != nil || slices.Contains(o.forever, r.id) {
 			continue
 		}
 		r.prepare()
 		if !o.e.register(r) {
 			continue // the operator exits or pauses
 		}
-		o.running[r.id] = r
+		o.running = append(o.running, r)
 		started = append(started, r)
 	}
 	o.mu.Unlock()
@@ -262,8 +273,8 @@ func (o *Object) Running() []string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	out := make([]string, 0, len(o.running))
-	for id := range o.running {
-		out = append(out, id)
+	for _, r := range o.running {
+		out = append(out, r.id)
 	}
 	return out
 }
@@ -272,11 +283,11 @@ func (o *Object) Running() []string {
 // asked to stop), and is never started again for this object.
 func (o *Object) finished(r *runner, own bool, reason *kwargs.StopReason) {
 	o.mu.Lock()
-	if o.running[r.id] == r {
-		delete(o.running, r.id)
+	if i := slices.Index(o.running, r); i >= 0 {
+		o.running = slices.Delete(o.running, i, i+1)
 	}
 	if own {
-		o.forever[r.id] = true
+		o.forever = append(o.forever, r.id)
 	}
 	empty := len(o.running) == 0
 	o.mu.Unlock()
