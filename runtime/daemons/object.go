@@ -57,7 +57,7 @@ type Object struct {
 // NewObject returns the daemons' state of an object first seen with body b
 // (its idle time counts from now).
 func (e *Engine) NewObject(h Host, b body.Body) *Object {
-	o := &Object{e: e, host: h, latest: b, idleReset: time.Now(), }
+	o := &Object{e: e, host: h, latest: b, idleReset: time.Now()}
 	e.mu.Lock()
 	e.objects[o] = struct{}{}
 	e.mu.Unlock()

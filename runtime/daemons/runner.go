@@ -103,6 +103,12 @@ func (r *runner) changed() {
 // step is one attempt of the daemon, or one tick of the timer (unless the
 // object has not been idle for long enough yet), and the scheduling of the
 // next one.
+//
+// A daemon is called on a goroutine of its own, started from here with a
+// shallow stack: the preparation (the copy of the body, the log) grows
+// the stack of the goroutine that does it, and a daemon keeps the stack it
+// starts with for as long as it runs (the runtime halves a stack only when
+// a quarter of it is in use).
 func (r *runner) step() {
 	r.mu.Lock()
 	if r.done || !r.stopAt.IsZero() || r.busy {
@@ -122,13 +128,101 @@ func (r *runner) step() {
 	if r.started.IsZero() {
 		r.started = now
 	}
-	retry, started := r.retry, r.started
+	a := &attempt{r: r, due: due, at: now, att: execution.Attempt{Retry: r.retry, Started: r.started}}
 	r.mu.Unlock()
 
 	if r.timer != nil && r.o.e.OnTick != nil {
 		r.o.e.OnTick(Tick{Handler: r.id, Lag: now.Sub(due)})
 	}
-	out := r.attempt(retry, started)
+	if !a.begin() {
+		r.after(a)
+		return
+	}
+	if r.daemon != nil {
+		go a.invoke()
+	} else {
+		a.invoke()
+	}
+}
+
+// attempt is one call of the handler: what is prepared for it, and its
+// outcome.
+type attempt struct {
+	r       *runner
+	due     time.Time // when it was scheduled
+	at      time.Time // when it began
+	att     execution.Attempt
+	spec    execution.Spec
+	runtime time.Duration
+	patch   patches.Patch
+	daemon  *kwargs.Daemon
+	timer   *kwargs.Timer
+	out     execution.Outcome
+}
+
+// begin prepares the kwargs and logs the call (execution.Begin); false if
+// the handler's retries or timeout are exhausted (the outcome is set).
+func (a *attempt) begin() bool {
+	r, o := a.r, a.r.o
+	a.patch = patches.New()
+	base := kwargs.FromBody(o.host.Resource, o.latestOwn().DeepCopy(), a.patch, o.host.Logger, o.host.Memo)
+	if d := r.daemon; d != nil {
+		a.spec = execution.Spec{Name: r.name, Errors: d.Errors, Timeout: d.Timeout, Retries: d.Retries, Backoff: d.Backoff, Cancellable: true}
+	} else {
+		t := r.timer
+		a.spec = execution.Spec{Name: r.name, Errors: t.Errors, Timeout: t.Timeout, Retries: t.Retries, Backoff: t.Backoff, Cancellable: true}
+	}
+	runtime, out, ok := execution.Begin(a.spec, a.att, o.host.Logger)
+	if !ok {
+		a.out = out
+		return false
+	}
+	a.runtime = runtime
+	if d := r.daemon; d != nil {
+		a.daemon = &kwargs.Daemon{Base: base, Param: d.Param, Retry: a.att.Retry, Started: a.att.Started, Runtime: runtime, Stopped: r.stopped, Latest: o.latestCopy}
+	} else {
+		a.timer = &kwargs.Timer{Base: base, Param: r.timer.Param, Retry: a.att.Retry, Started: a.att.Started, Runtime: runtime, Stopped: r.stopped}
+	}
+	return true
+}
+
+// invoke calls the handler through execution.Guard and judges the outcome
+// by kw.Stopped (an error returned once the handler is asked to stop is
+// its exit, not a failure to retry), then ends the step.
+func (a *attempt) invoke() {
+	r := a.r
+	var result any
+	var err error
+	if a.daemon != nil {
+		result, err = execution.Guard(func() (any, error) { return r.daemon.Fn(r.ctx, a.daemon) })
+	} else {
+		result, err = execution.Guard(func() (any, error) { return r.timer.Fn(r.ctx, a.timer) })
+	}
+	a.daemon, a.timer = nil, nil
+	a.out = execution.Classify(r.stopped, a.spec, a.att, a.runtime, result, err, r.o.e.settings.Execution.DefaultBackoff, r.o.host.Logger)
+	r.after(a)
+}
+
+// after reports the attempt, applies its patch (the result into
+// status.<id>, the handler's own changes), and schedules what comes next.
+func (r *runner) after(a *attempt) {
+	o, out := r.o, a.out
+	if o.host.Observe != nil {
+		o.host.Observe(r.id, r.kind, a.att.Retry, out, !out.Final() && out.Delay == 0)
+	}
+	if out.Success {
+		if err := mergeResult(a.patch, r.id, out.Result); err != nil {
+			o.host.Logger.Error(fmt.Sprintf("%s returned a result that cannot be stored: %v", r.name, err))
+		}
+	}
+	r.mu.Lock()
+	abandoned := r.abandoned
+	r.mu.Unlock()
+	if !a.patch.IsEmpty() && !abandoned && o.host.Apply != nil {
+		if err := o.host.Apply(o.e.apply, o.latestOwn(), a.patch); err != nil {
+			o.host.Logger.Error(fmt.Sprintf("The outcome of %s could not be stored: %v", r.name, err))
+		}
+	}
 
 	r.mu.Lock()
 	r.busy = false
@@ -144,10 +238,10 @@ func (r *runner) step() {
 		if out.Final() {
 			r.done = true
 			r.mu.Unlock()
-			r.o.host.Logger.Debug(r.name + " has exited on its own and will not be retried or restarted.")
+			o.host.Logger.Debug(r.name + " has exited on its own and will not be retried or restarted.")
 			r.cancel(nil)
 			r.signal(nil)
-			r.o.finished(r, true, nil)
+			o.finished(r, true, nil)
 			return
 		}
 		r.retry++
@@ -166,7 +260,7 @@ func (r *runner) step() {
 		// the grid.
 		r.retry, r.started = 0, time.Time{}
 		now := time.Now()
-		next := due.Add(t.Interval)
+		next := a.due.Add(t.Interval)
 		if !next.After(now) {
 			next = next.Add(now.Sub(next).Truncate(t.Interval) + t.Interval)
 		}
@@ -178,60 +272,13 @@ func (r *runner) step() {
 		// Idle only: the next tick comes after the next change, idle
 		// for Idle again.
 		r.retry, r.started = 0, time.Time{}
-		if r.o.idleSince().After(now) {
+		if o.idleSince().After(a.at) {
 			r.scheduleLocked(0)
 		} else {
 			r.parked = true
 		}
 	}
 	r.mu.Unlock()
-}
-
-// attempt runs the handler once through execution.Run (which guards the
-// call), reports the outcome, and applies its patch: the result into
-// status.<id> and the handler's own changes.
-func (r *runner) attempt(retry int, started time.Time) execution.Outcome {
-	o := r.o
-	own := o.latestOwn()
-	p := patches.New()
-	base := kwargs.FromBody(o.host.Resource, own.DeepCopy(), p, o.host.Logger, o.host.Memo)
-	att := execution.Attempt{Retry: retry, Started: started}
-	var spec execution.Spec
-	var call func(ctx context.Context, retry int, started time.Time, runtime time.Duration) (any, error)
-	if d := r.daemon; d != nil {
-		spec = execution.Spec{Name: r.name, Errors: d.Errors, Timeout: d.Timeout, Retries: d.Retries, Backoff: d.Backoff, Cancellable: true}
-		call = func(ctx context.Context, retry int, started time.Time, runtime time.Duration) (any, error) {
-			kw := &kwargs.Daemon{Base: base, Param: d.Param, Retry: retry, Started: started, Runtime: runtime, Stopped: r.stopped, Latest: o.latestCopy}
-			return execution.Guard(func() (any, error) { return d.Fn(r.ctx, kw) })
-		}
-	} else {
-		t := r.timer
-		spec = execution.Spec{Name: r.name, Errors: t.Errors, Timeout: t.Timeout, Retries: t.Retries, Backoff: t.Backoff, Cancellable: true}
-		call = func(ctx context.Context, retry int, started time.Time, runtime time.Duration) (any, error) {
-			kw := &kwargs.Timer{Base: base, Param: t.Param, Retry: retry, Started: started, Runtime: runtime, Stopped: r.stopped}
-			return execution.Guard(func() (any, error) { return t.Fn(r.ctx, kw) })
-		}
-	}
-	// Run judges by kw.Stopped: an error returned once the handler is
-	// asked to stop is its exit, not a failure to retry.
-	out := execution.Run(r.stopped, spec, att, call, o.e.settings.Execution.DefaultBackoff, o.host.Logger)
-	if o.host.Observe != nil {
-		o.host.Observe(r.id, r.kind, retry, out, !out.Final() && out.Delay == 0)
-	}
-	if out.Success {
-		if err := mergeResult(p, r.id, out.Result); err != nil {
-			o.host.Logger.Error(fmt.Sprintf("%s returned a result that cannot be stored: %v", r.name, err))
-		}
-	}
-	r.mu.Lock()
-	abandoned := r.abandoned
-	r.mu.Unlock()
-	if !p.IsEmpty() && !abandoned && o.host.Apply != nil {
-		if err := o.host.Apply(o.e.apply, o.latestOwn(), p); err != nil {
-			o.host.Logger.Error(fmt.Sprintf("The outcome of %s could not be stored: %v", r.name, err))
-		}
-	}
-	return out
 }
 
 // stop asks the runner to stop for the reason: kw.Stopped is done at
