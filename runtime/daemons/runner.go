@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -21,8 +22,6 @@ type runner struct {
 	daemon *registry.DaemonHandler // one of daemon and timer is set
 	timer  *registry.TimerHandler
 	id     string
-	kind   string // "daemon" or "timer"
-	name   string // Kopf's: "Daemon 'x'", "Timer 'x'"
 
 	// stopped is kw.Stopped, done when the runner is asked to stop; ctx
 	// is the handler's, cancelled when it is forced to.
@@ -49,16 +48,39 @@ type runner struct {
 func (r *runner) init(o *Object) {
 	r.o = o
 	if r.daemon != nil {
-		r.id, r.kind, r.name = r.daemon.ID, "daemon", fmt.Sprintf("Daemon '%s'", r.daemon.ID)
+		r.id = r.daemon.ID
 	} else {
-		r.id, r.kind, r.name = r.timer.ID, "timer", fmt.Sprintf("Timer '%s'", r.timer.ID)
+		r.id = r.timer.ID
 	}
 }
 
-// prepare makes the runner's contexts, before it can be stopped.
+// kind is "daemon" or "timer".
+func (r *runner) kind() string {
+	if r.daemon != nil {
+		return "daemon"
+	}
+	return "timer"
+}
+
+// name is the handler as Kopf names it in the log: "Daemon 'x'", "Timer
+// 'x'" (made when logged: not kept).
+func (r *runner) name() string {
+	if r.daemon != nil {
+		return "Daemon '" + r.id + "'"
+	}
+	return "Timer '" + r.id + "'"
+}
+
+// prepare makes the runner's contexts, before it can be stopped: one for
+// both kw.Stopped and ctx when they are done together (no cancellation
+// backoff).
 func (r *runner) prepare() {
 	r.stopped, r.signal = context.WithCancelCause(r.o.e.base)
-	r.ctx, r.cancel = context.WithCancelCause(r.o.e.base)
+	if r.daemon != nil && r.daemon.CancellationBackoff > 0 {
+		r.ctx, r.cancel = context.WithCancelCause(r.o.e.base)
+	} else {
+		r.ctx, r.cancel = r.stopped, r.signal
+	}
 }
 
 // start schedules the first step, after the initial delay.
@@ -128,7 +150,7 @@ func (r *runner) step() {
 	if r.started.IsZero() {
 		r.started = now
 	}
-	a := &attempt{r: r, due: due, at: now, att: execution.Attempt{Retry: r.retry, Started: r.started}}
+	a := &attempt{r: r, due: due, at: now, att: execution.Attempt{Retry: r.retry, Started: r.started}, logger: r.o.logger()}
 	r.mu.Unlock()
 
 	if r.timer != nil && r.o.e.OnTick != nil {
@@ -158,6 +180,7 @@ type attempt struct {
 	daemon  *kwargs.Daemon
 	timer   *kwargs.Timer
 	out     execution.Outcome
+	logger  *slog.Logger
 }
 
 // begin prepares the kwargs and logs the call (execution.Begin); false if
@@ -165,14 +188,14 @@ type attempt struct {
 func (a *attempt) begin() bool {
 	r, o := a.r, a.r.o
 	a.patch = patches.New()
-	base := kwargs.FromBody(o.host.Resource, o.latestOwn().DeepCopy(), a.patch, o.host.Logger, o.host.Memo)
+	base := kwargs.FromBody(o.host.Resource, o.latestOwn().DeepCopy(), a.patch, a.logger, o.memo)
 	if d := r.daemon; d != nil {
-		a.spec = execution.Spec{Name: r.name, Errors: d.Errors, Timeout: d.Timeout, Retries: d.Retries, Backoff: d.Backoff, Cancellable: true}
+		a.spec = execution.Spec{Name: r.name(), Errors: d.Errors, Timeout: d.Timeout, Retries: d.Retries, Backoff: d.Backoff, Cancellable: true}
 	} else {
 		t := r.timer
-		a.spec = execution.Spec{Name: r.name, Errors: t.Errors, Timeout: t.Timeout, Retries: t.Retries, Backoff: t.Backoff, Cancellable: true}
+		a.spec = execution.Spec{Name: r.name(), Errors: t.Errors, Timeout: t.Timeout, Retries: t.Retries, Backoff: t.Backoff, Cancellable: true}
 	}
-	runtime, out, ok := execution.Begin(a.spec, a.att, o.host.Logger)
+	runtime, out, ok := execution.Begin(a.spec, a.att, a.logger)
 	if !ok {
 		a.out = out
 		return false
@@ -199,7 +222,7 @@ func (a *attempt) invoke() {
 		result, err = execution.Guard(func() (any, error) { return r.timer.Fn(r.ctx, a.timer) })
 	}
 	a.daemon, a.timer = nil, nil
-	a.out = execution.Classify(r.stopped, a.spec, a.att, a.runtime, result, err, r.o.e.settings.Execution.DefaultBackoff, r.o.host.Logger)
+	a.out = execution.Classify(r.stopped, a.spec, a.att, a.runtime, result, err, r.o.e.settings.Execution.DefaultBackoff, a.logger)
 	r.after(a)
 }
 
@@ -208,11 +231,11 @@ func (a *attempt) invoke() {
 func (r *runner) after(a *attempt) {
 	o, out := r.o, a.out
 	if o.host.Observe != nil {
-		o.host.Observe(r.id, r.kind, a.att.Retry, out, !out.Final() && out.Delay == 0)
+		o.host.Observe(o.latestOwn(), r.id, r.kind(), a.att.Retry, out, !out.Final() && out.Delay == 0)
 	}
 	if out.Success {
 		if err := mergeResult(a.patch, r.id, out.Result); err != nil {
-			o.host.Logger.Error(fmt.Sprintf("%s returned a result that cannot be stored: %v", r.name, err))
+			a.logger.Error(fmt.Sprintf("%s returned a result that cannot be stored: %v", r.name(), err))
 		}
 	}
 	r.mu.Lock()
@@ -220,7 +243,7 @@ func (r *runner) after(a *attempt) {
 	r.mu.Unlock()
 	if !a.patch.IsEmpty() && !abandoned && o.host.Apply != nil {
 		if err := o.host.Apply(o.e.apply, o.latestOwn(), a.patch); err != nil {
-			o.host.Logger.Error(fmt.Sprintf("The outcome of %s could not be stored: %v", r.name, err))
+			a.logger.Error(fmt.Sprintf("The outcome of %s could not be stored: %v", r.name(), err))
 		}
 	}
 
@@ -238,7 +261,7 @@ func (r *runner) after(a *attempt) {
 		if out.Final() {
 			r.done = true
 			r.mu.Unlock()
-			o.host.Logger.Debug(r.name + " has exited on its own and will not be retried or restarted.")
+			a.logger.Debug(r.name() + " has exited on its own and will not be retried or restarted.")
 			r.cancel(nil)
 			r.signal(nil)
 			o.finished(r, true, nil)
@@ -306,7 +329,7 @@ func (r *runner) stop(reason *kwargs.StopReason) {
 		backoff = r.daemon.CancellationBackoff
 	}
 	if backoff > 0 {
-		r.o.host.Logger.Debug(r.name + " is signalled to exit gracefully.")
+		r.o.logger().Debug(r.name() + " is signalled to exit gracefully.")
 		r.escalation = time.AfterFunc(backoff, r.force)
 	} else {
 		r.forceLocked()
@@ -325,7 +348,7 @@ func (r *runner) forceLocked() {
 	if r.done {
 		return
 	}
-	r.o.host.Logger.Debug(r.name + " is signalled to exit by force.")
+	r.o.logger().Debug(r.name() + " is signalled to exit by force.")
 	r.cancel(r.reason)
 	if timeout := r.cancellationTimeout(); timeout > 0 {
 		r.escalation = time.AfterFunc(timeout, r.abandon)
@@ -343,7 +366,7 @@ func (r *runner) poll() {
 		return
 	}
 	polling := r.polling()
-	r.o.host.Logger.Debug(fmt.Sprintf("%s is still exiting. The next check is in %s seconds.", r.name, seconds(polling)))
+	r.o.logger().Debug(fmt.Sprintf("%s is still exiting. The next check is in %s seconds.", r.name(), seconds(polling)))
 	r.escalation = time.AfterFunc(polling, r.poll)
 }
 
@@ -365,7 +388,7 @@ func (r *runner) abandon() {
 	latency := time.Since(r.stopAt)
 	reason := r.reason
 	r.mu.Unlock()
-	r.o.host.Logger.Warn(r.name + " did not exit in time. Leaving it orphaned.")
+	r.o.logger().Warn(r.name() + " did not exit in time. Leaving it orphaned.")
 	r.cancel(reason)
 	r.report(reason, latency, true)
 	r.o.finished(r, false, reason)
@@ -382,10 +405,10 @@ func (r *runner) exitLocked() {
 	reason := r.reason
 	r.mu.Unlock()
 	if r.daemon != nil {
-		r.o.host.Logger.Debug(r.name + " has exited on request and will not be retried or restarted.")
+		r.o.logger().Debug(r.name() + " has exited on request and will not be retried or restarted.")
 	}
 	if reason == kwargs.StopOperatorExiting {
-		r.o.host.Logger.Debug(r.name + " has exited gracefully.")
+		r.o.logger().Debug(r.name() + " has exited gracefully.")
 	}
 	r.cancel(reason)
 	r.report(reason, latency, false)
@@ -394,7 +417,7 @@ func (r *runner) exitLocked() {
 
 func (r *runner) report(reason *kwargs.StopReason, latency time.Duration, abandoned bool) {
 	if fn := r.o.e.OnStopped; fn != nil {
-		fn(Stopped{Kind: r.kind, Handler: r.id, Reason: reason, Latency: latency, Abandoned: abandoned})
+		fn(Stopped{Kind: r.kind(), Handler: r.id, Reason: reason, Latency: latency, Abandoned: abandoned})
 	}
 }
 
