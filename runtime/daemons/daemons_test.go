@@ -66,18 +66,16 @@ func newHarness(t *testing.T, tweak func(*settings.Settings)) *harness {
 	h.e.OnStopped = func(s Stopped) { h.mu.Lock(); h.stops = append(h.stops, s); h.mu.Unlock() }
 	h.e.OnTick = func(tk Tick) { h.mu.Lock(); h.ticks = append(h.ticks, tk); h.mu.Unlock() }
 	b := body.Body{"apiVersion": "kopf.dev/v1", "kind": "KopfExample", "metadata": map[string]any{"name": "obj", "namespace": "ns", "uid": "u1", "labels": map[string]any{"on": "yes"}}}
-	h.o = h.e.NewObject(Host{
+	h.o = h.e.NewObject(&Host{
 		Resource: resources.Resource{Group: "kopf.dev", Version: "v1", Plural: "kopfexamples", Kind: "KopfExample", Namespaced: true},
-		Logger:   logger,
-		Memo:     kwargs.Memo{},
+		Logger:   func(body.Body) *slog.Logger { return logger },
 		Apply: func(_ context.Context, _ body.Body, p patches.Patch) error {
 			h.mu.Lock()
 			h.patch = append(h.patch, p)
 			h.mu.Unlock()
 			return nil
 		},
-		Wake: func() { h.mu.Lock(); h.wakes++; h.mu.Unlock() },
-	}, b)
+	}, b, kwargs.Memo{}, func() { h.mu.Lock(); h.wakes++; h.mu.Unlock() })
 	return h
 }
 
@@ -457,7 +455,7 @@ func TestObserveAndLag(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, nil)
 		var got []string
-		h.o.host.Observe = func(handler, kind string, retry int, out execution.Outcome, interrupted bool) {
+		h.o.host.Observe = func(_ body.Body, handler, kind string, retry int, out execution.Outcome, interrupted bool) {
 			h.mu.Lock()
 			defer h.mu.Unlock()
 			if out.Success {

@@ -212,7 +212,7 @@ func (e *Engine) Pause() {
 	}
 }
 
-// Resume ends a Pause: every object is woken (Host.Wake) to start its
+// Resume ends a Pause: every object is woken (see NewObject) to start its
 // daemons and timers again.
 func (e *Engine) Resume() {
 	e.mu.Lock()
@@ -223,8 +223,8 @@ func (e *Engine) Resume() {
 	}
 	e.mu.Unlock()
 	for _, o := range objects {
-		if o.host.Wake != nil {
-			o.host.Wake()
+		if o.wake != nil {
+			o.wake()
 		}
 	}
 }

@@ -17,25 +17,20 @@ import (
 	"github.com/kopf-go/kopf/runtime/resources"
 )
 
-// Host is what an Object needs of the reactor that serves its object.
+// Host is what the Objects of one resource need of the reactor that
+// serves it, shared by all of them.
 type Host struct {
 	Resource resources.Resource
-	// Logger logs about the object (Kopf's per-object logger).
-	Logger *slog.Logger
-	// Memo is the object's memo, shared with its other handlers.
-	Memo kwargs.Memo
+	// Logger returns the logger of the object b (Kopf's per-object
+	// logger); made when needed, not kept between a timer's ticks.
+	Logger func(b body.Body) *slog.Logger
 	// Apply sends a patch of the outcome of an attempt (results into
 	// status.<id>, the handler's own changes) to the object b.
 	Apply func(ctx context.Context, b body.Body, p patches.Patch) error
-	// Wake asks the reactor to process the object again (with its latest
-	// body): called when its runners are all done after a stop for its
-	// deletion or filters, so that its finalizer is released or a runner
-	// that matches again is started. Nil: nothing is woken.
-	Wake func()
-	// Observe, if set, is told how every attempt ended: the handler's id,
-	// "daemon" or "timer", the retry, the outcome, and whether it was
-	// interrupted by a stop.
-	Observe func(handler, kind string, retry int, out execution.Outcome, interrupted bool)
+	// Observe, if set, is told how every attempt on the object b ended:
+	// the handler's id, "daemon" or "timer", the retry, the outcome, and
+	// whether it was interrupted by a stop.
+	Observe func(b body.Body, handler, kind string, retry int, out execution.Outcome, interrupted bool)
 }
 
 // Object holds the daemons and timers of one object. The reactor calls its
@@ -43,7 +38,14 @@ type Host struct {
 // goroutines.
 type Object struct {
 	e    *Engine
-	host Host
+	host *Host
+	memo kwargs.Memo
+	// wake asks the reactor to process the object again (with its latest
+	// body): called when its runners are all done after a stop for its
+	// deletion, or one is done after a stop for its filters, so that its
+	// finalizer is released or a runner that matches again is started.
+	// Nil: nothing is woken.
+	wake func()
 
 	mu        sync.Mutex
 	latest    body.Body // the object as last seen (the reactor's: copied for user code)
@@ -54,10 +56,11 @@ type Object struct {
 	reported  map[string]bool // the ids whose filters' panics are reported
 }
 
-// NewObject returns the daemons' state of an object first seen with body b
-// (its idle time counts from now).
-func (e *Engine) NewObject(h Host, b body.Body) *Object {
-	o := &Object{e: e, host: h, latest: b, idleReset: time.Now(), }
+// NewObject returns the daemons' state of an object first seen with body
+// b (its idle time counts from now), with its memo and its wake function
+// (see Object.wake).
+func (e *Engine) NewObject(h *Host, b body.Body, memo kwargs.Memo, wake func()) *Object {
+	o := &Object{e: e, host: h, memo: memo, wake: wake, latest: b, idleReset: time.Now()}
 	e.mu.Lock()
 	e.objects[o] = struct{}{}
 	e.mu.Unlock()
@@ -99,6 +102,14 @@ func (o *Object) latestCopy() body.Body {
 	return b.DeepCopy()
 }
 
+// logger returns the object's logger.
+func (o *Object) logger() *slog.Logger {
+	if o.host.Logger == nil {
+		return o.e.logger
+	}
+	return o.host.Logger(o.latestOwn())
+}
+
 // find returns the runner of the id, nil if none.
 func (o *Object) find(id string) *runner {
 	for _, r := range o.running {
@@ -138,13 +149,13 @@ func (o *Object) Match(daemons []*registry.DaemonHandler, timers []*registry.Tim
 	var user *kwargs.Base
 	ownKw := func() *kwargs.Base {
 		if own.Body == nil {
-			own = kwargs.FromBody(o.host.Resource, b, nil, o.host.Logger, o.host.Memo)
+			own = kwargs.FromBody(o.host.Resource, b, nil, nil, o.memo)
 		}
 		return &own
 	}
 	userKw := func() *kwargs.Base {
 		if user == nil {
-			u := kwargs.FromBody(o.host.Resource, b.DeepCopy(), patches.New(), o.host.Logger, o.host.Memo)
+			u := kwargs.FromBody(o.host.Resource, b.DeepCopy(), patches.New(), o.logger(), o.memo)
 			user = &u
 		}
 		return user
@@ -233,8 +244,9 @@ func (o *Object) matches(id string, field []string, f interface {
 		o.reported[id] = true
 		o.mu.Unlock()
 		if first {
-			o.host.Logger.Error(fmt.Sprintf("The filters of '%s' failed; it does not match: %v", id, err))
-			execution.LogPanicStack(o.host.Logger, err)
+			logger := o.logger()
+			logger.Error(fmt.Sprintf("The filters of '%s' failed; it does not match: %v", id, err))
+			execution.LogPanicStack(logger, err)
 		}
 		return false
 	}
@@ -292,8 +304,8 @@ func (o *Object) finished(r *runner, own bool, reason *kwargs.StopReason) {
 	empty := len(o.running) == 0
 	o.mu.Unlock()
 	o.e.unregister(r)
-	if o.host.Wake != nil && ((empty && reason == kwargs.StopDeleted) || reason == kwargs.StopFiltersMismatch) {
-		o.host.Wake()
+	if o.wake != nil && ((empty && reason == kwargs.StopDeleted) || reason == kwargs.StopFiltersMismatch) {
+		o.wake()
 	}
 }
 

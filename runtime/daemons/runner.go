@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -21,8 +22,6 @@ type runner struct {
 	daemon *registry.DaemonHandler // one of daemon and timer is set
 	timer  *registry.TimerHandler
 	id     string
-	kind   string // "daemon" or "timer"
-	name   string // Kopf's: "Daemon 'x'", "Timer 'x'"
 
 	// stopped is kw.Stopped, done when the runner is asked to stop; ctx
 	// is the handler's, cancelled when it is forced to.
@@ -49,16 +48,39 @@ type runner struct {
 func (r *runner) init(o *Object) {
 	r.o = o
 	if r.daemon != nil {
-		r.id, r.kind, r.name = r.daemon.ID, "daemon", fmt.Sprintf("Daemon '%s'", r.daemon.ID)
+		r.id = r.daemon.ID
 	} else {
-		r.id, r.kind, r.name = r.timer.ID, "timer", fmt.Sprintf("Timer '%s'", r.timer.ID)
+		r.id = r.timer.ID
 	}
 }
 
-// prepare makes the runner's contexts, before it can be stopped.
+// kind is "daemon" or "timer".
+func (r *runner) kind() string {
+	if r.daemon != nil {
+		return "daemon"
+	}
+	return "timer"
+}
+
+// name is the handler as Kopf names it in the log: "Daemon 'x'", "Timer
+// 'x'" (made when logged: not kept).
+func (r *runner) name() string {
+	if r.daemon != nil {
+		return "Daemon '" + r.id + "'"
+	}
+	return "Timer '" + r.id + "'"
+}
+
+// prepare makes the runner's contexts, before it can be stopped: one for
+// both kw.Stopped and ctx when they are done together (no cancellation
+// backoff).
 func (r *runner) prepare() {
 	r.stopped, r.signal = context.WithCancelCause(r.o.e.base)
-	r.ctx, r.cancel = context.WithCancelCause(r.o.e.base)
+	if r.daemon != nil && r.daemon.CancellationBackoff > 0 {
+		r.ctx, r.cancel = context.WithCancelCause(r.o.e.base)
+	} else {
+		r.ctx, r.cancel = r.stopped, r.signal
+	}
 }
 
 // start schedules the first step, after the initial delay.
@@ -103,6 +125,12 @@ func (r *runner) changed() {
 // step is one attempt of the daemon, or one tick of the timer (unless the
 // object has not been idle for long enough yet), and the scheduling of the
 // next one.
+//
+// A daemon is called on a goroutine of its own, started from here with a
+// shallow stack: the preparation (the copy of the body, the log) grows
+// the stack of the goroutine that does it, and a daemon keeps the stack it
+// starts with for as long as it runs (the runtime halves a stack only when
+// a quarter of it is in use).
 func (r *runner) step() {
 	r.mu.Lock()
 	if r.done || !r.stopAt.IsZero() || r.busy {
@@ -122,13 +150,102 @@ func (r *runner) step() {
 	if r.started.IsZero() {
 		r.started = now
 	}
-	retry, started := r.retry, r.started
+	a := &attempt{r: r, due: due, at: now, att: execution.Attempt{Retry: r.retry, Started: r.started}, logger: r.o.logger()}
 	r.mu.Unlock()
 
 	if r.timer != nil && r.o.e.OnTick != nil {
 		r.o.e.OnTick(Tick{Handler: r.id, Lag: now.Sub(due)})
 	}
-	out := r.attempt(retry, started)
+	if !a.begin() {
+		r.after(a)
+		return
+	}
+	if r.daemon != nil {
+		go a.invoke()
+	} else {
+		a.invoke()
+	}
+}
+
+// attempt is one call of the handler: what is prepared for it, and its
+// outcome.
+type attempt struct {
+	r       *runner
+	due     time.Time // when it was scheduled
+	at      time.Time // when it began
+	att     execution.Attempt
+	spec    execution.Spec
+	runtime time.Duration
+	patch   patches.Patch
+	daemon  *kwargs.Daemon
+	timer   *kwargs.Timer
+	out     execution.Outcome
+	logger  *slog.Logger
+}
+
+// begin prepares the kwargs and logs the call (execution.Begin); false if
+// the handler's retries or timeout are exhausted (the outcome is set).
+func (a *attempt) begin() bool {
+	r, o := a.r, a.r.o
+	a.patch = patches.New()
+	base := kwargs.FromBody(o.host.Resource, o.latestOwn().DeepCopy(), a.patch, a.logger, o.memo)
+	if d := r.daemon; d != nil {
+		a.spec = execution.Spec{Name: r.name(), Errors: d.Errors, Timeout: d.Timeout, Retries: d.Retries, Backoff: d.Backoff, Cancellable: true}
+	} else {
+		t := r.timer
+		a.spec = execution.Spec{Name: r.name(), Errors: t.Errors, Timeout: t.Timeout, Retries: t.Retries, Backoff: t.Backoff, Cancellable: true}
+	}
+	runtime, out, ok := execution.Begin(a.spec, a.att, a.logger)
+	if !ok {
+		a.out = out
+		return false
+	}
+	a.runtime = runtime
+	if d := r.daemon; d != nil {
+		a.daemon = &kwargs.Daemon{Base: base, Param: d.Param, Retry: a.att.Retry, Started: a.att.Started, Runtime: runtime, Stopped: r.stopped, Latest: o.latestCopy}
+	} else {
+		a.timer = &kwargs.Timer{Base: base, Param: r.timer.Param, Retry: a.att.Retry, Started: a.att.Started, Runtime: runtime, Stopped: r.stopped}
+	}
+	return true
+}
+
+// invoke calls the handler through execution.Guard and judges the outcome
+// by kw.Stopped (an error returned once the handler is asked to stop is
+// its exit, not a failure to retry), then ends the step.
+func (a *attempt) invoke() {
+	r := a.r
+	var result any
+	var err error
+	if a.daemon != nil {
+		result, err = execution.Guard(func() (any, error) { return r.daemon.Fn(r.ctx, a.daemon) })
+	} else {
+		result, err = execution.Guard(func() (any, error) { return r.timer.Fn(r.ctx, a.timer) })
+	}
+	a.daemon, a.timer = nil, nil
+	a.out = execution.Classify(r.stopped, a.spec, a.att, a.runtime, result, err, r.o.e.settings.Execution.DefaultBackoff, a.logger)
+	r.after(a)
+}
+
+// after reports the attempt, applies its patch (the result into
+// status.<id>, the handler's own changes), and schedules what comes next.
+func (r *runner) after(a *attempt) {
+	o, out := r.o, a.out
+	if o.host.Observe != nil {
+		o.host.Observe(o.latestOwn(), r.id, r.kind(), a.att.Retry, out, !out.Final() && out.Delay == 0)
+	}
+	if out.Success {
+		if err := mergeResult(a.patch, r.id, out.Result); err != nil {
+			a.logger.Error(fmt.Sprintf("%s returned a result that cannot be stored: %v", r.name(), err))
+		}
+	}
+	r.mu.Lock()
+	abandoned := r.abandoned
+	r.mu.Unlock()
+	if !a.patch.IsEmpty() && !abandoned && o.host.Apply != nil {
+		if err := o.host.Apply(o.e.apply, o.latestOwn(), a.patch); err != nil {
+			a.logger.Error(fmt.Sprintf("The outcome of %s could not be stored: %v", r.name(), err))
+		}
+	}
 
 	r.mu.Lock()
 	r.busy = false
@@ -144,10 +261,10 @@ func (r *runner) step() {
 		if out.Final() {
 			r.done = true
 			r.mu.Unlock()
-			r.o.host.Logger.Debug(r.name + " has exited on its own and will not be retried or restarted.")
+			a.logger.Debug(r.name() + " has exited on its own and will not be retried or restarted.")
 			r.cancel(nil)
 			r.signal(nil)
-			r.o.finished(r, true, nil)
+			o.finished(r, true, nil)
 			return
 		}
 		r.retry++
@@ -166,7 +283,7 @@ func (r *runner) step() {
 		// the grid.
 		r.retry, r.started = 0, time.Time{}
 		now := time.Now()
-		next := due.Add(t.Interval)
+		next := a.due.Add(t.Interval)
 		if !next.After(now) {
 			next = next.Add(now.Sub(next).Truncate(t.Interval) + t.Interval)
 		}
@@ -178,60 +295,13 @@ func (r *runner) step() {
 		// Idle only: the next tick comes after the next change, idle
 		// for Idle again.
 		r.retry, r.started = 0, time.Time{}
-		if r.o.idleSince().After(now) {
+		if o.idleSince().After(a.at) {
 			r.scheduleLocked(0)
 		} else {
 			r.parked = true
 		}
 	}
 	r.mu.Unlock()
-}
-
-// attempt runs the handler once through execution.Run (which guards the
-// call), reports the outcome, and applies its patch: the result into
-// status.<id> and the handler's own changes.
-func (r *runner) attempt(retry int, started time.Time) execution.Outcome {
-	o := r.o
-	own := o.latestOwn()
-	p := patches.New()
-	base := kwargs.FromBody(o.host.Resource, own.DeepCopy(), p, o.host.Logger, o.host.Memo)
-	att := execution.Attempt{Retry: retry, Started: started}
-	var spec execution.Spec
-	var call func(ctx context.Context, retry int, started time.Time, runtime time.Duration) (any, error)
-	if d := r.daemon; d != nil {
-		spec = execution.Spec{Name: r.name, Errors: d.Errors, Timeout: d.Timeout, Retries: d.Retries, Backoff: d.Backoff, Cancellable: true}
-		call = func(ctx context.Context, retry int, started time.Time, runtime time.Duration) (any, error) {
-			kw := &kwargs.Daemon{Base: base, Param: d.Param, Retry: retry, Started: started, Runtime: runtime, Stopped: r.stopped, Latest: o.latestCopy}
-			return execution.Guard(func() (any, error) { return d.Fn(r.ctx, kw) })
-		}
-	} else {
-		t := r.timer
-		spec = execution.Spec{Name: r.name, Errors: t.Errors, Timeout: t.Timeout, Retries: t.Retries, Backoff: t.Backoff, Cancellable: true}
-		call = func(ctx context.Context, retry int, started time.Time, runtime time.Duration) (any, error) {
-			kw := &kwargs.Timer{Base: base, Param: t.Param, Retry: retry, Started: started, Runtime: runtime, Stopped: r.stopped}
-			return execution.Guard(func() (any, error) { return t.Fn(r.ctx, kw) })
-		}
-	}
-	// Run judges by kw.Stopped: an error returned once the handler is
-	// asked to stop is its exit, not a failure to retry.
-	out := execution.Run(r.stopped, spec, att, call, o.e.settings.Execution.DefaultBackoff, o.host.Logger)
-	if o.host.Observe != nil {
-		o.host.Observe(r.id, r.kind, retry, out, !out.Final() && out.Delay == 0)
-	}
-	if out.Success {
-		if err := mergeResult(p, r.id, out.Result); err != nil {
-			o.host.Logger.Error(fmt.Sprintf("%s returned a result that cannot be stored: %v", r.name, err))
-		}
-	}
-	r.mu.Lock()
-	abandoned := r.abandoned
-	r.mu.Unlock()
-	if !p.IsEmpty() && !abandoned && o.host.Apply != nil {
-		if err := o.host.Apply(o.e.apply, o.latestOwn(), p); err != nil {
-			o.host.Logger.Error(fmt.Sprintf("The outcome of %s could not be stored: %v", r.name, err))
-		}
-	}
-	return out
 }
 
 // stop asks the runner to stop for the reason: kw.Stopped is done at
@@ -259,7 +329,7 @@ func (r *runner) stop(reason *kwargs.StopReason) {
 		backoff = r.daemon.CancellationBackoff
 	}
 	if backoff > 0 {
-		r.o.host.Logger.Debug(r.name + " is signalled to exit gracefully.")
+		r.o.logger().Debug(r.name() + " is signalled to exit gracefully.")
 		r.escalation = time.AfterFunc(backoff, r.force)
 	} else {
 		r.forceLocked()
@@ -278,7 +348,7 @@ func (r *runner) forceLocked() {
 	if r.done {
 		return
 	}
-	r.o.host.Logger.Debug(r.name + " is signalled to exit by force.")
+	r.o.logger().Debug(r.name() + " is signalled to exit by force.")
 	r.cancel(r.reason)
 	if timeout := r.cancellationTimeout(); timeout > 0 {
 		r.escalation = time.AfterFunc(timeout, r.abandon)
@@ -296,7 +366,7 @@ func (r *runner) poll() {
 		return
 	}
 	polling := r.polling()
-	r.o.host.Logger.Debug(fmt.Sprintf("%s is still exiting. The next check is in %s seconds.", r.name, seconds(polling)))
+	r.o.logger().Debug(fmt.Sprintf("%s is still exiting. The next check is in %s seconds.", r.name(), seconds(polling)))
 	r.escalation = time.AfterFunc(polling, r.poll)
 }
 
@@ -318,7 +388,7 @@ func (r *runner) abandon() {
 	latency := time.Since(r.stopAt)
 	reason := r.reason
 	r.mu.Unlock()
-	r.o.host.Logger.Warn(r.name + " did not exit in time. Leaving it orphaned.")
+	r.o.logger().Warn(r.name() + " did not exit in time. Leaving it orphaned.")
 	r.cancel(reason)
 	r.report(reason, latency, true)
 	r.o.finished(r, false, reason)
@@ -335,10 +405,10 @@ func (r *runner) exitLocked() {
 	reason := r.reason
 	r.mu.Unlock()
 	if r.daemon != nil {
-		r.o.host.Logger.Debug(r.name + " has exited on request and will not be retried or restarted.")
+		r.o.logger().Debug(r.name() + " has exited on request and will not be retried or restarted.")
 	}
 	if reason == kwargs.StopOperatorExiting {
-		r.o.host.Logger.Debug(r.name + " has exited gracefully.")
+		r.o.logger().Debug(r.name() + " has exited gracefully.")
 	}
 	r.cancel(reason)
 	r.report(reason, latency, false)
@@ -347,7 +417,7 @@ func (r *runner) exitLocked() {
 
 func (r *runner) report(reason *kwargs.StopReason, latency time.Duration, abandoned bool) {
 	if fn := r.o.e.OnStopped; fn != nil {
-		fn(Stopped{Kind: r.kind, Handler: r.id, Reason: reason, Latency: latency, Abandoned: abandoned})
+		fn(Stopped{Kind: r.kind(), Handler: r.id, Reason: reason, Latency: latency, Abandoned: abandoned})
 	}
 }
 

@@ -77,22 +77,40 @@ type Spec struct {
 // while ctx is done is no outcome (neither success nor failure, no delay):
 // the attempt is interrupted, not failed.
 func Run(ctx context.Context, spec Spec, att Attempt, call func(ctx context.Context, retry int, started time.Time, runtime time.Duration) (any, error), defaultBackoff time.Duration, logger *slog.Logger) Outcome {
+	runtime, out, ok := Begin(spec, att, logger)
+	if !ok {
+		return out
+	}
+	result, err := call(ctx, att.Retry, att.Started, runtime)
+	return Classify(ctx, spec, att, runtime, result, err, defaultBackoff, logger)
+}
+
+// Begin is the first half of Run: it refuses an attempt whose handler's
+// retries or timeout are exhausted (ok is false, out is the failure,
+// logged), or logs "<Name> is invoked." and returns the handler's runtime
+// so far. Callers that must call the handler elsewhere (daemons, on a
+// goroutine with a shallow stack) call Begin, the handler, then Classify.
+func Begin(spec Spec, att Attempt, logger *slog.Logger) (runtime time.Duration, out Outcome, ok bool) {
 	name := spec.Name
-	now := time.Now()
-	runtime := now.Sub(att.Started)
+	runtime = time.Since(att.Started)
 	if spec.Timeout > 0 && runtime >= spec.Timeout {
 		msg := fmt.Sprintf("%s has timed out after %s.", name, runtime.Round(time.Millisecond))
 		logger.Error(fmt.Sprintf("%s failed permanently: %s", name, msg))
-		return Outcome{Failure: true, Message: msg}
+		return runtime, Outcome{Failure: true, Message: msg}, false
 	}
 	if spec.Retries > 0 && att.Retry >= spec.Retries {
 		msg := fmt.Sprintf("%s has exceeded %d retries.", name, spec.Retries)
 		logger.Error(fmt.Sprintf("%s failed permanently: %s", name, msg))
-		return Outcome{Failure: true, Message: msg}
+		return runtime, Outcome{Failure: true, Message: msg}, false
 	}
-
 	logger.Debug(name + " is invoked.")
-	result, err := call(ctx, att.Retry, att.Started, runtime)
+	return runtime, Outcome{}, true
+}
+
+// Classify is the second half of Run: it judges what the handler returned
+// (see Run), logging in Kopf's words.
+func Classify(ctx context.Context, spec Spec, att Attempt, runtime time.Duration, result any, err error, defaultBackoff time.Duration, logger *slog.Logger) Outcome {
+	name := spec.Name
 	if err == nil {
 		out := Outcome{Success: true, Result: result}
 		if att.Finish != nil {

@@ -54,6 +54,9 @@ type Reactor struct {
 	// watching.Event.Wakeup).
 	Requeue func(watching.Event)
 
+	hostOnce sync.Once
+	host     *daemons.Host // the daemons' view of the reactor (spawningHost)
+
 	mu       sync.Mutex
 	memories map[string]*memory
 	// filterReports: the filters that failed and are reported, by object
@@ -163,7 +166,7 @@ func (r *Reactor) Process(ctx context.Context, ev watching.Event, s *queueing.St
 		return // a newer version is waiting: it supersedes this one
 	}
 	if spawning {
-		r.spawning(ev.Key, ev.Object, mem, logger)
+		r.spawning(ev.Key, ev.Object, mem)
 	}
 	for attempt := 0; ; attempt++ {
 		err := r.cycle(ctx, ev.Object, mem, s, logger)

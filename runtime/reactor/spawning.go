@@ -3,7 +3,6 @@ package reactor
 import (
 	"context"
 	"fmt"
-	"log/slog"
 
 	"github.com/kopf-go/kopf/runtime/body"
 	"github.com/kopf-go/kopf/runtime/causes"
@@ -32,19 +31,9 @@ func (r *Reactor) hasSpawning() bool {
 // filters match and stops those that no longer match; once it is being
 // deleted, it stops them all. The cycle then holds the finalizer while
 // they match (spawnMatched) and until they are all done (spawnDone).
-func (r *Reactor) spawning(key string, b body.Body, mem *memory, logger *slog.Logger) {
+func (r *Reactor) spawning(key string, b body.Body, mem *memory) {
 	if mem.daemons == nil {
-		mem.daemons = r.Daemons.NewObject(daemons.Host{
-			Resource: r.Resource,
-			Logger:   logger,
-			Memo:     mem.memo,
-			Apply: func(ctx context.Context, b body.Body, p patches.Patch) error {
-				_, err := r.apply(withLogger(ctx, logger), b, p)
-				return err
-			},
-			Wake:    func() { r.wake(key, mem) },
-			Observe: r.spawningObserver(b),
-		}, b)
+		mem.daemons = r.Daemons.NewObject(r.spawningHost(), b, mem.memo, func() { r.wake(key, mem) })
 	}
 	essence, _ := progress.EncodeEssence(r.Settings.Persistence.DiffBaseStorage.Build(b, r.Registry.ExtraFields(r.Resource)))
 	changed := essence != mem.essence
@@ -68,21 +57,31 @@ func (r *Reactor) wake(key string, mem *memory) {
 	r.Requeue(watching.Event{Type: watching.Modified, Key: key, Object: mem.daemons.Body(), Wakeup: true})
 }
 
-// spawningObserver reports the attempts of daemons and timers to
-// r.Observe, with the causes ReasonDaemon and ReasonTimer.
-func (r *Reactor) spawningObserver(b body.Body) func(string, string, int, execution.Outcome, bool) {
-	if r.Observe == nil {
-		return nil
-	}
-	return func(handler, kind string, retry int, out execution.Outcome, interrupted bool) {
-		reason := ReasonDaemon
-		if kind == "timer" {
-			reason = ReasonTimer
+// spawningHost returns what the daemons of the resource's objects need of
+// the reactor: one for all the objects, made once.
+func (r *Reactor) spawningHost() *daemons.Host {
+	r.hostOnce.Do(func() {
+		r.host = &daemons.Host{
+			Resource: r.Resource,
+			Logger:   r.objectLogger,
+			Apply: func(ctx context.Context, b body.Body, p patches.Patch) error {
+				_, err := r.apply(withLogger(ctx, r.objectLogger(b)), b, p)
+				return err
+			},
 		}
-		obs := r.observation(b, handler, reason, retry, out)
-		obs.Interrupted = interrupted
-		r.Observe(obs)
-	}
+		if r.Observe != nil {
+			r.host.Observe = func(b body.Body, handler, kind string, retry int, out execution.Outcome, interrupted bool) {
+				reason := ReasonDaemon
+				if kind == "timer" {
+					reason = ReasonTimer
+				}
+				obs := r.observation(b, handler, reason, retry, out)
+				obs.Interrupted = interrupted
+				r.Observe(obs)
+			}
+		}
+	})
+	return r.host
 }
 
 // spawningCycle is the cycle of an object whose resource has daemons or
