@@ -93,3 +93,48 @@ func EventWhen(fn func(EventKwargs) bool) func(*EventKwargs) bool {
 func TypedEventWhen[T any](fn func(TypedEventKwargs[T]) bool) func(*EventKwargs) bool {
 	return registry.TypedEventWhen(fn)
 }
+
+// DaemonFunc adapts a daemon of DaemonKwargs.
+func DaemonFunc(fn func(context.Context, DaemonKwargs) (any, error)) DaemonFn {
+	return registry.DaemonFunc(fn)
+}
+
+// TypedDaemonFunc adapts a daemon of a resource of Go type T: the object is
+// decoded on every call; one that does not decode as T is the daemon's
+// error.
+func TypedDaemonFunc[T any](fn func(context.Context, TypedDaemonKwargs[T]) (any, error)) DaemonFn {
+	return registry.TypedDaemonFunc(fn)
+}
+
+// TimerFunc adapts a timer of TimerKwargs.
+func TimerFunc(fn func(context.Context, TimerKwargs) (any, error)) TimerFn {
+	return registry.TimerFunc(fn)
+}
+
+// TypedTimerFunc adapts a timer of a resource of Go type T.
+func TypedTimerFunc[T any](fn func(context.Context, TypedTimerKwargs[T]) (any, error)) TimerFn {
+	return registry.TypedTimerFunc(fn)
+}
+
+// DaemonWhen adapts a when= callback of a daemon of DaemonKwargs.
+func DaemonWhen(fn func(DaemonKwargs) bool) func(*DaemonKwargs) bool {
+	return registry.DaemonWhen(fn)
+}
+
+// TypedDaemonWhen adapts a when= callback of a daemon of a resource of Go
+// type T; an object that does not decode as T matches, so that the daemon
+// runs and reports the error.
+func TypedDaemonWhen[T any](fn func(TypedDaemonKwargs[T]) bool) func(*DaemonKwargs) bool {
+	return registry.TypedDaemonWhen(fn)
+}
+
+// TimerWhen adapts a when= callback of a timer of TimerKwargs.
+func TimerWhen(fn func(TimerKwargs) bool) func(*TimerKwargs) bool {
+	return registry.TimerWhen(fn)
+}
+
+// TypedTimerWhen adapts a when= callback of a timer of a resource of Go
+// type T.
+func TypedTimerWhen[T any](fn func(TypedTimerKwargs[T]) bool) func(*TimerKwargs) bool {
+	return registry.TypedTimerWhen(fn)
+}

@@ -51,3 +51,32 @@ func TestSubhandlerFuncs(t *testing.T) {
 		t.Error("a body that does not decode is no error")
 	}
 }
+
+func TestSpawningFuncs(t *testing.T) {
+	b := kopf.Body{"spec": map[string]any{"size": int64(4)}}
+	d := kopf.TypedDaemonFunc(func(_ context.Context, kw kopf.TypedDaemonKwargs[widget]) (any, error) {
+		return kw.Object.Spec.Size, nil
+	})
+	if got, err := d(context.Background(), &kopf.DaemonKwargs{Base: kopf.ResourceKwargs{Body: b}}); got != 4 || err != nil {
+		t.Errorf("TypedDaemonFunc = %v, %v", got, err)
+	}
+	tm := kopf.TypedTimerFunc(func(_ context.Context, kw kopf.TypedTimerKwargs[widget]) (any, error) {
+		return kw.Object.Spec.Size, nil
+	})
+	if got, err := tm(context.Background(), &kopf.TimerKwargs{Base: kopf.ResourceKwargs{Body: b}}); got != 4 || err != nil {
+		t.Errorf("TypedTimerFunc = %v, %v", got, err)
+	}
+	r := kopf.NewRegistry()
+	if err := r.AddDaemon(kopf.DaemonHandler{ID: "d", Fn: kopf.DaemonFunc(kopf.NoResult(func(context.Context, kopf.DaemonKwargs) error { return nil }))}); err != nil {
+		t.Error(err)
+	}
+	if err := r.AddTimer(kopf.TimerHandler{ID: "t", Fn: kopf.TimerFunc(kopf.NoResult(func(context.Context, kopf.TimerKwargs) error { return nil })), Interval: 1}); err != nil {
+		t.Error(err)
+	}
+	if !kopf.DaemonWhen(func(kw kopf.DaemonKwargs) bool { return true })(&kopf.DaemonKwargs{}) ||
+		!kopf.TimerWhen(func(kw kopf.TimerKwargs) bool { return true })(&kopf.TimerKwargs{}) ||
+		kopf.TypedDaemonWhen(func(kw kopf.TypedDaemonKwargs[widget]) bool { return false })(&kopf.DaemonKwargs{Base: kopf.ResourceKwargs{Body: b}}) ||
+		kopf.TypedTimerWhen(func(kw kopf.TypedTimerKwargs[widget]) bool { return false })(&kopf.TimerKwargs{Base: kopf.ResourceKwargs{Body: b}}) {
+		t.Error("a when= adapter does not return the callback's answer")
+	}
+}

@@ -139,6 +139,46 @@ type TypedChangingKwargs[T any] = kwargs.TypedChanging[T]
 // with Object decoded as T.
 type TypedEventKwargs[T any] = kwargs.TypedEvent[T]
 
+// Daemons and timers (Kopf's @kopf.daemon and @kopf.timer).
+type (
+	// DaemonHandler is a daemon's registration.
+	DaemonHandler = registry.DaemonHandler
+	// DaemonFn is the function behind a daemon.
+	DaemonFn = registry.DaemonFn
+	// DaemonKwargs are the arguments of a daemon of a resource without a Go
+	// type (the body-only form).
+	DaemonKwargs = kwargs.Daemon
+	// TimerHandler is a timer's registration.
+	TimerHandler = registry.TimerHandler
+	// TimerFn is the function behind a timer.
+	TimerFn = registry.TimerFn
+	// TimerKwargs are the arguments of a timer of a resource without a Go
+	// type (the body-only form).
+	TimerKwargs = kwargs.Timer
+	// StopReason says why a daemon or timer is stopped: the cause
+	// (context.Cause) of its kwargs' Stopped.
+	StopReason = kwargs.StopReason
+)
+
+// The reasons a daemon or timer is stopped for: compare
+// context.Cause(kw.Stopped) with them.
+var (
+	StopDeleted         = kwargs.StopDeleted
+	StopFiltersMismatch = kwargs.StopFiltersMismatch
+	StopOperatorPausing = kwargs.StopOperatorPausing
+	StopOperatorExiting = kwargs.StopOperatorExiting
+)
+
+// TypedDaemonKwargs are the arguments of a daemon of a resource whose
+// objects are of the Go type T: every kwarg of DaemonKwargs, with Object
+// decoded as T.
+type TypedDaemonKwargs[T any] = kwargs.TypedDaemon[T]
+
+// TypedTimerKwargs are the arguments of a timer of a resource whose objects
+// are of the Go type T: every kwarg of TimerKwargs, with Object decoded as
+// T.
+type TypedTimerKwargs[T any] = kwargs.TypedTimer[T]
+
 // Present matches any present value (Kopf's kopf.PRESENT).
 func Present() Matcher { return filters.IsPresent() }
 

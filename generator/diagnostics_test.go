@@ -69,7 +69,7 @@ func F(ctx context.Context, kw FKwargs) error {
 	},
 	{
 		name: "planned",
-		files: map[string]string{"p.go": header + `//kopf:daemon kopfexamples
+		files: map[string]string{"p.go": header + `//kopf:index kopfexamples
 func D(ctx context.Context, kw DKwargs) error { return nil }
 
 //kopf:on.startup
@@ -79,7 +79,7 @@ func S(ctx context.Context, kw SKwargs) error { return nil }
 func H(ctx context.Context, kw HKwargs) error { return nil }
 `},
 		errors: []diag{
-			{"daemon kopfexamples", "//kopf:daemon is not supported yet (Kopf's @kopf.daemon)" + sameName},
+			{"index kopfexamples", "//kopf:index is not supported yet (Kopf's @kopf.index)" + sameName},
 			{"on.startup", "//kopf:on.startup is not supported yet (Kopf's @kopf.on.startup)" + sameName},
 			{"subhandler", "//kopf:subhandler is not a marker (Kopf's @kopf.subhandler): call kopf.Subhandler(ctx, handler) inside a changing handler to register sub-handlers at run time"},
 		},

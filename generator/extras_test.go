@@ -93,6 +93,13 @@ func Pods(ctx context.Context, kw PodsKwargs) error { return nil }
 
 //kopf:on.update apps/deployments field=spec.replicas
 func Deployments(ctx context.Context, kw DeploymentsKwargs) (any, error) { return nil, nil }
+
+//kopf:daemon v1/configmaps
+//kopf:daemon widgets id=watch
+func Watch(ctx context.Context, kw WatchKwargs) error { <-kw.Stopped.Done(); return nil }
+
+//kopf:timer v1/configmaps interval=60
+func Tick(ctx context.Context, kw TickKwargs) error { return nil }
 `
 
 // TestManifests generates the role, the CRD and the DeepCopy methods of a

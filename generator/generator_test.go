@@ -49,7 +49,7 @@ func TestGolden(t *testing.T) {
 		rel, _ := filepath.Rel(dir, f.Path)
 		got = append(got, filepath.ToSlash(rel))
 	}
-	if want := []string{"clients/kopf/v1/zz_generated.register.go", "filters/zz_generated.kopf.go", "handlers/zz_generated.kopf.go", "minimal/zz_generated.kopf.go", "typed/zz_generated.kopf.go", "widgets/zz_generated.kopf.go"}; !reflect.DeepEqual(got, want) {
+	if want := []string{"clients/kopf/v1/zz_generated.register.go", "filters/zz_generated.kopf.go", "handlers/zz_generated.kopf.go", "minimal/zz_generated.kopf.go", "spawning/zz_generated.kopf.go", "typed/zz_generated.kopf.go", "widgets/zz_generated.kopf.go"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("generated files %v, want %v", got, want)
 	}
 	if *update {
@@ -383,6 +383,47 @@ func Gadgets(ctx context.Context, kw GadgetsKwargs) error { return nil }
 //kopf:on.field ex field=[a, {b: c}] when="not an identifier"
 func T(ctx context.Context, kw TKwargs) error { return nil }
 `,
+		"spawning/spawning.go": "package p\n\nimport (\n\t\"context\"\n\n\t\"github.com/kopf-go/kopf\"\n)\n\n" + `//kopf:daemon ex
+//kopf:timer ex interval=1 id=t
+func Mixed(ctx context.Context, kw MixedKwargs) error { return nil }
+
+//kopf:timer ex
+//kopf:timer ex idle=1 sharp=true id=sharp
+func Ticker(ctx context.Context, kw TickerKwargs) error { return nil }
+
+//kopf:daemon ex id=shared
+func One(ctx context.Context, kw OneKwargs) error { return nil }
+
+//kopf:timer ex id=shared interval=1
+func Two(ctx context.Context, kw TwoKwargs) error { return nil }
+
+//kopf:daemon ex when=changing
+//kopf:daemon ex when=ownKwargs id=b
+//kopf:daemon ex when=timerKwargs id=c
+func Watcher(ctx context.Context, kw WatcherKwargs) error { return nil }
+
+//kopf:timer ex interval=1 when=daemonKwargs
+func Tick(ctx context.Context, kw TickKwargs) (int, error) { return 0, nil }
+
+//kopf:daemon ex id=ptr
+func Ptr(ctx context.Context, kw *PtrKwargs) error { return nil }
+
+//kopf:daemon ex
+//kopf:on.event ex
+func Event(ctx context.Context, kw EventKwargs) error { return nil }
+
+//kopf:daemon v1/pods field=spec.nodeNmae
+func Pods(ctx context.Context, kw PodsKwargs) error { return nil }
+
+//kopf:timer v1/pods interval=1 when=untypedTimer
+func PodTimer(ctx context.Context, kw PodTimerKwargs) error { return nil }
+
+func changing(kw *kopf.ChangingKwargs) bool { return true }
+func ownKwargs(kw WatcherKwargs) bool { return true }
+func timerKwargs(kw kopf.TimerKwargs) bool { return true }
+func daemonKwargs(kw kopf.DaemonKwargs) bool { return true }
+func untypedTimer(kw kopf.TimerKwargs) bool { return true }
+`,
 		"foreign/zz_generated.kopf.go": "package p\n\n// Written by hand.\n",
 		"clean/clean.go":               "package clean\n",
 	})
@@ -448,6 +489,16 @@ func T(ctx context.Context, kw TKwargs) error { return nil }
 		"sig/sig.go:29:7: //kopf:on.create applies to non-generic functions: G has type parameters",
 		"sig/sig.go:32:41: " + sig("H", "it returns (any, any)"),
 		"sig/sig.go:37:41: " + sig("I", "it returns (Result, error)"),
+		"spawning/spawning.go:10:1: //kopf:timer cannot share a function with //kopf:daemon markers: each kind of handler takes kwargs of its own; use a separate function",
+		"spawning/spawning.go:13:1: //kopf:timer needs interval= (the time between calls) or idle= (the time without changes before a call), or both",
+		"spawning/spawning.go:14:24: sharp= needs interval=: it keeps the calls on the grid of the interval",
+		"spawning/spawning.go:20:1: handler id \"shared\" is already used for ex by One at line 17; set a distinct id=",
+		"spawning/spawning.go:23:23: when: changing has the wrong signature func(kw *kopf.ChangingKwargs) bool; want func(kw WatcherKwargs) bool, func(kw kopf.DaemonKwargs) bool or func(kw *kopf.DaemonKwargs) bool",
+		"spawning/spawning.go:25:23: when: timerKwargs has the wrong signature func(kw kopf.TimerKwargs) bool; want func(kw WatcherKwargs) bool, func(kw kopf.DaemonKwargs) bool or func(kw *kopf.DaemonKwargs) bool",
+		"spawning/spawning.go:29:47: handler Tick has the wrong signature: it returns (int, error); want func Tick(ctx context.Context, kw TickKwargs) (any, error) or func Tick(ctx context.Context, kw TickKwargs) error",
+		"spawning/spawning.go:32:34: handler Ptr has the wrong signature: the second parameter is *PtrKwargs, not PtrKwargs; want func Ptr(ctx context.Context, kw PtrKwargs) (any, error) or func Ptr(ctx context.Context, kw PtrKwargs) error",
+		"spawning/spawning.go:35:1: //kopf:on.event cannot share a function with //kopf:daemon markers: each kind of handler takes kwargs of its own; use a separate function",
+		"spawning/spawning.go:38:34: field: no \"nodeNmae\" in spec of corev1.Pod (corev1.PodSpec); did you mean nodeName?",
 		"syntax/filters.go:5:32: labels: fn:1x is not a callback reference: want fn: followed by the name of a function of the package; quote the value for a literal string",
 		"syntax/filters.go:5:39: labels: empty key",
 		"syntax/filters.go:5:52: value: want a filter value (a literal, PRESENT, ABSENT or fn:NAME), got a map",

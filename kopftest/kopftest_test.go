@@ -75,6 +75,16 @@ func TestFromObservation(t *testing.T) {
 			obs:  reactor.Observation{Resource: pods, Name: "p", Handler: "h", Outcome: execution.Outcome{Success: true}},
 			want: Outcome{Resource: "pods", Name: "p", Handler: "h", Cause: CauseEvent, Result: Succeeded, Time: now},
 		},
+		{
+			name: "daemon",
+			obs:  reactor.Observation{Resource: pods, Name: "p", Handler: "d", Reason: reactor.ReasonDaemon, Outcome: execution.Outcome{Success: true, Result: "x"}},
+			want: Outcome{Resource: "pods", Name: "p", Handler: "d", Cause: CauseDaemon, Result: Succeeded, Returned: "x", Time: now},
+		},
+		{
+			name: "timer",
+			obs:  reactor.Observation{Resource: pods, Name: "p", Handler: "t", Reason: reactor.ReasonTimer, Retry: 1, Outcome: execution.Outcome{Delay: time.Second, Message: "m"}},
+			want: Outcome{Resource: "pods", Name: "p", Handler: "t", Cause: CauseTimer, Retry: 1, Result: Retrying, Delay: time.Second, Message: "m", Time: now},
+		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := fromObservation(tt.obs, now); fmt.Sprintf("%#v", got) != fmt.Sprintf("%#v", tt.want) {

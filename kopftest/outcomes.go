@@ -29,8 +29,17 @@ const (
 	Interrupted Result = "interrupted"
 )
 
-// CauseEvent is the Cause of an on.event handler's outcome.
-const CauseEvent = "event"
+// The Causes of the outcomes that are not of changing handlers.
+const (
+	// CauseEvent is the Cause of an on.event handler's outcome.
+	CauseEvent = "event"
+	// CauseDaemon is the Cause of a daemon's attempt; an attempt cut
+	// short by the daemon's stop (its ctx or kw.Stopped done, and an
+	// error returned) is Interrupted.
+	CauseDaemon = "daemon"
+	// CauseTimer is the Cause of a timer's tick (or its retry).
+	CauseTimer = "timer"
+)
 
 // Outcome is one attempt of one handler on one object, as the operator's
 // reactor concluded it (not parsed from the log). A changing handler's
@@ -48,7 +57,8 @@ type Outcome struct {
 	// a sub-handler's is "<parent id>/<sub-handler id>".
 	Handler string
 	// Cause is what the handler ran for: "create", "update", "delete",
-	// "resume", or CauseEvent for an on.event handler.
+	// "resume", CauseEvent for an on.event handler, CauseDaemon or
+	// CauseTimer for a daemon's or timer's attempt.
 	Cause string
 	// Retry counts the handler's earlier attempts for this cause: 0 for
 	// the first.

@@ -9,9 +9,9 @@
 // Besides Kopf's handlers, this port has the counterpart of each that must
 // not match (an exact value that differs, PRESENT of an absent key, ABSENT
 // of a present one, a callback that says no, ...), so that both sides of
-// every filter are seen working. Kopf's example also has a daemon filtered
-// by field=spec.field value=value; daemons are not supported by kopf-go
-// yet, so it is left out of this port.
+// every filter are seen working. Kopf's daemon filtered by
+// field=spec.field value=value runs while spec.field is value, and stops
+// when the field changes.
 //
 // Run it against a cluster with the KopfExample CRD (../crd.yaml):
 //
@@ -23,6 +23,7 @@ package main
 import (
 	"context"
 	"os"
+	"time"
 
 	"github.com/kopf-go/kopf"
 )
@@ -262,6 +263,37 @@ func UpdateWithFieldChangeSatisfied(ctx context.Context, kw UpdateWithFieldChang
 func UpdateWithFieldChangeNotSatisfied(ctx context.Context, kw UpdateWithFieldChangeNotSatisfiedKwargs) (any, error) {
 	kw.Logger.Info("Field change is not satisfied.")
 	return map[string]any{"message": "Field change is not satisfied."}, nil
+}
+
+// The daemon of a field's value: it runs while the filter matches.
+
+// DaemonWithField: spec.field is value: runs until the field changes (or
+// the object is deleted), logging every second.
+//
+//kopf:daemon kopfexamples field=spec.field value=value
+func DaemonWithField(ctx context.Context, kw DaemonWithFieldKwargs) error {
+	for kw.Stopped.Err() == nil {
+		kw.Logger.Info("Field daemon is satisfied.")
+		select {
+		case <-kw.Stopped.Done():
+		case <-time.After(time.Second):
+		}
+	}
+	return nil
+}
+
+// DaemonWithFieldNotSatisfied: spec.field must be something-else: never runs.
+//
+//kopf:daemon kopfexamples field=spec.field value=something-else
+func DaemonWithFieldNotSatisfied(ctx context.Context, kw DaemonWithFieldNotSatisfiedKwargs) error {
+	for kw.Stopped.Err() == nil {
+		kw.Logger.Info("Field daemon is not satisfied.")
+		select {
+		case <-kw.Stopped.Done():
+		case <-time.After(time.Second):
+		}
+	}
+	return nil
 }
 
 func main() {

@@ -60,11 +60,19 @@ var update = []handler{
 	{"update_with_field_change_not_satisfied/spec.field", "Field change is not satisfied.", false},
 }
 
+// daemons match spec.field=value: from the creation until the update.
+var daemons = []handler{
+	{"daemon_with_field/spec.field", "Field daemon is satisfied.", true},
+	{"daemon_with_field_not_satisfied/spec.field", "Field daemon is not satisfied.", false},
+}
+
 // As Kopf's own end-to-end run of this example: create the object, patch
 // spec.field from value to changed, delete; exactly the handlers whose
-// filters match run, once each, and the others leave no trace at all.
+// filters match run, once each, and the others leave no trace at all. The
+// daemon of spec.field=value runs, holding the finalizer, from the
+// creation until the update, which stops it and releases the object.
 func TestFilteringHandlers(t *testing.T) {
-	all := append(append([]handler{}, creation...), update...)
+	all := append(append(append([]handler{}, creation...), update...), daemons...)
 	// The checks below look for ids and lines as substrings: none may
 	// contain another.
 	for _, a := range all {
@@ -98,6 +106,11 @@ func TestFilteringHandlers(t *testing.T) {
 	for _, h := range creation {
 		checkRan(t, op, obj, h)
 	}
+	// The daemon of spec.field=value runs, and holds the finalizer.
+	op.WaitLog(ref+daemons[0].line, 10*time.Second)
+	if f := obj.GetFinalizers(); len(f) != 1 {
+		t.Errorf("finalizers while the daemon runs: %v, want Kopf's", f)
+	}
 
 	// Update: only the handler of this very change of spec.field runs.
 	objs.MergePatch(name, map[string]any{"spec": map[string]any{"field": "changed"}})
@@ -113,11 +126,19 @@ func TestFilteringHandlers(t *testing.T) {
 	for _, h := range creation {
 		checkRan(t, op, obj, h)
 	}
-
-	// Deletion: no delete handlers, so no finalizer holds the object.
-	if f := obj.GetFinalizers(); len(f) != 0 {
-		t.Errorf("finalizers on the object: %v", f)
+	// The daemon no longer matches: it is stopped, once, for that reason.
+	stopped := op.WaitOutcome(kopftest.Match{Name: name, Handler: daemons[0].id, Cause: kopftest.CauseDaemon}, 10*time.Second)
+	if stopped.Result != kopftest.Succeeded {
+		t.Errorf("the daemon ended with %v, want a success (it returns when kw.Stopped is done)", stopped)
 	}
+	op.WaitLog(ref+"Daemon '"+daemons[0].id+"' has exited on request and will not be retried or restarted.", 10*time.Second)
+	if n := len(op.Outcomes(kopftest.Match{Handler: daemons[0].id})); n != 1 {
+		t.Errorf("the daemon ended %d times, want once", n)
+	}
+
+	// Deletion: no delete handlers and no daemon running any more, so no
+	// finalizer holds the object.
+	obj = objs.WaitFor(name, 10*time.Second, func(o *unstructured.Unstructured) bool { return len(o.GetFinalizers()) == 0 })
 	objs.Delete(name, 10*time.Second)
 	op.WaitLog(ref+"Deleted, really deleted, and we are notified.", 10*time.Second)
 	if err := op.Stop(); err != nil {

@@ -134,6 +134,16 @@ type UpdateWithFieldChangeSatisfiedKwargs = kopf.ChangingKwargs
 //	//kopf:on.update kopfexamples field=spec.field old=changed new=value
 type UpdateWithFieldChangeNotSatisfiedKwargs = kopf.ChangingKwargs
 
+// DaemonWithFieldKwargs are the arguments of the handler DaemonWithField, registered by:
+//
+//	//kopf:daemon kopfexamples field=spec.field value=value
+type DaemonWithFieldKwargs = kopf.DaemonKwargs
+
+// DaemonWithFieldNotSatisfiedKwargs are the arguments of the handler DaemonWithFieldNotSatisfied, registered by:
+//
+//	//kopf:daemon kopfexamples field=spec.field value=something-else
+type DaemonWithFieldNotSatisfiedKwargs = kopf.DaemonKwargs
+
 // Register adds the package's handlers to r, in source order, and returns the
 // first error of the registry.
 func Register(r *kopf.Registry) error {
@@ -469,6 +479,28 @@ func Register(r *kopf.Registry) error {
 		Filter: kopf.Filter{
 			Old: kopf.Check(kopf.Equal("changed")),
 			New: kopf.Check(kopf.Equal("value")),
+		},
+	}); err != nil {
+		return err
+	}
+	if err := r.AddDaemon(kopf.DaemonHandler{
+		ID:       "daemon_with_field/spec.field",
+		Selector: kopf.Selector{Name: "kopfexamples"},
+		Fn:       kopf.DaemonFunc(kopf.NoResult(DaemonWithField)),
+		Field:    []string{"spec", "field"},
+		Filter: kopf.Filter{
+			Value: kopf.Check(kopf.Equal("value")),
+		},
+	}); err != nil {
+		return err
+	}
+	if err := r.AddDaemon(kopf.DaemonHandler{
+		ID:       "daemon_with_field_not_satisfied/spec.field",
+		Selector: kopf.Selector{Name: "kopfexamples"},
+		Fn:       kopf.DaemonFunc(kopf.NoResult(DaemonWithFieldNotSatisfied)),
+		Field:    []string{"spec", "field"},
+		Filter: kopf.Filter{
+			Value: kopf.Check(kopf.Equal("something-else")),
 		},
 	}); err != nil {
 		return err

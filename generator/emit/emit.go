@@ -11,18 +11,20 @@
 // type, an alias of the kind's kwargs type of the runtime (see
 // runtime/kwargs), documented with the markers that register F:
 //
-//	type FKwargs = kopf.ChangingKwargs                 // or kopf.EventKwargs
-//	type FKwargs = kopf.TypedChangingKwargs[T]         // typed resource T
+//	type FKwargs = kopf.ChangingKwargs          // or EventKwargs, DaemonKwargs, TimerKwargs
+//	type FKwargs = kopf.TypedChangingKwargs[T]  // typed resource T (TypedEventKwargs[T], ...)
 //
 // then one function
 //
 //	func Register(r *kopf.Registry) error
 //
-// which adds every registration to r in source order (AddChanging or
-// AddEvent) with F behind the runtime's adapter of its kind
-// (kopf.ChangingFunc(F), kopf.ChangingFunc(kopf.NoResult(F)) for handlers
-// returning only an error, kopf.TypedChangingFunc(F), kopf.EventFunc(F),
-// kopf.TypedEventFunc(F)), and returns the first error of the registry.
+// which adds every registration to r in source order (AddChanging,
+// AddEvent, AddDaemon or AddTimer) with F behind the runtime's adapter of
+// its kind (kopf.ChangingFunc(F), kopf.ChangingFunc(kopf.NoResult(F)) for
+// handlers returning only an error, kopf.TypedChangingFunc(F),
+// kopf.EventFunc(F), kopf.TypedEventFunc(F), and likewise DaemonFunc,
+// TypedDaemonFunc, TimerFunc, TypedTimerFunc), and returns the first error
+// of the registry.
 // Nothing is generated per kwargs type: decoding a typed object (once per
 // cycle) is the runtime's. Options that were not set in a marker are left
 // out of the handler literal, so the runtime's defaults apply.
@@ -38,10 +40,11 @@
 // callbacks get the value as a string, "" when the label or annotation is
 // absent (value callbacks get nil then, as in Kopf); callbacks without kw
 // ignore it. A when= callback taking *kopf.ChangingKwargs (or
-// *kopf.EventKwargs) is used as it is; one taking FKwargs or the kind's
-// kwargs type is adapted with kopf.ChangingWhen or kopf.TypedChangingWhen
-// (kopf.EventWhen, kopf.TypedEventWhen), which match when the body does not
-// decode, so that the handler runs and reports the decoding error.
+// *kopf.EventKwargs, ...) is used as it is; one taking FKwargs or the
+// kind's kwargs type is adapted with kopf.ChangingWhen or
+// kopf.TypedChangingWhen (kopf.EventWhen, kopf.DaemonWhen, kopf.TimerWhen
+// and their typed forms), which match when the body does not decode, so
+// that the handler runs and reports the decoding error.
 //
 // The generated code imports only the standard library, the facade package
 // github.com/kopf-go/kopf and, for typed resources, their packages: it
@@ -157,10 +160,7 @@ func File(pkg *model.Package, version string) ([]byte, error) {
 				litErr = err
 				return
 			}
-			add := "AddChanging"
-			if reg.Handler.Event {
-				add = "AddEvent"
-			}
+			add := "Add" + reg.Handler.Kind.Name()
 			g.If(
 				jen.Err().Op(":=").Id("r").Dot(add).Call(lit),
 				jen.Err().Op("!=").Nil(),
@@ -228,8 +228,9 @@ func kwargsDoc(pkg *model.Package, h *model.Handler) string {
 	return b.String()
 }
 
-// handlerLit renders the kopf.ChangingHandler or kopf.EventHandler literal
-// of a registration, listing its fields in the struct's declaration order.
+// handlerLit renders the kopf.ChangingHandler, kopf.EventHandler,
+// kopf.DaemonHandler or kopf.TimerHandler literal of a registration,
+// listing its fields in the struct's declaration order.
 func (e *emitter) handlerLit(r *model.Registration) (jen.Code, error) {
 	var items []jen.Code
 	kv := func(name string, value jen.Code) { items = append(items, jen.Id(name).Op(":").Add(value)) }
@@ -237,7 +238,7 @@ func (e *emitter) handlerLit(r *model.Registration) (jen.Code, error) {
 
 	kv("ID", jen.Lit(r.ID))
 	kv("Selector", selectorLit(r))
-	if !h.Event {
+	if h.Kind == model.Changing {
 		reasons := make([]jen.Code, len(r.Reasons))
 		for i, reason := range r.Reasons {
 			name, ok := reasonConst(reason)
@@ -294,10 +295,33 @@ func (e *emitter) handlerLit(r *model.Registration) (jen.Code, error) {
 	if r.When != nil {
 		kv("When", e.whenLit(h, r.When))
 	}
-	typ := "ChangingHandler"
-	if h.Event {
-		typ = "EventHandler"
+	durations := []struct {
+		name string
+		d    time.Duration
+	}{
+		{"InitialDelay", r.InitialDelay},
+		{"CancellationBackoff", r.CancellationBackoff},
+		{"CancellationTimeout", r.CancellationTimeout},
+		{"CancellationPolling", r.CancellationPolling},
 	}
+	if h.Kind == model.Timer {
+		durations = durations[:1]
+		if r.Interval != 0 {
+			kv("Interval", durationLit(r.Interval))
+		}
+		if r.Idle != 0 {
+			kv("Idle", durationLit(r.Idle))
+		}
+		if r.Sharp {
+			kv("Sharp", jen.True())
+		}
+	}
+	for _, d := range durations {
+		if d.d != 0 {
+			kv(d.name, durationLit(d.d))
+		}
+	}
+	typ := h.Kind.Name() + "Handler"
 	return jen.Qual(KopfPath, typ).Custom(multiline(), items...), nil
 }
 
@@ -325,10 +349,7 @@ func selectorLit(r *model.Registration) jen.Code {
 // alias of: kopf.ChangingKwargs or kopf.EventKwargs, or for a typed
 // resource T kopf.TypedChangingKwargs[T] or kopf.TypedEventKwargs[T].
 func (e *emitter) kwargsType(h *model.Handler) jen.Code {
-	name := "ChangingKwargs"
-	if h.Event {
-		name = "EventKwargs"
-	}
+	name := h.Kind.Name() + "Kwargs"
 	if h.Typed == nil {
 		return kopf(name)
 	}
@@ -339,15 +360,12 @@ func (e *emitter) kwargsType(h *model.Handler) jen.Code {
 // kopf.ChangingFunc(F), kopf.ChangingFunc(kopf.NoResult(F)),
 // kopf.TypedChangingFunc(F), kopf.EventFunc(F), kopf.TypedEventFunc(F).
 func (e *emitter) fnLit(h *model.Handler) jen.Code {
-	adapter := "ChangingFunc"
-	if h.Event {
-		adapter = "EventFunc"
-	}
+	adapter := h.Kind.Name() + "Func"
 	if h.Typed != nil {
 		adapter = "Typed" + adapter
 	}
 	fn := jen.Id(h.Func)
-	if !h.Event && !h.ReturnsResult {
+	if h.Kind != model.Event && !h.ReturnsResult {
 		fn = kopf("NoResult").Call(fn)
 	}
 	return kopf(adapter).Call(fn)
@@ -360,10 +378,7 @@ func (e *emitter) whenLit(h *model.Handler, cb *model.Callback) jen.Code {
 	if cb.Form == model.WhenRuntime {
 		return jen.Id(cb.Func)
 	}
-	adapter := "ChangingWhen"
-	if h.Event {
-		adapter = "EventWhen"
-	}
+	adapter := h.Kind.Name() + "When"
 	if h.Typed != nil && cb.Form == model.WhenKwargs {
 		adapter = "Typed" + adapter
 	}

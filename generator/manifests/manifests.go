@@ -12,10 +12,12 @@
 //   - list, watch on every resource with handlers: the runtime watches it
 //     (a client-go reflector: a list, then a watch).
 //   - patch on every resource with changing handlers (on.create,
-//     on.update, on.delete, on.resume, on.field): the runtime stores the
+//     on.update, on.delete, on.resume, on.field), daemons or timers: the runtime stores the
 //     handlers' progress, their results and the last handled state with
 //     merge patches, and adds and removes its finalizer with JSON patches.
 //     Deletion handlers need nothing more: the finalizer is a patch.
+//     Daemons and timers need the same: their results are stored in the
+//     status, and the finalizer is held while they run.
 //   - patch on <plural>/status for the same resources: when the resource
 //     has a status subresource (which the runtime learns from discovery,
 //     at run time), the status part of the patch goes there.

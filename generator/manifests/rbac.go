@@ -27,8 +27,9 @@ type RoleOptions struct {
 // rule is the access to one resource.
 type rule struct {
 	group, plural string
-	// changing is set when a changing handler serves the resource.
-	changing bool
+	// changing is set when a changing handler serves the resource,
+	// spawning when a daemon or timer does.
+	changing, spawning bool
 	// markers are the names of the markers that serve it.
 	markers map[string]bool
 }
@@ -61,7 +62,8 @@ func Role(pkgs []*model.Package, opts RoleOptions) ([]byte, error) {
 				ru = &rule{group: group, plural: plural, markers: map[string]bool{}}
 				rules[key] = ru
 			}
-			ru.changing = ru.changing || !r.Handler.Event
+			ru.changing = ru.changing || r.Handler.Kind == model.Changing
+			ru.spawning = ru.spawning || r.Handler.Kind.Spawning()
 			for _, m := range r.Markers {
 				name, _, _ := strings.Cut(strings.TrimPrefix(m, markers.Prefix), " ")
 				ru.markers[name] = true
@@ -117,10 +119,21 @@ func Role(pkgs []*model.Package, opts RoleOptions) ([]byte, error) {
 			qualified += "." + ru.group
 		}
 		fmt.Fprintf(&b, "  # %s: served by %s handlers.\n", qualified, strings.Join(names, ", "))
-		if ru.changing {
-			b.WriteString("  # list, watch: the runtime watches them. patch: it stores the handlers'\n" +
-				"  # progress and results and the last handled state, and adds and removes\n" +
-				"  # its finalizer.\n")
+		if ru.changing || ru.spawning {
+			switch {
+			case !ru.changing:
+				b.WriteString("  # list, watch: the runtime watches them. patch: it stores the daemons' and\n" +
+					"  # timers' results, and adds and removes its finalizer, which it holds\n" +
+					"  # while they run.\n")
+			case ru.spawning:
+				b.WriteString("  # list, watch: the runtime watches them. patch: it stores the handlers'\n" +
+					"  # progress and results and the last handled state, and adds and removes\n" +
+					"  # its finalizer, which it also holds while daemons and timers run.\n")
+			default:
+				b.WriteString("  # list, watch: the runtime watches them. patch: it stores the handlers'\n" +
+					"  # progress and results and the last handled state, and adds and removes\n" +
+					"  # its finalizer.\n")
+			}
 			writeRule(&b, ru.group, []string{ru.plural}, "list", "watch", "patch")
 			b.WriteString("  # The status subresource: when the resource has one, the status part of\n" +
 				"  # the runtime's patches goes there.\n")

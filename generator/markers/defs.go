@@ -346,6 +346,13 @@ const (
 // OnEvent is the marker of event-watching handlers.
 const OnEvent = "on.event"
 
+// The markers of spawning handlers: per-object background work that
+// starts and stops with its object (Kopf's @kopf.daemon and @kopf.timer).
+const (
+	Daemon = "daemon"
+	Timer  = "timer"
+)
+
 // Resource is the marker of typed resources: Go struct types that objects
 // of a resource decode into.
 const Resource = "resource"
@@ -372,8 +379,6 @@ func Kopf() *Table {
 // kopfDefinitions.
 func kopfPlanned() []Planned {
 	return []Planned{
-		{Name: "daemon", Kopf: "@kopf.daemon"},
-		{Name: "timer", Kopf: "@kopf.timer"},
 		{Name: "index", Kopf: "@kopf.index"},
 		{Name: "on.startup", Kopf: "@kopf.on.startup"},
 		{Name: "on.cleanup", Kopf: "@kopf.on.cleanup"},
@@ -428,6 +433,8 @@ const (
 	changingHandler = iota
 	fieldHandler
 	eventHandler
+	daemonHandler
+	timerHandler
 )
 
 // filterArgs are the filters of every resource handler of a kind.
@@ -436,8 +443,15 @@ func filterArgs(kind int) []Arg {
 	field := Arg{Name: "field", Type: TypeFieldPath, Default: "none (the whole object)",
 		Doc: "the field to watch, dotted (spec.a.b) or a list ([spec, \"a.b\"]): old, new and diff are reduced to it and value= checks it"}
 	switch kind {
-	case eventHandler:
-		kwargs = "*kopf.EventKwargs"
+	case eventHandler, daemonHandler, timerHandler:
+		switch kind {
+		case eventHandler:
+			kwargs = "*kopf.EventKwargs"
+		case daemonHandler:
+			kwargs = "*kopf.DaemonKwargs"
+		default:
+			kwargs = "*kopf.TimerKwargs"
+		}
 		field.Doc = "the field that value= checks, dotted (spec.a.b) or a list ([spec, \"a.b\"])"
 	case fieldHandler:
 		field.Required = true
@@ -464,6 +478,39 @@ func changeArgs() []Arg {
 			Doc: "the field's value before the change, as value=; needs field=, excludes value="},
 		{Name: "new", Type: TypeMatch, Default: "none (any)",
 			Doc: "the field's value after the change, as value=; needs field=, excludes value="},
+	}
+}
+
+// initialDelayArg is the initial_delay= of daemons and timers.
+func initialDelayArg(what string) Arg {
+	return Arg{Name: "initial_delay", Type: TypeDuration, Positive: true, Default: "none (at once)",
+		Doc: "wait this long after the object appears or starts matching the filters before the first " + what}
+}
+
+// daemonArgs are the options of daemons: when they start and how they are
+// stopped.
+func daemonArgs() []Arg {
+	return []Arg{
+		initialDelayArg("run"),
+		{Name: "cancellation_backoff", Type: TypeDuration, Positive: true, Default: "none (no grace period)",
+			Doc: "when the daemon must stop, give it this long to exit on kw.Stopped before cancelling its ctx"},
+		{Name: "cancellation_timeout", Type: TypeDuration, Positive: true, Default: "the settings' Background.CancellationTimeout (none: wait for the exit, as Kopf)",
+			Doc: "after ctx is cancelled, wait this long for the daemon to exit, then leave it orphaned (with a warning) and release the object"},
+		{Name: "cancellation_polling", Type: TypeDuration, Positive: true, Default: "the settings' Background.CancellationPolling (60s)",
+			Doc: "while a daemon is exiting, how often the operator logs that it still is"},
+	}
+}
+
+// timerArgs are the options of timers: when they run.
+func timerArgs() []Arg {
+	return []Arg{
+		{Name: "interval", Type: TypeDuration, Positive: true, Default: "none (run once, or once per idle period with idle=)",
+			Doc: "run every interval: after the previous run ends, or on the grid of interval with sharp=true"},
+		{Name: "idle", Type: TypeDuration, Positive: true, Default: "none (no idling)",
+			Doc: "run only after the object's essence has not changed for this long; a change postpones the next run"},
+		{Name: "sharp", Type: TypeBool, Default: "false",
+			Doc: "run on the grid of interval since the first run, however long each run takes; needs interval="},
+		initialDelayArg("run"),
 	}
 }
 
@@ -520,6 +567,20 @@ func kopfDefinitions() []Definition {
 			Summary:    "handle every raw watch event, keeping no state; errors are logged and ignored (Kopf's @kopf.on.event)",
 			Positional: []Arg{resourceArg()},
 			Args:       concat(idArgs("the function's name in Kopf's spelling: CreateFn → create_fn, GetURL → get_url, Handler2 → handler2"), filterArgs(eventHandler)),
+		},
+		{
+			Name:       Daemon,
+			Targets:    TargetFunc,
+			Summary:    "run the function in the background for every object, from when it appears (or starts matching the filters) until it is deleted (or stops matching), holding a finalizer meanwhile (Kopf's @kopf.daemon)",
+			Positional: []Arg{resourceArg()},
+			Args:       concat(handlerArgs(), daemonArgs(), filterArgs(daemonHandler)),
+		},
+		{
+			Name:       Timer,
+			Targets:    TargetFunc,
+			Summary:    "run the function periodically for every object while it exists (and matches the filters), holding a finalizer meanwhile (Kopf's @kopf.timer)",
+			Positional: []Arg{resourceArg()},
+			Args:       concat(handlerArgs(), timerArgs(), filterArgs(timerHandler)),
 		},
 		{
 			Name:    Resource,

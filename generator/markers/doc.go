@@ -14,13 +14,13 @@
 //	func CreateFn(ctx context.Context, kw CreateFnKwargs) (any, error) { ... }
 //
 // The markers are on.resume, on.create, on.update, on.delete and on.field
-// (changing handlers), on.event (event handlers) on functions, and resource
-// (typed resources) on struct types; `kopf-gen markers` lists them with
-// their arguments.
+// (changing handlers), on.event (event handlers), daemon and timer
+// (spawning handlers: per-object background work) on functions, and
+// resource (typed resources) on struct types; `kopf-gen markers` lists them
+// with their arguments.
 //
-// Kopf's other decorators have planned markers ([Planned]): daemon, timer,
-// index, on.startup, on.cleanup, on.login, on.probe, on.validate and
-// on.mutate. Their names are reserved: such a marker is an error saying
+// Kopf's other decorators have planned markers ([Planned]): index,
+// on.startup, on.cleanup, on.login, on.probe, on.validate and on.mutate. Their names are reserved: such a marker is an error saying
 // that it is "not supported yet" (never "unknown marker"), and `kopf-gen
 // markers` lists them. //kopf:subhandler is an error that points at
 // kopf.Subhandler, which registers sub-handlers at run time. Unknown names
@@ -114,7 +114,10 @@
 //     contain dots; no part may be empty.
 //
 // Arguments marked positive must be greater than zero (numbers and
-// durations) or non-empty (strings). Arguments marked required must be
+// durations) or non-empty (strings): every duration of daemons and timers
+// (interval=, idle=, initial_delay=, cancellation_backoff=,
+// cancellation_timeout=, cancellation_polling=) is, since leaving it out
+// is what zero means in Kopf. Arguments marked required must be
 // given (field= of on.field); help writes them without brackets.
 //
 // # Filters
@@ -123,7 +126,24 @@
 // object's metadata), field= with value= (the value at that field), old=
 // and new= (on.update and on.field only: the field's value before and after
 // the change), and when= (a function deciding on the whole object). All
-// filters must match for the handler to run.
+// filters must match for the handler to run. For daemons and timers the
+// filters decide whether the object has one: a daemon or timer starts when
+// the object starts matching and stops when it no longer does.
+//
+// # Daemons and timers
+//
+// daemon and timer take the options of changing handlers (id=, param=,
+// errors=, timeout=, retries=, backoff=) and the filters of on.event
+// (labels=, annotations=, when=, field=, value=; no old= or new=), plus,
+// as Kopf's @kopf.daemon: initial_delay=, cancellation_backoff=,
+// cancellation_timeout=, cancellation_polling=; and as Kopf's @kopf.timer:
+// interval=, idle=, sharp= (which needs interval=), initial_delay=:
+//
+//	//kopf:daemon kopfexamples backoff=3 cancellation_backoff=1.0 cancellation_timeout=0.5 annotations={someannotation: somevalue}
+//	//kopf:timer kopfexamples idle=5 interval=2
+//
+// Kopf's initial_delay may also be a function computing the delay; here it
+// is a duration only.
 //
 // A filter value is written in one of these forms; the form, not the
 // spelling of the word, decides its meaning, so there is no ambiguity:
@@ -174,6 +194,9 @@
 //	                            func(kw kopf.EventKwargs) bool       (on.event)
 //	                            func(kw kopf.TypedEventKwargs[T]) bool
 //	                            func(kw *kopf.EventKwargs) bool
+//	                            func(kw kopf.DaemonKwargs) bool      (daemon; timer: TimerKwargs)
+//	                            func(kw kopf.TypedDaemonKwargs[T]) bool
+//	                            func(kw *kopf.DaemonKwargs) bool
 //	labels=, annotations= fn:F  func(value string) bool ("" when absent)
 //	                            func(value *string) bool (nil when absent, as Kopf's None)
 //	                            either with kw *kopf.ResourceKwargs after the value

@@ -38,8 +38,10 @@ true, false, a number, or else a string). Examples:
 
 Callbacks: when=F takes func(kw K) bool, with K the handler's FKwargs or its
 kind's kwargs type (kopf.ChangingKwargs, kopf.TypedChangingKwargs[T] for a
-typed resource T; kopf.EventKwargs, kopf.TypedEventKwargs[T] for on.event),
-or func(kw *kopf.ChangingKwargs) bool (*kopf.EventKwargs); label and annotation callbacks take
+typed resource T; kopf.EventKwargs, kopf.TypedEventKwargs[T] for on.event;
+kopf.DaemonKwargs, kopf.TimerKwargs and their typed forms for daemon and
+timer), or func(kw *kopf.ChangingKwargs) bool (*kopf.EventKwargs, ...); label
+and annotation callbacks take
 func(value string) bool (an absent key gives "") or func(value *string) bool
 (an absent key gives nil, Kopf's None), either with kw *kopf.ResourceKwargs
 after the value; value=, old=, new= callbacks take func(value any)
@@ -48,7 +50,7 @@ nil).
 
 Typed resources: //kopf:resource group/version/plural on a struct type T gives
 the handlers of that resource kopf.TypedChangingKwargs[T] (or
-kopf.TypedEventKwargs[T]): kw.Object, and for changing handlers kw.Old and
+kopf.TypedEventKwargs[T], kopf.TypedDaemonKwargs[T], kopf.TypedTimerKwargs[T]): kw.Object, and for changing handlers kw.Old and
 kw.New, decoded as *T once per cycle. These built-in resources are typed with
 k8s.io/api:
 `

@@ -65,15 +65,10 @@ func (b *builder) callback(h *Handler, name string, pos token.Position, label st
 	var want string
 	switch kind {
 	case whenCallback:
-		kind, runtime := "kopf.ChangingKwargs", "*kopf.ChangingKwargs"
-		if h.Event {
-			kind, runtime = "kopf.EventKwargs", "*kopf.EventKwargs"
-		}
+		kind := "kopf." + h.Kind.Name() + "Kwargs"
+		runtime := "*" + kind
 		if h.Typed != nil {
-			typed := "kopf.TypedChangingKwargs"
-			if h.Event {
-				typed = "kopf.TypedEventKwargs"
-			}
+			typed := "kopf.Typed" + h.Kind.Name() + "Kwargs"
 			want = fmt.Sprintf("func(kw %s) bool, func(kw %s[%s]) bool, func(kw %s) bool or func(kw %s) bool",
 				h.Kwargs, typed, types.TypeString(h.Typed.Object, b.qualifier), kind, runtime)
 		} else {
@@ -128,10 +123,7 @@ func (b *builder) callback(h *Handler, name string, pos token.Position, label st
 		if len(params) != 1 {
 			return fail()
 		}
-		runtime := "Changing"
-		if h.Event {
-			runtime = "Event"
-		}
+		runtime := h.Kind.Name()
 		t := b.typeOf(params[0])
 		switch {
 		case isIdent(params[0], h.Kwargs):

@@ -18,9 +18,12 @@
 //
 //	func F(ctx context.Context, kw FKwargs) error
 //
-// where FKwargs (the function's name followed by "Kwargs") is generated as
-// an alias of the kind's kwargs type (see runtime/kwargs). A function cannot
-// carry both kinds. Names that the generated file declares (each FKwargs,
+// and one carrying daemon or timer markers either of the signatures of
+// changing handlers (a daemon's or timer's result is stored in
+// status.<id> as a changing handler's), where FKwargs (the function's name
+// followed by "Kwargs") is generated as an alias of the kind's kwargs type
+// (see runtime/kwargs: Changing, Event, Daemon, Timer, or their typed
+// forms). A function carries markers of one kind only ([Kind]). Names that the generated file declares (each FKwargs,
 // and Register) must not be declared by hand, nor may package-level names
 // clash with the generated file's imports.
 //
@@ -39,7 +42,18 @@
 // equal; optional= belongs to the on.delete marker and deleted= to the
 // on.resume marker, and apply to those reasons only. Any other repetition of
 // an id for a selector is an error, because the runtime identifies handlers
-// by id. Event handlers have ids of their own and are never merged.
+// by id. Event handlers have ids of their own and are never merged; so do
+// daemons and timers, which share one set of ids per selector (both store
+// their results in status.<id>).
+//
+// # Daemons and timers
+//
+// daemon and timer markers become registry.DaemonHandler and
+// registry.TimerHandler registrations with their options
+// (initial_delay=, cancellation_backoff=, cancellation_timeout=,
+// cancellation_polling=; interval=, idle=, sharp=). A timer needs
+// interval= or idle= (or both), and sharp= needs interval=, as the
+// runtime's registry requires: errors at the marker, not at start-up.
 //
 // # Filters
 //
@@ -167,14 +181,79 @@ type Handler struct {
 	Kwargs string
 	// ReturnsResult is true for (any, error) results, false for error.
 	ReturnsResult bool
-	// Event marks an on.event handler.
-	Event bool
+	// Kind is the kind of every marker of the function.
+	Kind Kind
 	// Typed is the typed resource of every registration of the handler, or
 	// nil for untyped kwargs.
 	Typed *Typed
 }
 
-// Registration is one call of the registry's AddChanging or AddEvent.
+// Kind is the kind of a handler, which decides its kwargs, its adapters and
+// its registration.
+type Kind int
+
+// The kinds of handlers.
+const (
+	// Changing handlers: on.resume, on.create, on.update, on.delete,
+	// on.field (registry.ChangingHandler).
+	Changing Kind = iota
+	// Event handlers: on.event (registry.EventHandler).
+	Event
+	// Daemons: daemon (registry.DaemonHandler).
+	Daemon
+	// Timers: timer (registry.TimerHandler).
+	Timer
+)
+
+// Name is the kind's name in the runtime's types: kwargs.Changing,
+// registry.ChangingHandler, registry.ChangingFunc, ...
+func (k Kind) Name() string {
+	switch k {
+	case Event:
+		return "Event"
+	case Daemon:
+		return "Daemon"
+	case Timer:
+		return "Timer"
+	default:
+		return "Changing"
+	}
+}
+
+// markers names the kind's markers as errors do.
+func (k Kind) markers() string {
+	switch k {
+	case Event:
+		return markers.Prefix + markers.OnEvent
+	case Daemon:
+		return markers.Prefix + markers.Daemon
+	case Timer:
+		return markers.Prefix + markers.Timer
+	default:
+		return "changing-handler"
+	}
+}
+
+// Spawning reports whether handlers of the kind run in the background per
+// object (daemons and timers).
+func (k Kind) Spawning() bool { return k == Daemon || k == Timer }
+
+// markerKind returns the kind of a handler marker.
+func markerKind(name string) (Kind, bool) {
+	switch name {
+	case markers.OnEvent:
+		return Event, true
+	case markers.Daemon:
+		return Daemon, true
+	case markers.Timer:
+		return Timer, true
+	}
+	_, changing := reasonsOf(name)
+	return Changing, changing
+}
+
+// Registration is one call of the registry's AddChanging, AddEvent,
+// AddDaemon or AddTimer.
 type Registration struct {
 	Handler *Handler
 	// Pos is the position of the first marker merged into it, SelectorPos
@@ -200,6 +279,17 @@ type Registration struct {
 	// Optional comes from an on.delete marker, Deleted from on.resume.
 	Optional bool
 	Deleted  bool
+
+	// InitialDelay is a daemon's or timer's initial_delay= (0 when not
+	// set); the cancellation options are a daemon's, Interval, Idle and
+	// Sharp a timer's.
+	InitialDelay        time.Duration
+	CancellationBackoff time.Duration
+	CancellationTimeout time.Duration
+	CancellationPolling time.Duration
+	Interval            time.Duration
+	Idle                time.Duration
+	Sharp               bool
 
 	// Field is the field= path, nil without one; FieldHandler marks
 	// on.field registrations.
@@ -285,8 +375,8 @@ func reasonsOf(marker string) ([]causes.Reason, bool) {
 }
 
 func isHandlerMarker(name string) bool {
-	_, changing := reasonsOf(name)
-	return changing || name == markers.OnEvent
+	_, ok := markerKind(name)
+	return ok
 }
 
 // Build builds the model of one package, or returns every error found as a
@@ -327,10 +417,13 @@ func Build(ctx context.Context, pkg *load.Package, table *markers.Table) (*Packa
 	return b.out, b.warns, nil
 }
 
+// regKey identifies a registration: ids are unique per selector among
+// the changing handlers, among the event handlers, and among the daemons
+// and timers (which share status.<id>).
 type regKey struct {
-	event bool
-	id    string
-	sel   resources.Selector
+	kind Kind
+	id   string
+	sel  resources.Selector
 }
 
 type markedFunc struct {
@@ -470,19 +563,17 @@ func (b *builder) typeMarker(m *markers.Marker, spec *ast.TypeSpec) {
 
 func (b *builder) funcDecl(d *ast.FuncDecl, ms []*markers.Marker) {
 	ok := true
-	events, changing := 0, 0
+	kinds := map[Kind]bool{}
 	for _, m := range ms {
-		switch {
+		switch kind, handler := markerKind(m.Name); {
 		case m.Def.Targets&markers.TargetFunc == 0:
 			b.errorf(m.Pos, "%s%s applies to %s declarations, not functions", markers.Prefix, m.Name, m.Def.Targets)
 			ok = false
-		case !isHandlerMarker(m.Name):
+		case !handler:
 			b.errorf(m.Pos, "%s%s is not supported by this kopf-gen", markers.Prefix, m.Name)
 			ok = false
-		case m.Name == markers.OnEvent:
-			events++
 		default:
-			changing++
+			kinds[kind] = true
 		}
 	}
 	if !ok {
@@ -490,11 +581,21 @@ func (b *builder) funcDecl(d *ast.FuncDecl, ms []*markers.Marker) {
 	}
 	name := d.Name.Name
 	marker := markers.Prefix + ms[0].Name
-	if events > 0 && changing > 0 {
+	kind, _ := markerKind(ms[0].Name)
+	if len(kinds) > 1 {
+		if kinds[Changing] && kinds[Event] && len(kinds) == 2 {
+			for _, m := range ms {
+				if m.Name == markers.OnEvent {
+					b.errorf(m.Pos, "%s%s cannot share a function with changing-handler markers: event handlers take other kwargs and return no result; use a separate function",
+						markers.Prefix, m.Name)
+					return
+				}
+			}
+		}
 		for _, m := range ms {
-			if m.Name == markers.OnEvent {
-				b.errorf(m.Pos, "%s%s cannot share a function with changing-handler markers: event handlers take other kwargs and return no result; use a separate function",
-					markers.Prefix, m.Name)
+			if k, _ := markerKind(m.Name); k != kind {
+				b.errorf(m.Pos, "%s%s cannot share a function with %s markers: each kind of handler takes kwargs of its own; use a separate function",
+					markers.Prefix, m.Name, kind.markers())
 				return
 			}
 		}
@@ -508,7 +609,7 @@ func (b *builder) funcDecl(d *ast.FuncDecl, ms []*markers.Marker) {
 		return
 	}
 	kwargs := name + KwargsSuffix
-	h := &Handler{Func: name, Pos: b.pos(d.Name.Pos()), Kwargs: kwargs, Event: events > 0}
+	h := &Handler{Func: name, Pos: b.pos(d.Name.Pos()), Kwargs: kwargs, Kind: kind}
 	if !b.signature(d, h) {
 		return
 	}
@@ -553,7 +654,7 @@ func commonTyped(typed []*Typed, markers int) *Typed {
 // signature checks a handler's signature and records its result form.
 func (b *builder) signature(d *ast.FuncDecl, h *Handler) bool {
 	want := fmt.Sprintf("want func %s(ctx context.Context, kw %s) (any, error) or func %[1]s(ctx context.Context, kw %[2]s) error", h.Func, h.Kwargs)
-	if h.Event {
+	if h.Kind == Event {
 		want = fmt.Sprintf("want func %s(ctx context.Context, kw %s) error (event handlers return no result)", h.Func, h.Kwargs)
 	}
 	fail := func(p token.Pos, format string, args ...any) bool {
@@ -575,7 +676,7 @@ func (b *builder) signature(d *ast.FuncDecl, h *Handler) bool {
 	switch {
 	case len(results) == 1 && b.is(results[0], errType):
 		h.ReturnsResult = false
-	case len(results) == 2 && !h.Event && b.isAny(results[0]) && b.is(results[1], errType):
+	case len(results) == 2 && h.Kind != Event && b.isAny(results[0]) && b.is(results[1], errType):
 		h.ReturnsResult = true
 	default:
 		p := d.Type.Params.Closing
@@ -725,6 +826,20 @@ func (b *builder) registration(h *Handler, m *markers.Marker) (*Registration, *T
 			r.Optional = a.Go.(bool)
 		case "deleted":
 			r.Deleted = a.Go.(bool)
+		case "initial_delay":
+			r.InitialDelay = a.Go.(time.Duration)
+		case "cancellation_backoff":
+			r.CancellationBackoff = a.Go.(time.Duration)
+		case "cancellation_timeout":
+			r.CancellationTimeout = a.Go.(time.Duration)
+		case "cancellation_polling":
+			r.CancellationPolling = a.Go.(time.Duration)
+		case "interval":
+			r.Interval = a.Go.(time.Duration)
+		case "idle":
+			r.Idle = a.Go.(time.Duration)
+		case "sharp":
+			r.Sharp = a.Go.(bool)
 		case "field":
 			r.Field = a.Go.([]string)
 		case "labels":
@@ -755,6 +870,16 @@ func (b *builder) registration(h *Handler, m *markers.Marker) (*Registration, *T
 		r.ID += "/" + strings.Join(r.Field, ".")
 		if r.Value == nil && r.Old == nil && r.New == nil {
 			r.Value = &Filter{Match: markers.Match{Kind: markers.MatchPresent}}
+		}
+	}
+	if m.Name == markers.Timer {
+		if r.Interval == 0 && r.Idle == 0 {
+			b.errorf(m.Pos, "%s%s needs interval= (the time between calls) or idle= (the time without changes before a call), or both", markers.Prefix, m.Name)
+			ok = false
+		}
+		if a, set := m.Arg("sharp"); set && r.Sharp && r.Interval == 0 {
+			b.errorf(a.NamePos, "sharp= needs interval=: it keeps the calls on the grid of the interval")
+			ok = false
 		}
 	}
 	if a, set := m.Arg("value"); set && (r.Old != nil || r.New != nil) {
@@ -789,7 +914,11 @@ func keyFilters(kms []markers.KeyMatch) []KeyFilter {
 
 // add adds or merges a registration.
 func (b *builder) add(r *Registration, m *markers.Marker) {
-	key := regKey{event: r.Handler.Event, id: r.ID, sel: r.Selector}
+	kind := r.Handler.Kind
+	if kind.Spawning() {
+		kind = Daemon // daemons and timers share ids: both store status.<id>
+	}
+	key := regKey{kind: kind, id: r.ID, sel: r.Selector}
 	prev, dup := b.byKey[key]
 	if !dup {
 		b.byKey[key] = r
@@ -801,7 +930,7 @@ func (b *builder) add(r *Registration, m *markers.Marker) {
 			r.ID, selectorString(r.Selector), prev.Handler.Func, where(prev.Pos, m.Pos))
 		return
 	}
-	if r.Handler.Event {
+	if r.Handler.Kind != Changing {
 		b.errorf(m.Pos, "duplicate %s%s: handler id %q is already registered for %s at %s; set a distinct id=",
 			markers.Prefix, m.Name, r.ID, selectorString(r.Selector), where(prev.Pos, m.Pos))
 		return
@@ -881,7 +1010,8 @@ func (b *builder) checkGeneratedNames() {
 	// declaration of one of them would clash with the import.
 	names := []string{"kopf"}
 	for _, r := range b.out.Registrations {
-		if r.Timeout != 0 || r.Backoff != 0 {
+		if r.Timeout != 0 || r.Backoff != 0 || r.InitialDelay != 0 || r.CancellationBackoff != 0 ||
+			r.CancellationTimeout != 0 || r.CancellationPolling != 0 || r.Interval != 0 || r.Idle != 0 {
 			names = append(names, "time") // durations are spelt 5 * time.Second
 			break
 		}

@@ -283,7 +283,8 @@ func LoadConfig(kubeconfig string) (*rest.Config, error) {
 
 // watchSignals turns the operator's stop signals, as received on sigs,
 // into its stop: the first SIGINT or SIGTERM cancels ctx (the operator
-// stops gracefully, within settings.Queueing.ExitTimeout and a second); a
+// stops gracefully, within settings.Queueing.ExitTimeout and a second, or
+// settings.Background.ExitTimeout for its daemons and timers); a
 // second one closes forced (the caller exits at once). Each is logged, the
 // first in Kopf's words. stop releases the watcher and cancels ctx.
 func watchSignals(parent context.Context, sigs <-chan os.Signal, logger *slog.Logger) (ctx context.Context, forced <-chan struct{}, stop func()) {

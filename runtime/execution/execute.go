@@ -44,26 +44,73 @@ type Attempt struct {
 // Kopf's words with the given object logger. It never panics: a handler's
 // panic becomes its error.
 func Execute(ctx context.Context, h *registry.ChangingHandler, kw *kwargs.Changing, att Attempt, defaultBackoff time.Duration, logger *slog.Logger) Outcome {
-	name := fmt.Sprintf("Handler '%s'", h.ID)
-	now := time.Now()
-	runtime := now.Sub(att.Started)
-	if h.Timeout > 0 && runtime >= h.Timeout {
+	spec := Spec{Name: fmt.Sprintf("Handler '%s'", h.ID), Errors: h.Errors, Timeout: h.Timeout, Retries: h.Retries, Backoff: h.Backoff}
+	return Run(ctx, spec, att, func(ctx context.Context, retry int, started time.Time, runtime time.Duration) (any, error) {
+		kw.Param = h.Param
+		kw.Retry = retry
+		kw.Started = started
+		kw.Runtime = runtime
+		return invoke(ctx, h.Fn, kw)
+	}, defaultBackoff, logger)
+}
+
+// Spec is what Run needs to know of a handler of any kind.
+type Spec struct {
+	// Name is the handler as Kopf names it in the log: "Handler 'x'",
+	// "Daemon 'x'", "Timer 'x'".
+	Name    string
+	Errors  registry.ErrorsMode
+	Timeout time.Duration
+	Retries int
+	Backoff time.Duration
+	// Cancellable: ctx being done means that the handler is asked to stop
+	// (a daemon or timer), not that the operator is exiting: an error then
+	// is logged as Kopf logs a cancelled task, "<Name> is cancelled. Will
+	// escalate.", at WARNING.
+	Cancellable bool
+}
+
+// Run runs one attempt of a handler of any kind through call, which
+// invokes the user's function (through Guard) with Kopf's retry, started
+// and runtime, unless the handler's retries or timeout are already
+// exhausted, and classifies the result as Execute does. An error returned
+// while ctx is done is no outcome (neither success nor failure, no delay):
+// the attempt is interrupted, not failed.
+func Run(ctx context.Context, spec Spec, att Attempt, call func(ctx context.Context, retry int, started time.Time, runtime time.Duration) (any, error), defaultBackoff time.Duration, logger *slog.Logger) Outcome {
+	runtime, out, ok := Begin(spec, att, logger)
+	if !ok {
+		return out
+	}
+	result, err := call(ctx, att.Retry, att.Started, runtime)
+	return Classify(ctx, spec, att, runtime, result, err, defaultBackoff, logger)
+}
+
+// Begin is the first half of Run: it refuses an attempt whose handler's
+// retries or timeout are exhausted (ok is false, out is the failure,
+// logged), or logs "<Name> is invoked." and returns the handler's runtime
+// so far. Callers that must call the handler elsewhere (daemons, on a
+// goroutine with a shallow stack) call Begin, the handler, then Classify.
+func Begin(spec Spec, att Attempt, logger *slog.Logger) (runtime time.Duration, out Outcome, ok bool) {
+	name := spec.Name
+	runtime = time.Since(att.Started)
+	if spec.Timeout > 0 && runtime >= spec.Timeout {
 		msg := fmt.Sprintf("%s has timed out after %s.", name, runtime.Round(time.Millisecond))
 		logger.Error(fmt.Sprintf("%s failed permanently: %s", name, msg))
-		return Outcome{Failure: true, Message: msg}
+		return runtime, Outcome{Failure: true, Message: msg}, false
 	}
-	if h.Retries > 0 && att.Retry >= h.Retries {
-		msg := fmt.Sprintf("%s has exceeded %d retries.", name, h.Retries)
+	if spec.Retries > 0 && att.Retry >= spec.Retries {
+		msg := fmt.Sprintf("%s has exceeded %d retries.", name, spec.Retries)
 		logger.Error(fmt.Sprintf("%s failed permanently: %s", name, msg))
-		return Outcome{Failure: true, Message: msg}
+		return runtime, Outcome{Failure: true, Message: msg}, false
 	}
-
-	kw.Param = h.Param
-	kw.Retry = att.Retry
-	kw.Started = att.Started
-	kw.Runtime = runtime
 	logger.Debug(name + " is invoked.")
-	result, err := invoke(ctx, h.Fn, kw)
+	return runtime, Outcome{}, true
+}
+
+// Classify is the second half of Run: it judges what the handler returned
+// (see Run), logging in Kopf's words.
+func Classify(ctx context.Context, spec Spec, att Attempt, runtime time.Duration, result any, err error, defaultBackoff time.Duration, logger *slog.Logger) Outcome {
+	name := spec.Name
 	if err == nil {
 		out := Outcome{Success: true, Result: result}
 		if att.Finish != nil {
@@ -76,6 +123,10 @@ func Execute(ctx context.Context, h *registry.ChangingHandler, kw *kwargs.Changi
 	}
 
 	if ctx.Err() != nil {
+		if spec.Cancellable {
+			logger.Warn(fmt.Sprintf("%s is cancelled. Will escalate.", name))
+			return Outcome{}
+		}
 		// The operator is exiting and has cancelled the handler: this is
 		// not the handler's failure, and nothing is to be stored of it.
 		logger.Debug(fmt.Sprintf("%s is interrupted by the operator's exit: %s", name, err))
@@ -93,34 +144,34 @@ func Execute(ctx context.Context, h *registry.ChangingHandler, kw *kwargs.Changi
 			delay = DefaultTemporaryDelay
 		}
 		switch { // the timeout first, as in Kopf
-		case h.Timeout > 0 && runtime+delay >= h.Timeout:
-			logger.Error(fmt.Sprintf("%s failed temporarily but will time out after %s seconds: %s", name, Seconds(h.Timeout), msg))
+		case spec.Timeout > 0 && runtime+delay >= spec.Timeout:
+			logger.Error(fmt.Sprintf("%s failed temporarily but will time out after %s seconds: %s", name, Seconds(spec.Timeout), msg))
 			return Outcome{Failure: true, Message: msg}
-		case h.Retries > 0 && nextRetry >= h.Retries:
-			logger.Error(fmt.Sprintf("%s failed temporarily but will exceed %d retries: %s", name, h.Retries, msg))
+		case spec.Retries > 0 && nextRetry >= spec.Retries:
+			logger.Error(fmt.Sprintf("%s failed temporarily but will exceed %d retries: %s", name, spec.Retries, msg))
 			return Outcome{Failure: true, Message: msg}
 		}
 		logger.Error(fmt.Sprintf("%s failed temporarily: %s", name, msg))
 		return Outcome{Delay: delay, Message: msg}
 	}
 
-	backoff := h.Backoff
+	backoff := spec.Backoff
 	if backoff <= 0 {
 		backoff = defaultBackoff
 	}
 	defer LogPanicStack(logger, err) // after the ERROR line that names it
 	switch {
-	case h.Errors == registry.ErrorsIgnored:
+	case spec.Errors == registry.ErrorsIgnored:
 		logger.Error(fmt.Sprintf("%s failed with an exception and will ignore it: %s", name, msg))
 		return Outcome{Success: true}
-	case h.Errors == registry.ErrorsPermanent:
+	case spec.Errors == registry.ErrorsPermanent:
 		logger.Error(fmt.Sprintf("%s failed with an exception and will stop now: %s", name, msg))
 		return Outcome{Failure: true, Message: msg}
-	case h.Timeout > 0 && runtime+backoff >= h.Timeout: // the timeout first, as in Kopf
-		logger.Error(fmt.Sprintf("%s failed with an exception and will stop now (it would time out in %s seconds on the next attempt): %s", name, Seconds(h.Timeout), msg))
+	case spec.Timeout > 0 && runtime+backoff >= spec.Timeout: // the timeout first, as in Kopf
+		logger.Error(fmt.Sprintf("%s failed with an exception and will stop now (it would time out in %s seconds on the next attempt): %s", name, Seconds(spec.Timeout), msg))
 		return Outcome{Failure: true, Message: msg}
-	case h.Retries > 0 && nextRetry >= h.Retries:
-		logger.Error(fmt.Sprintf("%s failed with an exception and will stop now (it would exceed %d retries on the next attempt): %s", name, h.Retries, msg))
+	case spec.Retries > 0 && nextRetry >= spec.Retries:
+		logger.Error(fmt.Sprintf("%s failed with an exception and will stop now (it would exceed %d retries on the next attempt): %s", name, spec.Retries, msg))
 		return Outcome{Failure: true, Message: msg}
 	}
 	logger.Error(fmt.Sprintf("%s failed with an exception and will try again in %s seconds: %s", name, Seconds(backoff), msg))

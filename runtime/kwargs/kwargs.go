@@ -32,9 +32,11 @@
 //
 // and registers the handler through the adapters of package registry
 // (registry.ChangingFunc, registry.TypedChangingFunc, ...), which convert
-// the reactor's kwargs into the handler's. Room is left for the kinds to
-// come (daemons, timers, webhooks): each adds a body-only type embedding
-// [Base] and a typed one embedding it, with their adapters.
+// the reactor's kwargs into the handler's. Daemons and timers have [Daemon]
+// and [Timer], with [TypedDaemon][T] and [TypedTimer][T] (decoded on every
+// invocation: they are built once per call, not per cycle); the kinds to
+// come (webhooks) each add a body-only type embedding [Base] and a typed
+// one embedding it, with their adapters.
 //
 // # Decoding once per cycle
 //

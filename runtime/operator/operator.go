@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/util/connrotation"
 
 	"github.com/kopf-go/kopf/runtime/body"
+	"github.com/kopf-go/kopf/runtime/daemons"
 	"github.com/kopf-go/kopf/runtime/execution"
 	"github.com/kopf-go/kopf/runtime/posting"
 	"github.com/kopf-go/kopf/runtime/queueing"
@@ -82,6 +83,7 @@ type Options struct {
 	server          string          // the API server's address, for the log
 	health          *apiHealth      // whether the API server answers
 	ready           *readiness      // calls Ready
+	daemons         *daemons.Engine // runs the daemons and timers
 }
 
 // Run serves the registry's handlers until ctx is done. It returns nil on a
@@ -212,6 +214,16 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 		wg.Wait()
 	}()
 	opts.ready = newReadiness(opts.Ready, logger)
+	// Daemons and timers are told to stop as soon as the operator exits,
+	// at the same time as the workers finish their cycles (see drain), and
+	// waited for within settings.Background.ExitTimeout.
+	opts.daemons = daemons.NewEngine(ctx, opts.Settings, logger)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		<-ctx.Done()
+		opts.daemons.Shutdown()
+	}()
 	pending := reg.Selectors()
 	served := map[string]bool{}
 	// While discovery fails, it is retried with backoff, and its failures
@@ -360,6 +372,7 @@ func serveResource(ctx context.Context, wg *sync.WaitGroup, cl clients, reg *reg
 		qopts.OnIdle = opts.releaser.idle
 	}
 	mux := queueing.NewMultiplexer(workCtx, qopts, r.Process)
+	r.Daemons = opts.daemons
 	opts.releaser.watch(mux.Workers)
 	// Namespaced resources are watched per namespace when the patterns are
 	// plain names, else cluster-wide and filtered here.
@@ -375,6 +388,7 @@ func serveResource(ctx context.Context, wg *sync.WaitGroup, cl clients, reg *reg
 			}
 		}
 	}
+	r.Requeue = put
 	timeout := opts.Settings.Watching.InactivityTimeout
 	for _, ns := range namespaces {
 		where := res.String()

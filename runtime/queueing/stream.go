@@ -29,6 +29,10 @@ func newStream() *Stream { return &Stream{signal: make(chan struct{}, 1)} }
 
 func (s *Stream) put(ev watching.Event) {
 	s.mu.Lock()
+	if ev.Wakeup && s.latest != nil {
+		s.mu.Unlock() // the pending event wakes the worker anyway
+		return
+	}
 	if s.latest != nil && s.latest.Initial {
 		ev.Initial = true // keep the first-listing mark through batching
 	}

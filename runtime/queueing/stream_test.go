@@ -65,6 +65,16 @@ func TestStreamBatchesToTheLatest(t *testing.T) {
 			events: []watching.Event{event("a", "1"), {Key: "a", Initial: true, Object: event("a", "2").Object}},
 			wantRV: "2", wantInitial: true,
 		},
+		{
+			name:   "a wakeup does not replace a pending event",
+			events: []watching.Event{event("a", "1"), {Key: "a", Wakeup: true, Object: event("a", "2").Object}},
+			wantRV: "1",
+		},
+		{
+			name:   "a wakeup is taken when nothing is pending",
+			events: []watching.Event{{Key: "a", Wakeup: true, Object: event("a", "2").Object}},
+			wantRV: "2",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -52,6 +52,9 @@ func (r *Reactor) cycle(ctx context.Context, b body.Body, mem *memory, s *queuei
 	if c.free() {
 		return nil
 	}
+	if !r.Registry.HasChanging(r.Resource) {
+		return r.spawningCycle(ctx, c)
+	}
 	if !r.detect(c) {
 		return nil
 	}
@@ -85,6 +88,10 @@ func (r *Reactor) cycle(ctx context.Context, b body.Body, mem *memory, s *queuei
 		}
 		c.mem.resumed = true // fully handled once: nothing left to resume
 		if c.detected.Reason == causes.Delete && c.hasFinalizer {
+			if r.hasSpawning() && !c.mem.spawnDone {
+				c.logger.Debug(fmt.Sprintf("Waiting for the daemons and timers to exit before releasing the object: %v.", c.mem.daemons.Running()))
+				return nil // woken when they are done
+			}
 			return r.releaseFinalizer(ctx, c, rv)
 		}
 		c.logger.Debug("Handling cycle is finished, waiting for new changes.")
@@ -180,7 +187,7 @@ func (r *Reactor) finalizerStep(ctx context.Context, c *cycleState) (done bool, 
 		return false, nil
 	}
 	finalizer := r.Settings.Persistence.Finalizer
-	requires := r.requiresFinalizer(c, c.logger)
+	requires := r.requiresFinalizer(c, c.logger) || (r.hasSpawning() && (c.mem.spawnMatched || !c.mem.spawnDone))
 	var rv string
 	switch {
 	case requires && !c.hasFinalizer:

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kopf-go/kopf/runtime/body"
+	"github.com/kopf-go/kopf/runtime/daemons"
 	"github.com/kopf-go/kopf/runtime/kwargs"
 	"github.com/kopf-go/kopf/runtime/logging"
 	"github.com/kopf-go/kopf/runtime/patches"
@@ -45,6 +46,16 @@ type Reactor struct {
 	// from the workers, concurrently for different objects: it must be
 	// quick and safe for concurrent use.
 	Observe func(Observation)
+	// Daemons runs the daemons and timers of the resource's objects (one
+	// engine per operator); nil: none are run.
+	Daemons *daemons.Engine
+	// Requeue, if set, hands an event back to the object's worker: the
+	// reactor wakes an object with it when its daemons are done (see
+	// watching.Event.Wakeup).
+	Requeue func(watching.Event)
+
+	hostOnce sync.Once
+	host     *daemons.Host // the daemons' view of the reactor (spawningHost)
 
 	mu       sync.Mutex
 	memories map[string]*memory
@@ -67,6 +78,14 @@ type memory struct {
 	// refused to store (an invalid patch): it is not handled again until
 	// the essence changes, whatever else (e.g. status) changes meanwhile.
 	rejected string
+	// daemons are the object's daemons and timers (nil if none ever ran);
+	// essence is its last essence seen (encoded), whose changes restart
+	// the timers' idle time; spawnMatched: a daemon or timer matches, so
+	// the finalizer is needed; spawnDone: none is running.
+	daemons      *daemons.Object
+	essence      string
+	spawnMatched bool
+	spawnDone    bool
 }
 
 func (r *Reactor) memory(key, uid string) *memory {
@@ -79,6 +98,9 @@ func (r *Reactor) memory(key, uid string) *memory {
 	if !ok || m.uid != uid {
 		if ok {
 			r.filterReports.forget(m.uid)
+			if m.daemons != nil {
+				m.daemons.Forget()
+			}
 		}
 		m = &memory{uid: uid, memo: kwargs.Memo{}}
 		r.memories[key] = m
@@ -88,11 +110,15 @@ func (r *Reactor) memory(key, uid string) *memory {
 
 func (r *Reactor) forget(key string) {
 	r.mu.Lock()
-	if m, ok := r.memories[key]; ok {
+	m, ok := r.memories[key]
+	if ok {
 		r.filterReports.forget(m.uid)
 	}
 	delete(r.memories, key)
 	r.mu.Unlock()
+	if ok && m.daemons != nil {
+		m.daemons.Forget()
+	}
 }
 
 // Process handles one event of one object; see the package doc. It never
@@ -114,7 +140,9 @@ func (r *Reactor) Process(ctx context.Context, ev watching.Event, s *queueing.St
 	if ev.Initial {
 		mem.noticedByListing = true
 	}
-	r.runEventHandlers(ctx, ev, mem, logger)
+	if !ev.Wakeup {
+		r.runEventHandlers(ctx, ev, mem, logger)
+	}
 	if ev.Type == watching.Deleted {
 		if r.Registry.HasChanging(r.Resource) { // as Kopf: a GONE cause only with changing handlers
 			logger.Debug("Deleted, really deleted, and we are notified.")
@@ -122,7 +150,8 @@ func (r *Reactor) Process(ctx context.Context, ev watching.Event, s *queueing.St
 		r.forget(ev.Key)
 		return
 	}
-	if !r.Registry.HasChanging(r.Resource) {
+	spawning := r.hasSpawning()
+	if !r.Registry.HasChanging(r.Resource) && !spawning {
 		return
 	}
 	// Our own latest patch must come back before we judge the object by an
@@ -135,6 +164,9 @@ func (r *Reactor) Process(ctx context.Context, ev watching.Event, s *queueing.St
 	}
 	if s.Pending() {
 		return // a newer version is waiting: it supersedes this one
+	}
+	if spawning {
+		r.spawning(ev.Key, ev.Object, mem)
 	}
 	for attempt := 0; ; attempt++ {
 		err := r.cycle(ctx, ev.Object, mem, s, logger)

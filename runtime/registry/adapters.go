@@ -86,3 +86,71 @@ func TypedEventWhen[T any](fn func(kwargs.TypedEvent[T]) bool) func(*kwargs.Even
 		return fn(typed)
 	}
 }
+
+// DaemonFunc adapts a daemon of the body-only kwargs.
+func DaemonFunc(fn func(context.Context, kwargs.Daemon) (any, error)) DaemonFn {
+	return func(ctx context.Context, kw *kwargs.Daemon) (any, error) { return fn(ctx, *kw) }
+}
+
+// TypedDaemonFunc adapts a daemon of a resource of Go type T: the object
+// is decoded on every call; one that does not decode as T is the daemon's
+// error.
+func TypedDaemonFunc[T any](fn func(context.Context, kwargs.TypedDaemon[T]) (any, error)) DaemonFn {
+	return func(ctx context.Context, kw *kwargs.Daemon) (any, error) {
+		typed, err := kwargs.DecodeDaemon[T](kw)
+		if err != nil {
+			return nil, err
+		}
+		return fn(ctx, typed)
+	}
+}
+
+// TimerFunc adapts a timer of the body-only kwargs.
+func TimerFunc(fn func(context.Context, kwargs.Timer) (any, error)) TimerFn {
+	return func(ctx context.Context, kw *kwargs.Timer) (any, error) { return fn(ctx, *kw) }
+}
+
+// TypedTimerFunc adapts a timer of a resource of Go type T.
+func TypedTimerFunc[T any](fn func(context.Context, kwargs.TypedTimer[T]) (any, error)) TimerFn {
+	return func(ctx context.Context, kw *kwargs.Timer) (any, error) {
+		typed, err := kwargs.DecodeTimer[T](kw)
+		if err != nil {
+			return nil, err
+		}
+		return fn(ctx, typed)
+	}
+}
+
+// DaemonWhen adapts a when= callback of a daemon of the body-only kwargs.
+func DaemonWhen(fn func(kwargs.Daemon) bool) func(*kwargs.Daemon) bool {
+	return func(kw *kwargs.Daemon) bool { return fn(*kw) }
+}
+
+// TypedDaemonWhen adapts a when= callback of a daemon of a resource of Go
+// type T.
+func TypedDaemonWhen[T any](fn func(kwargs.TypedDaemon[T]) bool) func(*kwargs.Daemon) bool {
+	return func(kw *kwargs.Daemon) bool {
+		typed, err := kwargs.DecodeDaemon[T](kw)
+		if err != nil {
+			return true // the daemon runs and reports the decoding error
+		}
+		return fn(typed)
+	}
+}
+
+// TimerWhen adapts a when= callback of a timer of the body-only kwargs.
+func TimerWhen(fn func(kwargs.Timer) bool) func(*kwargs.Timer) bool {
+	return func(kw *kwargs.Timer) bool { return fn(*kw) }
+}
+
+// TypedTimerWhen adapts a when= callback of a timer of a resource of Go
+// type T.
+func TypedTimerWhen[T any](fn func(kwargs.TypedTimer[T]) bool) func(*kwargs.Timer) bool {
+	return func(kw *kwargs.Timer) bool {
+		typed, err := kwargs.DecodeTimer[T](kw)
+		if err != nil {
+			return true // the timer runs and reports the decoding error
+		}
+		return fn(typed)
+	}
+}

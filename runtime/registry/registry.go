@@ -99,6 +99,8 @@ func (h *EventHandler) HasCallbacks() bool {
 type Registry struct {
 	changing []*ChangingHandler
 	events   []*EventHandler
+	daemons  []*DaemonHandler
+	timers   []*TimerHandler
 }
 
 // New returns an empty registry.
@@ -181,6 +183,12 @@ func (r *Registry) Selectors() []resources.Selector {
 		add(h.Selector)
 	}
 	for _, h := range r.events {
+		add(h.Selector)
+	}
+	for _, h := range r.daemons {
+		add(h.Selector)
+	}
+	for _, h := range r.timers {
 		add(h.Selector)
 	}
 	return out

@@ -5,7 +5,7 @@
 // group and field names its Kopf equivalent, or says that Kopf has none.
 //
 // Kopf's groups that kopf-go does not have (yet): process
-// (ultimate_exiting_timeout), peering, scanning, admission and background.
+// (ultimate_exiting_timeout), peering, scanning and admission.
 // Kopf's fields that it does not have are listed with their group.
 //
 // Settings are read by the operator while it runs, so they are set before
@@ -31,6 +31,7 @@ type Settings struct {
 	Watching    Watching    // settings.watching
 	Networking  Networking  // settings.networking
 	Posting     Posting     // settings.posting
+	Background  Background  // settings.background
 }
 
 // Persistence says where and how the operator keeps its state in objects
@@ -181,6 +182,35 @@ type Posting struct {
 	EventNamePrefix string
 }
 
+// Background governs daemons and timers (Kopf's settings.background).
+// Kopf's instant_exit_timeout and instant_exit_zero_time_cycles have no
+// equivalent: the runtime learns of a daemon's exit at once, with no
+// polling, so there is no "instant exit" to wait for.
+type Background struct {
+	// CancellationPolling is how often a daemon or timer that is asked to
+	// stop, and has no cancellation timeout, is reported as still exiting
+	// ("... is still exiting. The next check is in N seconds."); its exit
+	// is noticed at once regardless (Kopf's cancellation_polling, same
+	// default, 60 s).
+	CancellationPolling time.Duration
+	// CancellationTimeout is the cancellation_timeout of daemons that set
+	// none: how long a daemon of a deleted (or no longer matching) object
+	// is given to exit once its context is cancelled, before the object is
+	// released and the daemon left orphaned. 0: no limit, as Kopf (the
+	// object keeps its finalizer until the daemon exits). Kopf has no such
+	// setting. Default: 0.
+	CancellationTimeout time.Duration
+	// ExitTimeout is the most the operator waits for its daemons and
+	// timers when it exits: all are told to stop at once, each escalates
+	// per its own cancellation_backoff and cancellation_timeout, and those
+	// still running after ExitTimeout are left orphaned (logged as "...
+	// did not exit in time. Leaving it orphaned."), so the operator exits
+	// even when a daemon ignores its context. Kopf has no such setting
+	// (its bound is settings.process.ultimate_exiting_timeout, 10 min).
+	// Default: 5 s.
+	ExitTimeout time.Duration
+}
+
 // Default returns new settings with Kopf's defaults (kopf-go's own where
 // Kopf has no such setting, or where a field says it differs).
 func Default() *Settings {
@@ -211,6 +241,10 @@ func Default() *Settings {
 			ReportingComponent: "kopf",
 			ReportingInstance:  "dev",
 			EventNamePrefix:    "kopf-event-",
+		},
+		Background: Background{
+			CancellationPolling: 60 * time.Second,
+			ExitTimeout:         5 * time.Second,
 		},
 	}
 }

@@ -78,6 +78,12 @@ type Event struct {
 	Object body.Body
 	// Initial is set for the objects of the first listing after start.
 	Initial bool
+	// Wakeup marks an event that is not the API server's: the reactor
+	// asks for its object to be processed again with the latest body it
+	// has (e.g. when the object's daemons have exited, to release its
+	// finalizer). It never replaces a pending event, and on.event handlers
+	// never see it.
+	Wakeup bool
 }
 
 // Callback receives the events. It must not block for long: it is called

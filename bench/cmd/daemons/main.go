@@ -1,0 +1,429 @@
+// Command daemons is issue #12's benchmark of daemons and timers: N
+// objects (10,000 by default), each with a sharp timer at an interval of 1
+// s, and separately each with an idle daemon (one that waits for its
+// stop), against the empty operator (the same objects watched by an
+// on.event handler that does nothing). Kopf cannot run here (no Python),
+// so the baseline is kopf-go's own empty operator.
+//
+//	cd bench && go run ./cmd/daemons -n 10000        # ~5 minutes on 2 cores
+//	cd bench && go run ./cmd/daemons -n 1000 -only timers
+//
+// It is independent of `make bench` and of cmd/bench: one control plane
+// (e2e/cluster, binaries from bin/k8s or $KUBEBUILDER_ASSETS), N objects
+// created once, then one operator process per mode (this same binary,
+// re-executed with DAEMONS_BENCH_MODE set), in turn: empty, timers,
+// daemons. Each operator measures itself, so that nothing of the
+// harness is counted: once every timer has ticked (or every daemon has
+// started) and a warm-up has passed, CPU time over a window (from
+// /proc/self/stat), the settled memory (after runtime.GC and
+// debug.FreeOSMemory: VmRSS and the Go heap in use), the timers' lag
+// against their grid during the window (a sharp timer at 1 s ticks on the
+// grid of its first tick: the lag of a tick is its start's distance past
+// the grid), and, on the stop, how long until every daemon has returned.
+// The harness prints a Markdown section for bench/RESULTS.md.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/kopf-go/kopf"
+	"github.com/kopf-go/kopf/e2e/cluster"
+	"github.com/kopf-go/kopf/envtest"
+)
+
+var gvr = schema.GroupVersionResource{Group: "kopf.dev", Version: "v1", Resource: "kopfexamples"}
+
+// report is what one operator process measures of itself.
+type report struct {
+	Mode          string  `json:"mode"`
+	N             int     `json:"n"`
+	ReadySeconds  float64 `json:"ready_seconds"`  // from start to every timer ticked / daemon started
+	WindowSeconds float64 `json:"window_seconds"` // the CPU window
+	CPUPerSecond  float64 `json:"cpu_per_second"` // CPU seconds per second over the window
+	RSS           int64   `json:"rss"`            // settled VmRSS
+	HeapInuse     uint64  `json:"heap_inuse"`     // settled
+	StackInuse    uint64  `json:"stack_inuse"`
+	Goroutines    int     `json:"goroutines"`
+	Ticks         int     `json:"ticks"` // during the window
+	LagP50        float64 `json:"lag_p50_ms"`
+	LagP99        float64 `json:"lag_p99_ms"`
+	LagMax        float64 `json:"lag_max_ms"`
+	StopSeconds   float64 `json:"stop_seconds"` // from the stop to every daemon returned
+	ExitSeconds   float64 `json:"exit_seconds"` // from the stop to kopf.Run returning
+}
+
+func main() {
+	if mode := os.Getenv("DAEMONS_BENCH_MODE"); mode != "" {
+		if err := operate(mode); err != nil {
+			fmt.Fprintln(os.Stderr, "operator:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	n := flag.Int("n", 10000, "objects")
+	only := flag.String("only", "", "run only these modes, comma-separated: timers, daemons (the empty operator always runs)")
+	warmup := flag.Duration("warmup", 10*time.Second, "how long after ready the window starts")
+	window := flag.Duration("window", 20*time.Second, "the CPU and lag window")
+	flag.Parse()
+	if err := harness(*n, *only, *warmup, *window); err != nil {
+		fmt.Fprintln(os.Stderr, "daemons:", err)
+		os.Exit(1)
+	}
+}
+
+func harness(n int, only string, warmup, window time.Duration) error {
+	c, err := cluster.StartDetached()
+	if err != nil {
+		return fmt.Errorf("starting the control plane: %w", err)
+	}
+	defer func() { _ = c.Stop() }()
+	work, err := os.MkdirTemp("", "daemons-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	kubeconfig := filepath.Join(work, "kubeconfig")
+	if err := c.WriteKubeconfig(kubeconfig); err != nil {
+		return err
+	}
+	root, err := cluster.RepoRoot()
+	if err != nil {
+		return err
+	}
+	crd, err := os.ReadFile(filepath.Join(root, "examples", "crd.yaml"))
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	if _, err := envtest.Apply(ctx, c.Config, crd); err != nil {
+		return err
+	}
+	dyn, err := dynamic.NewForConfig(c.Config)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := createAll(ctx, dyn, n); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "daemons: %d objects created in %s\n", n, time.Since(start).Round(time.Second))
+
+	modes := []string{"empty", "watched", "timers", "daemons"}
+	if only != "" {
+		modes = append([]string{"empty", "watched"}, strings.Split(only, ",")...)
+	}
+	var reports []report
+	for _, mode := range modes {
+		rep, err := runOperator(kubeconfig, mode, n, warmup, window)
+		if err != nil {
+			return fmt.Errorf("%s: %w", mode, err)
+		}
+		fmt.Fprintf(os.Stderr, "daemons: %s: %+v\n", mode, rep)
+		reports = append(reports, rep)
+	}
+	printMarkdown(n, warmup, window, reports)
+	return nil
+}
+
+func createAll(ctx context.Context, dyn dynamic.Interface, n int) error {
+	ri := dyn.Resource(gvr).Namespace("default")
+	names := make(chan int)
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range names {
+				obj := &unstructured.Unstructured{Object: map[string]any{
+					"apiVersion": "kopf.dev/v1", "kind": "KopfExample",
+					"metadata": map[string]any{"name": fmt.Sprintf("obj-%05d", i)},
+					"spec":     map[string]any{"field": "value"},
+				}}
+				for attempt := 0; ; attempt++ {
+					_, err := ri.Create(ctx, obj, metav1.CreateOptions{})
+					if err == nil {
+						break
+					}
+					if attempt == 10 {
+						failed.Store(err)
+						break
+					}
+					time.Sleep(time.Second)
+				}
+			}
+		}()
+	}
+	for i := range n {
+		names <- i
+	}
+	close(names)
+	wg.Wait()
+	if err, ok := failed.Load().(error); ok {
+		return err
+	}
+	return nil
+}
+
+func runOperator(kubeconfig, mode string, n int, warmup, window time.Duration) (report, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return report{}, err
+	}
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), "DAEMONS_BENCH_MODE="+mode, "KUBECONFIG="+kubeconfig,
+		"DAEMONS_BENCH_N="+strconv.Itoa(n), "DAEMONS_BENCH_WARMUP="+warmup.String(), "DAEMONS_BENCH_WINDOW="+window.String())
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return report{}, err
+	}
+	if err := cmd.Start(); err != nil {
+		return report{}, err
+	}
+	var rep report
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if line := sc.Text(); strings.HasPrefix(line, "{") {
+			if err := json.Unmarshal([]byte(line), &rep); err != nil {
+				return rep, err
+			}
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		return rep, err
+	}
+	return rep, nil
+}
+
+// operate is one operator process: it serves the objects in the mode,
+// measures itself, stops, and prints its report as one JSON line.
+func operate(mode string) error {
+	n, _ := strconv.Atoi(os.Getenv("DAEMONS_BENCH_N"))
+	warmup, _ := time.ParseDuration(os.Getenv("DAEMONS_BENCH_WARMUP"))
+	window, _ := time.ParseDuration(os.Getenv("DAEMONS_BENCH_WINDOW"))
+	sel := kopf.Selector{Group: "kopf.dev", Version: "v1", Name: "kopfexamples"}
+
+	var ready atomic.Int64 // timers that have ticked, daemons that have started
+	readyCh := make(chan struct{})
+	markReady := func() {
+		if ready.Add(1) == int64(n) {
+			close(readyCh)
+		}
+	}
+	var measuring atomic.Bool
+	var lagMu sync.Mutex
+	var lags []time.Duration
+	var bodies sync.Map     // watched: the latest body of every object
+	var stopAt atomic.Int64 // unix nanos of the stop
+	var stopped atomic.Int64
+	var lastStop atomic.Int64
+
+	register := func(r *kopf.Registry) error {
+		switch mode {
+		case "empty":
+			close(readyCh)
+			return r.AddEvent(kopf.EventHandler{ID: "noop", Selector: sel, Fn: func(context.Context, *kopf.EventKwargs) error { return nil }})
+		case "watched":
+			// The empty operator that also keeps every object's latest
+			// body, as the daemons' runtime does: the baseline of "above
+			// the watched object".
+			close(readyCh)
+			return r.AddEvent(kopf.EventHandler{ID: "keep", Selector: sel, Fn: func(_ context.Context, kw *kopf.EventKwargs) error {
+				bodies.Store(kw.UID, kw.Body)
+				return nil
+			}})
+		case "timers":
+			return r.AddTimer(kopf.TimerHandler{ID: "tick", Selector: sel, Interval: time.Second, Sharp: true,
+				Fn: func(ctx context.Context, kw *kopf.TimerKwargs) (any, error) {
+					now := time.Now()
+					first, ok := kw.Memo["first"].(time.Time)
+					if !ok {
+						kw.Memo["first"] = now
+						markReady()
+						return nil, nil
+					}
+					if measuring.Load() {
+						lag := now.Sub(first) % time.Second
+						if lag > 500*time.Millisecond {
+							lag -= time.Second // early (cannot be, but never hidden)
+						}
+						lagMu.Lock()
+						lags = append(lags, lag)
+						lagMu.Unlock()
+					}
+					return nil, nil
+				}})
+		case "daemons":
+			return r.AddDaemon(kopf.DaemonHandler{ID: "idle", Selector: sel,
+				Fn: func(ctx context.Context, kw *kopf.DaemonKwargs) (any, error) {
+					markReady()
+					<-ctx.Done()
+					stopped.Add(1)
+					lastStop.Store(time.Now().UnixNano())
+					return nil, nil
+				}})
+		}
+		return fmt.Errorf("unknown mode %q", mode)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	started := time.Now()
+	go func() {
+		done <- kopf.Run(ctx, register, kopf.WithAllNamespaces(), kopf.WithStandalone(),
+			kopf.WithLogger(kopf.NewLogger(os.Stderr, kopf.LogPlain, slog.LevelError)))
+	}()
+	select {
+	case <-readyCh:
+	case err := <-done:
+		return fmt.Errorf("the operator exited: %v", err)
+	case <-time.After(10 * time.Minute):
+		return fmt.Errorf("not ready after 10 minutes: %d of %d", ready.Load(), n)
+	}
+	rep := report{Mode: mode, N: n, ReadySeconds: time.Since(started).Seconds()}
+	if mode == "empty" || mode == "watched" {
+		// The same watch, fully listed: give it the time the others take to start.
+		time.Sleep(5 * time.Second)
+	}
+	time.Sleep(warmup)
+	measuring.Store(true)
+	cpu0, t0 := cpuSeconds(), time.Now()
+	time.Sleep(window)
+	cpu1, t1 := cpuSeconds(), time.Now()
+	measuring.Store(false)
+	rep.WindowSeconds = t1.Sub(t0).Seconds()
+	rep.CPUPerSecond = (cpu1 - cpu0) / rep.WindowSeconds
+
+	runtime.GC()
+	debug.FreeOSMemory()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	rep.HeapInuse, rep.StackInuse = ms.HeapInuse, ms.StackInuse
+	rep.RSS = rss()
+	rep.Goroutines = runtime.NumGoroutine()
+
+	lagMu.Lock()
+	rep.Ticks = len(lags)
+	rep.LagP50, rep.LagP99, rep.LagMax = quantiles(lags)
+	lagMu.Unlock()
+
+	stopAt.Store(time.Now().UnixNano())
+	cancel()
+	if err := <-done; err != nil {
+		return err
+	}
+	rep.ExitSeconds = time.Since(time.Unix(0, stopAt.Load())).Seconds()
+	if mode == "daemons" {
+		if got := stopped.Load(); got != int64(n) {
+			return fmt.Errorf("%d of %d daemons returned", got, n)
+		}
+		rep.StopSeconds = time.Duration(lastStop.Load() - stopAt.Load()).Seconds()
+	}
+	data, err := json.Marshal(rep)
+	if err != nil {
+		return err
+	}
+	fmt.Println(string(data))
+	return nil
+}
+
+func quantiles(ds []time.Duration) (p50, p99, worst float64) {
+	if len(ds) == 0 {
+		return 0, 0, 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	q := func(p float64) float64 {
+		i := min(len(s)-1, int(math.Ceil(p*float64(len(s))))-1)
+		return float64(s[max(i, 0)]) / float64(time.Millisecond)
+	}
+	return q(0.50), q(0.99), float64(s[len(s)-1]) / float64(time.Millisecond)
+}
+
+// cpuSeconds is this process's user+system CPU time.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return tv(ru.Utime) + tv(ru.Stime)
+}
+
+// rss is this process's VmRSS in bytes.
+func rss() int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+func printMarkdown(n int, warmup, window time.Duration, reports []report) {
+	var empty, watched report
+	for _, r := range reports {
+		switch r.Mode {
+		case "empty":
+			empty = r
+		case "watched":
+			watched = r
+		}
+	}
+	per := func(a, b int64) string { return fmt.Sprintf("%.2f KB", float64(a-b)/float64(n)/1024) }
+	fmt.Printf("\n| N = %d | ready (s) | CPU (s/s) | CPU vs empty | settled RSS | RSS per object above empty / watched | heap in use | heap per object above empty / watched | stacks | goroutines | ticks in window | lag p50 / p99 / max (ms) | stop of all daemons (s) | exit (s) |\n", n)
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|")
+	for _, r := range reports {
+		ratio := "1"
+		if empty.CPUPerSecond > 0 && r.Mode != "empty" {
+			ratio = fmt.Sprintf("%.1f×", r.CPUPerSecond/empty.CPUPerSecond)
+		}
+		rssPer, heapPer, lag, stop := "—", "—", "—", "—"
+		if r.Mode != "empty" {
+			rssPer, heapPer = per(r.RSS, empty.RSS), per(int64(r.HeapInuse), int64(empty.HeapInuse))
+			if r.Mode != "watched" {
+				rssPer += " / " + per(r.RSS, watched.RSS)
+				heapPer += " / " + per(int64(r.HeapInuse), int64(watched.HeapInuse))
+			}
+		}
+		if r.Mode == "timers" {
+			lag = fmt.Sprintf("%.1f / %.1f / %.1f", r.LagP50, r.LagP99, r.LagMax)
+		}
+		if r.Mode == "daemons" {
+			stop = fmt.Sprintf("%.3f", r.StopSeconds)
+		}
+		fmt.Printf("| %s | %.1f | %.3f | %s | %.1f MB | %s | %.1f MB | %s | %.1f MB | %d | %d | %s | %s | %.2f |\n",
+			r.Mode, r.ReadySeconds, r.CPUPerSecond, ratio, float64(r.RSS)/(1<<20), rssPer, float64(r.HeapInuse)/(1<<20), heapPer, float64(r.StackInuse)/(1<<20), r.Goroutines, r.Ticks, lag, stop, r.ExitSeconds)
+	}
+	fmt.Printf("\n(warm-up %s after ready, window %s; GOMAXPROCS %d)\n", warmup, window, runtime.GOMAXPROCS(0))
+}
