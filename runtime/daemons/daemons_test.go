@@ -1,7 +1,6 @@
 package daemons
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -11,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/kopf-go/kopf/internal/testutil"
 	"github.com/kopf-go/kopf/runtime/body"
 	"github.com/kopf-go/kopf/runtime/execution"
 	"github.com/kopf-go/kopf/runtime/kwargs"
@@ -26,7 +26,7 @@ type harness struct {
 	t      *testing.T
 	e      *Engine
 	o      *Object
-	log    *syncBuffer
+	log    *testutil.Buffer
 	mu     sync.Mutex
 	starts []time.Duration // when attempts started, since the bubble's start
 	patch  []patches.Patch
@@ -36,23 +36,6 @@ type harness struct {
 	t0     time.Time
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func newHarness(t *testing.T, tweak func(*settings.Settings)) *harness {
 	t.Helper()
 	s := settings.Default()
@@ -60,7 +43,7 @@ func newHarness(t *testing.T, tweak func(*settings.Settings)) *harness {
 	if tweak != nil {
 		tweak(s)
 	}
-	h := &harness{t: t, log: &syncBuffer{}, t0: time.Now()}
+	h := &harness{t: t, log: &testutil.Buffer{}, t0: time.Now()}
 	logger := slog.New(slog.NewTextHandler(h.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	h.e = NewEngine(context.Background(), s, logger)
 	h.e.OnStopped = func(s Stopped) { h.mu.Lock(); h.stops = append(h.stops, s); h.mu.Unlock() }

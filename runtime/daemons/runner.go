@@ -2,7 +2,6 @@ package daemons
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -234,7 +233,7 @@ func (r *runner) after(a *attempt) {
 		o.host.Observe(o.latestOwn(), r.id, r.kind(), a.att.Retry, out, !out.Final() && out.Delay == 0)
 	}
 	if out.Success {
-		if err := mergeResult(a.patch, r.id, out.Result); err != nil {
+		if err := execution.MergeResult(a.patch, r.id, out.Result); err != nil {
 			a.logger.Error(fmt.Sprintf("%s returned a result that cannot be stored: %v", r.name(), err))
 		}
 	}
@@ -441,26 +440,4 @@ func (r *runner) polling() time.Duration {
 		return p
 	}
 	return time.Minute
-}
-
-// mergeResult stores a handler's result into status.<id>: maps merged,
-// anything else replacing; typed results are converted to JSON values
-// (their MarshalJSON, user code, through execution.Guard).
-func mergeResult(p patches.Patch, id string, result any) error {
-	if result == nil {
-		return nil
-	}
-	if _, ok := result.(map[string]any); !ok {
-		data, err := execution.Guard(func() ([]byte, error) { return json.Marshal(result) })
-		if err != nil {
-			return err
-		}
-		var generic any
-		if err := json.Unmarshal(data, &generic); err != nil {
-			return err
-		}
-		result = generic
-	}
-	p.MergeResult(id, result)
-	return nil
 }

@@ -445,7 +445,7 @@ func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch,
 			return out
 		}
 		if res.Success {
-			if err := mergeResult(p, id, res.Result); err != nil {
+			if err := execution.MergeResult(p, id, res.Result); err != nil {
 				logger.Error(fmt.Sprintf("Handler '%s' returned a result that cannot be stored: %v", id, err))
 			}
 		}
@@ -511,28 +511,6 @@ func narrow(base *kwargs.Changing, field []string) *kwargs.Changing {
 		kw.Diff = diffs.Reduce(base.Diff, field)
 	}
 	return &kw
-}
-
-// mergeResult stores a handler's result into status.<id>: maps merged,
-// anything else replacing. Typed results are converted to JSON values.
-func mergeResult(p patches.Patch, id string, result any) error {
-	if result == nil {
-		return nil
-	}
-	if _, ok := result.(map[string]any); !ok {
-		// A result's own MarshalJSON is user code.
-		data, err := execution.Guard(func() ([]byte, error) { return json.Marshal(result) })
-		if err != nil {
-			return err
-		}
-		var generic any
-		if err := json.Unmarshal(data, &generic); err != nil {
-			return err
-		}
-		result = generic
-	}
-	p.MergeResult(id, result)
-	return nil
 }
 
 // subrefs returns the union of two lists of sub-handler ids, sorted and
