@@ -150,34 +150,18 @@ func isRuntimeObject(pkg *load.Package, name string, deepcopy bool) bool {
 // asksForDeepCopyObject reports whether the doc comment of the package's
 // type declaration of name holds one of runtimeObjectMarkers.
 func asksForDeepCopyObject(pkg *load.Package, name string) bool {
-	for _, f := range pkg.Files {
-		for _, d := range f.AST.Decls {
-			gd, ok := d.(*ast.GenDecl)
-			if !ok || gd.Tok != token.TYPE {
-				continue
-			}
-			for _, s := range gd.Specs {
-				ts := s.(*ast.TypeSpec)
-				if ts.Name.Name != name {
-					continue
+	for _, t := range typeSpecs(pkg) {
+		if t.spec.Name.Name != name {
+			continue
+		}
+		for _, line := range t.lines {
+			for _, m := range runtimeObjectMarkers {
+				if strings.Contains(line, m) {
+					return true
 				}
-				doc := ts.Doc
-				if doc == nil && len(gd.Specs) == 1 {
-					doc = gd.Doc
-				}
-				if doc == nil {
-					return false
-				}
-				for _, c := range doc.List {
-					for _, m := range runtimeObjectMarkers {
-						if strings.Contains(c.Text, m) {
-							return true
-						}
-					}
-				}
-				return false
 			}
 		}
+		return false
 	}
 	return false
 }
