@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kopf-go/kopf/runtime/kwargs"
 	"github.com/kopf-go/kopf/runtime/logging"
 	"github.com/kopf-go/kopf/runtime/operator"
 	"github.com/kopf-go/kopf/runtime/reactor"
@@ -69,6 +70,8 @@ type Options struct {
 	// operator runs found sooner); no facade option sets them.
 	Observe        func(reactor.Observation)
 	RescanInterval time.Duration
+	// Memo is the operator's memo (see operator.Options.Memo).
+	Memo kwargs.Memo
 }
 
 // Run runs the operator with the handlers that register adds, without a
@@ -107,6 +110,7 @@ func Run(ctx context.Context, register RegisterFunc, opts Options) error {
 		Ready:          opts.Ready,
 		Observe:        opts.Observe,
 		RescanInterval: opts.RescanInterval,
+		Memo:           opts.Memo,
 	})
 }
 
@@ -238,6 +242,7 @@ func newRunCommand(register RegisterFunc, logOut io.Writer, opts Options) *cobra
 					Ready:          opts.Ready,
 					Observe:        opts.Observe,
 					RescanInterval: opts.RescanInterval,
+					Memo:           opts.Memo,
 				})
 			}()
 			select {

@@ -26,6 +26,7 @@ import (
 	"github.com/kopf-go/kopf/runtime/body"
 	"github.com/kopf-go/kopf/runtime/daemons"
 	"github.com/kopf-go/kopf/runtime/execution"
+	"github.com/kopf-go/kopf/runtime/kwargs"
 	"github.com/kopf-go/kopf/runtime/posting"
 	"github.com/kopf-go/kopf/runtime/queueing"
 	"github.com/kopf-go/kopf/runtime/reactor"
@@ -77,6 +78,11 @@ type Options struct {
 	// object (see reactor.Observation and Reactor.Observe): the hook of
 	// package kopftest's outcome assertions.
 	Observe func(reactor.Observation)
+	// Memo is the operator's memo (Kopf's memo= of kopf.run() and
+	// kopf.operator()): the activities get it itself, and each object's
+	// handlers a shallow copy of it, made when the operator first sees the
+	// object (see reactor.Reactor.Memo). Nil: an empty memo.
+	Memo kwargs.Memo
 
 	dropConnections func()          // closes every connection to the API server
 	releaser        *memoryReleaser // nil: the memory is left to the Go runtime
@@ -105,6 +111,9 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.Memo == nil {
+		opts.Memo = kwargs.Memo{}
 	}
 	if opts.RescanInterval <= 0 {
 		opts.RescanInterval = 10 * time.Second
@@ -362,7 +371,7 @@ func serve(ctx context.Context, wg *sync.WaitGroup, dc discovery.DiscoveryInterf
 
 func serveResource(ctx context.Context, wg *sync.WaitGroup, cl clients, reg *registry.Registry, opts Options, sc scope.Scope, res resources.Resource) {
 	client := cl.dynamic.Resource(schema.GroupVersionResource{Group: res.Group, Version: res.Version, Resource: res.Plural})
-	r := &reactor.Reactor{Resource: res, Client: client, REST: cl.rest, Registry: reg, Settings: opts.Settings, Logger: opts.Logger, Observe: opts.Observe}
+	r := &reactor.Reactor{Resource: res, Client: client, REST: cl.rest, Registry: reg, Settings: opts.Settings, Logger: opts.Logger, Observe: opts.Observe, Memo: opts.Memo}
 	// Workers outlive the watchers: on stop, each finishes the cycle it is
 	// in (so that its results are written) for up to the exit timeout, and
 	// only then is its context cancelled (see drain).
