@@ -25,8 +25,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kopf-go/kopf/runtime/activities"
 	"github.com/kopf-go/kopf/runtime/kwargs"
 	"github.com/kopf-go/kopf/runtime/logging"
 	"github.com/kopf-go/kopf/runtime/operator"
@@ -92,12 +92,10 @@ func Run(ctx context.Context, register RegisterFunc, opts Options) error {
 			return fmt.Errorf("registering the handlers: %w", err)
 		}
 	}
+	// Without a configuration, the operator loads the credentials (at
+	// start, unless login handlers do, and again on a 401).
 	cfg, login := opts.Config, operator.LoginFunc(nil)
 	if cfg == nil {
-		var err error
-		if cfg, err = LoadConfig(""); err != nil {
-			return err
-		}
 		login = func(context.Context) (*rest.Config, error) { return LoadConfig("") }
 	}
 	return operator.Run(ctx, cfg, reg, operator.Options{
@@ -218,10 +216,7 @@ func newRunCommand(register RegisterFunc, logOut io.Writer, opts Options) *cobra
 			// kubeconfig's token may have been renewed since.
 			login := func(context.Context) (*rest.Config, error) { return LoadConfig(f.kubeconfig) }
 			if cfg == nil || f.kubeconfig != "" {
-				var err error
-				if cfg, err = LoadConfig(f.kubeconfig); err != nil {
-					return err
-				}
+				cfg = nil // loaded by the operator at start, unless login handlers do
 			} else {
 				login = nil // the program's own configuration, as it is
 			}
@@ -268,23 +263,9 @@ func newRunCommand(register RegisterFunc, logOut io.Writer, opts Options) *cobra
 }
 
 // LoadConfig finds the cluster's credentials: an explicit kubeconfig path,
-// then $KUBECONFIG and ~/.kube/config, then the in-cluster service account.
-func LoadConfig(kubeconfig string) (*rest.Config, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if kubeconfig != "" {
-		rules.ExplicitPath = kubeconfig
-	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
-	if err == nil {
-		return cfg, nil
-	}
-	if kubeconfig == "" && clientcmd.IsEmptyConfig(err) {
-		if inCluster, icErr := rest.InClusterConfig(); icErr == nil {
-			return inCluster, nil
-		}
-	}
-	return nil, fmt.Errorf("loading the cluster's credentials: %w", err)
-}
+// then $KUBECONFIG and ~/.kube/config, then the in-cluster service account
+// (activities.LoadConfig).
+func LoadConfig(kubeconfig string) (*rest.Config, error) { return activities.LoadConfig(kubeconfig) }
 
 // watchSignals turns the operator's stop signals, as received on sigs,
 // into its stop: the first SIGINT or SIGTERM cancels ctx (the operator

@@ -83,6 +83,11 @@ type Options struct {
 	// handlers a shallow copy of it, made when the operator first sees the
 	// object (see reactor.Reactor.Memo). Nil: an empty memo.
 	Memo kwargs.Memo
+	// Prober, if set, is called once the startup handlers have succeeded,
+	// before anything is watched, with the function that runs the probe
+	// handlers (Kopf's on.probe): what a health endpoint serves. The
+	// function may be called from any goroutine until the operator stops.
+	Prober func(ProbeFunc)
 
 	dropConnections func()          // closes every connection to the API server
 	releaser        *memoryReleaser // nil: the memory is left to the Go runtime
@@ -105,7 +110,7 @@ type Options struct {
 // watches go to Options.Logger through client-go's contextual logging, but
 // the rest of klog's output goes wherever the process routes klog (see
 // logging.RouteKlog, which the command line of package cli calls).
-func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Options) error {
+func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Options) (err error) {
 	if opts.Settings == nil {
 		opts.Settings = settings.Default()
 	}
@@ -130,6 +135,22 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	if err != nil {
 		return err
 	}
+	// The login handlers (or the built-in login) first, then the startup
+	// handlers, which may still change the settings: they are read only
+	// afterwards. The cleanup handlers run last, once everything else has
+	// stopped (this defer runs after the others).
+	if cfg, err = credentials(ctx, cfg, reg, &opts); err != nil {
+		return err
+	}
+	actx := activityContext(ctx, cfg)
+	if ok, err := startup(actx, reg, opts); !ok {
+		return err
+	}
+	defer func() {
+		if cerr := cleanup(actx, reg, opts); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
 	// A silent watch stream is most often a dead connection, which every
 	// other request shares (HTTP/2 multiplexes them all over one): a new
 	// watch would wait on it until client-go's HTTP/2 health check gives up
@@ -213,6 +234,9 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	ctx = posting.WithPoster(ctx, poster)
 	ctx = withRESTConfig(ctx, handlersCfg)
 	ctx = withClients(ctx)
+	if opts.Prober != nil {
+		opts.Prober(prober(ctx, reg, opts))
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
