@@ -72,6 +72,9 @@ type Options struct {
 	RescanInterval time.Duration
 	// Memo is the operator's memo (see operator.Options.Memo).
 	Memo kwargs.Memo
+	// Prober is operator.Options' (the probe handlers' runner, for a
+	// health endpoint and for package kopftest's Probe).
+	Prober func(operator.ProbeFunc)
 }
 
 // Run runs the operator with the handlers that register adds, without a
@@ -109,6 +112,7 @@ func Run(ctx context.Context, register RegisterFunc, opts Options) error {
 		Observe:        opts.Observe,
 		RescanInterval: opts.RescanInterval,
 		Memo:           opts.Memo,
+		Prober:         opts.Prober,
 	})
 }
 
@@ -238,6 +242,7 @@ func newRunCommand(register RegisterFunc, logOut io.Writer, opts Options) *cobra
 					Observe:        opts.Observe,
 					RescanInterval: opts.RescanInterval,
 					Memo:           opts.Memo,
+					Prober:         opts.Prober,
 				})
 			}()
 			select {
