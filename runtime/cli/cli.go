@@ -56,6 +56,8 @@ type Options struct {
 	// are found as the command line finds them (LoadConfig), and loaded
 	// again on a 401 Unauthorized. Set: cfg is used as it is, with no
 	// re-login. Under the command line, --kubeconfig takes precedence.
+	// With login handlers, they produce the credentials, and these are
+	// what activities.LoginViaClient returns in them.
 	Config *rest.Config
 	// Logger receives the operator's logs. Nil: under the command line,
 	// the logger that --log-format, -v, -d and -q describe; under Run,
