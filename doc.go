@@ -82,7 +82,19 @@ Main runs an operator's command line (`run -A`, `run -n NS`, `version`);
 Run runs the same operator embedded in another program, until its context
 is cancelled (docs/embedding.md). Both take Options, functions that set
 one thing each: WithSettings, WithNamespaces, WithAllNamespaces,
-WithStandalone, WithConfig, WithLogger, WithReady.
+WithStandalone, WithConfig, WithLogger, WithReady, WithMemo.
+
+# Activities
+
+The operator-wide handlers that serve no object are markers too:
+//kopf:on.startup (before anything is watched; the operator does not
+start unless they succeed; kw.Settings may still be changed),
+//kopf:on.cleanup (once everything has stopped), //kopf:on.login (the
+credentials, at start and again on a 401; LoginViaClient and
+LoginWithServiceAccount are the built-in logins) and //kopf:on.probe (the
+health endpoint's values). They get ActivityKwargs, with the operator's
+memo (WithMemo) itself; each object's Memo is a shallow copy of it
+(docs/activities.md).
 
 Functional options rather than an options struct, for three reasons.
 Settings' zero value is not Kopf's defaults (events are posted, 64
@@ -90,7 +102,7 @@ workers, Kopf's finalizer), so a struct literal would silently zero what it
 does not name, whereas WithSettings changes Kopf's defaults field by field,
 as a Kopf operator changes its settings object. Main keeps its short form,
 kopf.Main(Register), that every operator has. And options can be added
-(startup handlers, webhooks, peering are to come) without breaking a
+(webhooks and peering are to come) without breaking a
 caller, the way Kopf adds keyword arguments to kopf.run().
 
 Settings are Kopf's OperatorSettings with Kopf's groups, names and
