@@ -76,13 +76,13 @@ func Run(ctx context.Context, handlers []*registry.ActivityHandler, base kwargs.
 		base.Memo = kwargs.Memo{}
 	}
 	type state struct {
-		retry int
-		done  bool
-		awake time.Time // not before this time
+		retry   int
+		done    bool
+		awake   time.Time // not before this time
+		failure *Failure  // set if it failed for good
 	}
 	states := make([]state, len(handlers))
 	results := map[string]any{}
-	var failed []Failure
 	started := time.Now()
 	for {
 		pending := false
@@ -111,7 +111,7 @@ func Run(ctx context.Context, handlers []*registry.ActivityHandler, base kwargs.
 				}
 			case out.Failure:
 				st.done = true
-				failed = append(failed, Failure{ID: h.ID, Message: out.Message})
+				st.failure = &Failure{ID: h.ID, Message: out.Message}
 			default:
 				st.retry++
 				st.awake = time.Now().Add(out.Delay)
@@ -132,17 +132,14 @@ func Run(ctx context.Context, handlers []*registry.ActivityHandler, base kwargs.
 		case <-timer.C:
 		}
 	}
-	if len(failed) > 0 {
-		// Kopf reports the failures in the order of their handlers.
-		ordered := make([]Failure, 0, len(failed))
-		for _, h := range handlers {
-			for _, f := range failed {
-				if f.ID == h.ID {
-					ordered = append(ordered, f)
-				}
-			}
+	var failed []Failure
+	for _, st := range states {
+		if st.failure != nil {
+			failed = append(failed, *st.failure)
 		}
-		return nil, &Error{Activity: base.Activity, Failures: ordered}
+	}
+	if len(failed) > 0 {
+		return nil, &Error{Activity: base.Activity, Failures: failed}
 	}
 	return results, nil
 }
