@@ -9,6 +9,7 @@ import (
 
 	"github.com/kopf-go/kopf/runtime/activities"
 	"github.com/kopf-go/kopf/runtime/causes"
+	"github.com/kopf-go/kopf/runtime/execution"
 	"github.com/kopf-go/kopf/runtime/kwargs"
 	"github.com/kopf-go/kopf/runtime/registry"
 )
@@ -126,7 +127,7 @@ func cleanup(ctx context.Context, reg *registry.Registry, opts Options) error {
 	case err == nil:
 		return nil
 	case cctx.Err() != nil:
-		opts.Logger.Warn(fmt.Sprintf("Cleanup activity is only partially executed due to cancellation: it has not finished in %s seconds (settings.Execution.CleanupTimeout).", seconds(timeout)))
+		opts.Logger.Warn(fmt.Sprintf("Cleanup activity is only partially executed due to cancellation: it has not finished in %s seconds (settings.Execution.CleanupTimeout).", execution.Seconds(timeout)))
 		return nil
 	default:
 		return err
