@@ -77,12 +77,16 @@ func credentials(ctx context.Context, cfg *rest.Config, reg *registry.Registry, 
 
 // activityContext is the context of the startup and cleanup handlers: the
 // operator's configuration for their own clients (kopf.RESTConfig,
-// kopf.Client), without the operator's in-flight limit, which its
-// settings (still changeable by the startup handlers) decide.
-func activityContext(ctx context.Context, cfg *rest.Config) context.Context {
+// kopf.Client), renewed on 401 as the operator's, but without its
+// in-flight limit, which its settings (still changeable by the startup
+// handlers) decide.
+func activityContext(ctx context.Context, cfg *rest.Config, opts Options) context.Context {
 	cfg = rest.CopyConfig(cfg)
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = UserAgent()
+	}
+	if opts.Login != nil {
+		cfg.Wrap(newRelogin(opts.Login, opts.Logger).wrap)
 	}
 	return withClients(withRESTConfig(ctx, cfg))
 }

@@ -152,7 +152,7 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	if cfg, err = credentials(ctx, cfg, reg, &opts); err != nil {
 		return err
 	}
-	actx := activityContext(ctx, cfg)
+	actx := activityContext(ctx, cfg, opts)
 	if ok, err := startup(actx, reg, opts); !ok {
 		return err
 	}
