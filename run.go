@@ -103,9 +103,10 @@ func WithReady(fn func()) Option {
 // WithMemo gives the operator a memo (Kopf's memo= of kopf.run() and
 // kopf.operator()): the activities (startup, cleanup, login, probe
 // handlers) get m itself as their Memo, and the handlers of each object a
-// shallow copy of it, made when the operator first sees the object: keys
-// set in the copy are the object's own, while the values stored in m (a
-// shared client, a cache, a counter behind a mutex) are shared by all.
+// shallow copy of it as the startup handlers left it, made when the
+// operator first sees the object: keys set in the copy are the object's
+// own, while the values stored in m (a shared client, a cache, a counter
+// behind a mutex) are shared by all.
 // Without it, the memo starts empty. Values shared through it must be
 // safe for concurrent use: the objects' workers run in parallel.
 func WithMemo(m Memo) Option {

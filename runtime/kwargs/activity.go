@@ -22,11 +22,11 @@ type Activity struct {
 	// read them: the operator is running then.
 	Settings *settings.Settings
 	// Memo is the operator's memo itself (see kopf.WithMemo), shared by
-	// every activity; each object's handlers get a shallow copy of it,
-	// made when the object is first seen, so what startup handlers store
-	// in it is in every object's memo. Probe handlers run while the
-	// operator serves objects: what they share through it must be safe for
-	// concurrent use.
+	// every activity; each object's handlers get a shallow copy of it as
+	// the startup handlers left it, made when the object is first seen, so
+	// what startup handlers store in it is in every object's memo. Probe,
+	// login and cleanup handlers run while the operator serves objects:
+	// what they share through it must be safe for concurrent use.
 	Memo Memo
 	// Logger logs messages about the activity (Kopf's logger of the
 	// activity, kopf.activities.<activity>).

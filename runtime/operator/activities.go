@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 
 	"k8s.io/client-go/rest"
 
@@ -138,13 +139,31 @@ func cleanup(ctx context.Context, reg *registry.Registry, opts Options) error {
 	}
 }
 
+// objectsMemo returns what each object's memo is a shallow copy of: the
+// operator's memo as the startup handlers left it. Kopf copies the memo
+// itself when it first sees an object; copying a Go map while an activity
+// handler (a probe, a re-login) adds a key to it would crash the
+// operator, so the objects' copies are made from this snapshot, which
+// nothing writes. The values are the same: only keys added to the
+// operator's memo after the startup are not in the objects' memos.
+func objectsMemo(memo kwargs.Memo) kwargs.Memo {
+	return maps.Clone(memo)
+}
+
 // prober returns the function that runs the probe handlers with the
 // context of the health endpoint's request and the values of the
 // operator's (its configuration, clients and poster), for Options.Prober.
 func prober(ctx context.Context, reg *registry.Registry, opts Options) ProbeFunc {
 	handlers := reg.ActivityHandlers(causes.ActivityProbe)
 	base := activityKwargs(opts, causes.ActivityProbe)
+	busy := make(chan struct{}, 1) // one probing at a time, as Kopf's probing_lock
 	return func(pctx context.Context) (map[string]any, error) {
+		select {
+		case busy <- struct{}{}:
+			defer func() { <-busy }()
+		case <-pctx.Done():
+			return nil, pctx.Err()
+		}
 		return activities.Probe(valuesOf{Context: pctx, values: ctx}, handlers, base)
 	}
 }

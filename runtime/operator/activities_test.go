@@ -168,3 +168,59 @@ func TestStartupAndCleanup(t *testing.T) {
 		}
 	})
 }
+
+// TestProber checks the runner of probe handlers: the results by id, the
+// operator's values (its configuration) in the handlers' context, one
+// probing at a time, and a caller that gives up while another probes.
+func TestProber(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan struct{}, 2)
+	reg := registry.New()
+	err := reg.AddActivity(registry.ActivityHandler{ID: "host", Activity: causes.ActivityProbe, Fn: func(ctx context.Context, kw *kwargs.Activity) (any, error) {
+		entered <- struct{}{}
+		<-release
+		return RESTConfig(ctx).Host, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Settings: settings.Default(), Memo: kwargs.Memo{}, Logger: slog.New(slog.DiscardHandler)}
+	probe := prober(withRESTConfig(t.Context(), &rest.Config{Host: "https://operator"}), reg, opts)
+
+	first := make(chan map[string]any, 1)
+	go func() {
+		got, err := probe(t.Context())
+		if err != nil {
+			t.Error(err)
+		}
+		first <- got
+	}()
+	<-entered
+	// Meanwhile, another probing waits, and gives up with its context.
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := probe(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a probing while another runs: %v, want its context's deadline", err)
+	}
+	select {
+	case <-entered:
+		t.Error("two probings ran at once")
+	default:
+	}
+	close(release)
+	if got := <-first; got["host"] != "https://operator" {
+		t.Errorf("probes = %v, want the operator's host from the context", got)
+	}
+}
+
+// TestObjectsMemo checks that the objects' memos are copied from a
+// snapshot: what activities add to the operator's memo later is not seen.
+func TestObjectsMemo(t *testing.T) {
+	shared := &struct{}{}
+	memo := kwargs.Memo{"shared": shared}
+	base := objectsMemo(memo)
+	memo["later"] = 1
+	if _, ok := base["later"]; ok || base["shared"] != shared {
+		t.Errorf("the objects' base memo is %v, want the snapshot with the shared value", base)
+	}
+}

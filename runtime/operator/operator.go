@@ -83,8 +83,9 @@ type Options struct {
 	Observe func(reactor.Observation)
 	// Memo is the operator's memo (Kopf's memo= of kopf.run() and
 	// kopf.operator()): the activities get it itself, and each object's
-	// handlers a shallow copy of it, made when the operator first sees the
-	// object (see reactor.Reactor.Memo). Nil: an empty memo.
+	// handlers a shallow copy of it as the startup handlers left it, made
+	// when the operator first sees the object (see reactor.Reactor.Memo
+	// and objectsMemo). Nil: an empty memo.
 	Memo kwargs.Memo
 	// Prober, if set, is called once the startup handlers have succeeded,
 	// before anything is watched, with the function that runs the probe
@@ -94,6 +95,7 @@ type Options struct {
 
 	dropConnections func()          // closes every connection to the API server
 	releaser        *memoryReleaser // nil: the memory is left to the Go runtime
+	objectsMemo     kwargs.Memo     // what each object's memo is a copy of (see objectsMemo)
 	server          string          // the API server's address, for the log
 	health          *apiHealth      // whether the API server answers
 	ready           *readiness      // calls Ready
@@ -161,6 +163,7 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 			err = cerr
 		}
 	}()
+	opts.objectsMemo = objectsMemo(opts.Memo)
 	// A silent watch stream is most often a dead connection, which every
 	// other request shares (HTTP/2 multiplexes them all over one): a new
 	// watch would wait on it until client-go's HTTP/2 health check gives up
@@ -405,7 +408,7 @@ func serve(ctx context.Context, wg *sync.WaitGroup, dc discovery.DiscoveryInterf
 
 func serveResource(ctx context.Context, wg *sync.WaitGroup, cl clients, reg *registry.Registry, opts Options, sc scope.Scope, res resources.Resource) {
 	client := cl.dynamic.Resource(schema.GroupVersionResource{Group: res.Group, Version: res.Version, Resource: res.Plural})
-	r := &reactor.Reactor{Resource: res, Client: client, REST: cl.rest, Registry: reg, Settings: opts.Settings, Logger: opts.Logger, Observe: opts.Observe, Memo: opts.Memo}
+	r := &reactor.Reactor{Resource: res, Client: client, REST: cl.rest, Registry: reg, Settings: opts.Settings, Logger: opts.Logger, Observe: opts.Observe, Memo: opts.objectsMemo}
 	// Workers outlive the watchers: on stop, each finishes the cycle it is
 	// in (so that its results are written) for up to the exit timeout, and
 	// only then is its context cancelled (see drain).
