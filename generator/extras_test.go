@@ -100,6 +100,12 @@ func Watch(ctx context.Context, kw WatchKwargs) error { <-kw.Stopped.Done(); ret
 
 //kopf:timer v1/configmaps interval=60
 func Tick(ctx context.Context, kw TickKwargs) error { return nil }
+
+// Activities serve no resource: they need no rule.
+//
+//kopf:on.startup
+//kopf:on.probe
+func Start(ctx context.Context, kw StartKwargs) error { return nil }
 `
 
 // TestManifests generates the role, the CRD and the DeepCopy methods of a
