@@ -13,7 +13,9 @@
 //     reactor itself rather than parsed from the log: which handlers ran,
 //     for which cause, how often, whether they succeeded, failed or will
 //     be retried (Outcomes, WaitOutcome, WaitOutcomes);
-//   - the objects' states (Objects.WaitFor).
+//   - the objects' states (Objects.WaitFor);
+//   - its probe handlers' results, as its health endpoint would serve
+//     them (Probe).
 //
 // Stop stops the operator and returns its exit error, as KopfRunner's
 // exception and exit_code tell; the test's cleanup stops it otherwise,
