@@ -62,20 +62,20 @@ func TestRunUnreachableServerLogsJSON(t *testing.T) {
 
 	var named bool
 	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		var rec struct {
-			Level string `json:"level"`
-			Msg   string `json:"msg"`
+		var rec struct { // Kopf's JSON fields
+			Severity string `json:"severity"`
+			Message  string `json:"message"`
 		}
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			t.Errorf("a line is not JSON (%v): %s", err, line)
 			continue
 		}
-		if rec.Level == "WARN" && strings.Contains(rec.Msg, "The API server "+server+" is unreachable (connection refused)") {
+		if rec.Severity == "warn" && strings.Contains(rec.Message, "The API server "+server+" is unreachable (connection refused)") {
 			named = true
 		}
 	}
 	if !named {
-		t.Errorf("no WARN line names the server %s and the connection refused; the log:\n%s", server, out.String())
+		t.Errorf("no warn line names the server %s and the connection refused; the log:\n%s", server, out.String())
 	}
 }
 
