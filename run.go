@@ -121,6 +121,18 @@ func WithReady(fn func()) Option {
 	return func(o *cli.Options) { o.Ready = fn }
 }
 
+// WithMemo gives the operator a memo (Kopf's memo= of kopf.run() and
+// kopf.operator()): the activities (startup, cleanup, login, probe
+// handlers) get m itself as their Memo, and the handlers of each object a
+// shallow copy of it, made when the operator first sees the object: keys
+// set in the copy are the object's own, while the values stored in m (a
+// shared client, a cache, a counter behind a mutex) are shared by all.
+// Without it, the memo starts empty. Values shared through it must be
+// safe for concurrent use: the objects' workers run in parallel.
+func WithMemo(m Memo) Option {
+	return func(o *cli.Options) { o.Memo = m }
+}
+
 // Main runs an operator's command line (`run`, `version`) with the handlers
 // that register adds, and returns the process exit code:
 //

@@ -32,8 +32,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kopf-go/kopf/runtime/activities"
+	"github.com/kopf-go/kopf/runtime/kwargs"
 	"github.com/kopf-go/kopf/runtime/logging"
 	"github.com/kopf-go/kopf/runtime/operator"
 	"github.com/kopf-go/kopf/runtime/reactor"
@@ -85,6 +86,8 @@ type Options struct {
 	// operator runs found sooner); no facade option sets them.
 	Observe        func(reactor.Observation)
 	RescanInterval time.Duration
+	// Memo is the operator's memo (see operator.Options.Memo).
+	Memo kwargs.Memo
 }
 
 // Run runs the operator with the handlers that register adds, without a
@@ -105,12 +108,10 @@ func Run(ctx context.Context, register RegisterFunc, opts Options) error {
 			return fmt.Errorf("registering the handlers: %w", err)
 		}
 	}
+	// Without a configuration, the operator loads the credentials (at
+	// start, unless login handlers do, and again on a 401).
 	cfg, login := opts.Config, operator.LoginFunc(nil)
 	if cfg == nil {
-		var err error
-		if cfg, err = LoadConfig(""); err != nil {
-			return err
-		}
 		login = func(context.Context) (*rest.Config, error) { return LoadConfig("") }
 	}
 	return operator.Run(ctx, cfg, reg, operator.Options{
@@ -125,6 +126,7 @@ func Run(ctx context.Context, register RegisterFunc, opts Options) error {
 		Ready:          opts.Ready,
 		Observe:        opts.Observe,
 		RescanInterval: opts.RescanInterval,
+		Memo:           opts.Memo,
 	})
 }
 
@@ -216,10 +218,7 @@ func newRunCommand(register RegisterFunc, logOut io.Writer, opts Options) *cobra
 			// kubeconfig's token may have been renewed since.
 			login := func(context.Context) (*rest.Config, error) { return LoadConfig(f.kubeconfig) }
 			if cfg == nil || f.kubeconfig != "" {
-				var err error
-				if cfg, err = LoadConfig(f.kubeconfig); err != nil {
-					return err
-				}
+				cfg = nil // loaded by the operator at start, unless login handlers do
 			} else {
 				login = nil // the program's own configuration, as it is
 			}
@@ -246,23 +245,9 @@ func newRunCommand(register RegisterFunc, logOut io.Writer, opts Options) *cobra
 }
 
 // LoadConfig finds the cluster's credentials: an explicit kubeconfig path,
-// then $KUBECONFIG and ~/.kube/config, then the in-cluster service account.
-func LoadConfig(kubeconfig string) (*rest.Config, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if kubeconfig != "" {
-		rules.ExplicitPath = kubeconfig
-	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
-	if err == nil {
-		return cfg, nil
-	}
-	if kubeconfig == "" && clientcmd.IsEmptyConfig(err) {
-		if inCluster, icErr := rest.InClusterConfig(); icErr == nil {
-			return inCluster, nil
-		}
-	}
-	return nil, fmt.Errorf("loading the cluster's credentials: %w", err)
-}
+// then $KUBECONFIG and ~/.kube/config, then the in-cluster service account
+// (activities.LoadConfig).
+func LoadConfig(kubeconfig string) (*rest.Config, error) { return activities.LoadConfig(kubeconfig) }
 
 // watchSignals turns the operator's stop signals, as received on sigs,
 // into its stop: the first SIGINT or SIGTERM cancels ctx (the operator

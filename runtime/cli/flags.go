@@ -220,6 +220,7 @@ func (f *runFlags) operatorOptions(fl *pflag.FlagSet, opts Options, logOut io.Wr
 		Ready:          opts.Ready,
 		Observe:        opts.Observe,
 		RescanInterval: opts.RescanInterval,
+		Memo:           opts.Memo,
 	}, nil
 }
 

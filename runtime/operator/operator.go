@@ -26,6 +26,7 @@ import (
 	"github.com/kopf-go/kopf/runtime/body"
 	"github.com/kopf-go/kopf/runtime/daemons"
 	"github.com/kopf-go/kopf/runtime/execution"
+	"github.com/kopf-go/kopf/runtime/kwargs"
 	"github.com/kopf-go/kopf/runtime/posting"
 	"github.com/kopf-go/kopf/runtime/queueing"
 	"github.com/kopf-go/kopf/runtime/reactor"
@@ -83,6 +84,16 @@ type Options struct {
 	// object (see reactor.Observation and Reactor.Observe): the hook of
 	// package kopftest's outcome assertions.
 	Observe func(reactor.Observation)
+	// Memo is the operator's memo (Kopf's memo= of kopf.run() and
+	// kopf.operator()): the activities get it itself, and each object's
+	// handlers a shallow copy of it, made when the operator first sees the
+	// object (see reactor.Reactor.Memo). Nil: an empty memo.
+	Memo kwargs.Memo
+	// Prober, if set, is called once the startup handlers have succeeded,
+	// before anything is watched, with the function that runs the probe
+	// handlers (Kopf's on.probe): what a health endpoint serves. The
+	// function may be called from any goroutine until the operator stops.
+	Prober func(ProbeFunc)
 
 	dropConnections func()          // closes every connection to the API server
 	releaser        *memoryReleaser // nil: the memory is left to the Go runtime
@@ -105,12 +116,15 @@ type Options struct {
 // watches go to Options.Logger through client-go's contextual logging, but
 // the rest of klog's output goes wherever the process routes klog (see
 // logging.RouteKlog, which the command line of package cli calls).
-func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Options) error {
+func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Options) (err error) {
 	if opts.Settings == nil {
 		opts.Settings = settings.Default()
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.Memo == nil {
+		opts.Memo = kwargs.Memo{}
 	}
 	if opts.RescanInterval <= 0 {
 		opts.RescanInterval = 10 * time.Second
@@ -125,6 +139,22 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	if err != nil {
 		return err
 	}
+	// The login handlers (or the built-in login) first, then the startup
+	// handlers, which may still change the settings: they are read only
+	// afterwards. The cleanup handlers run last, once everything else has
+	// stopped (this defer runs after the others).
+	if cfg, err = credentials(ctx, cfg, reg, &opts); err != nil {
+		return err
+	}
+	actx := activityContext(ctx, cfg)
+	if ok, err := startup(actx, reg, opts); !ok {
+		return err
+	}
+	defer func() {
+		if cerr := cleanup(actx, reg, opts); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
 	// A silent watch stream is most often a dead connection, which every
 	// other request shares (HTTP/2 multiplexes them all over one): a new
 	// watch would wait on it until client-go's HTTP/2 health check gives up
@@ -208,6 +238,9 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	ctx = posting.WithPoster(ctx, poster)
 	ctx = withRESTConfig(ctx, handlersCfg)
 	ctx = withClients(ctx)
+	if opts.Prober != nil {
+		opts.Prober(prober(ctx, reg, opts))
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -366,7 +399,7 @@ func serve(ctx context.Context, wg *sync.WaitGroup, dc discovery.DiscoveryInterf
 
 func serveResource(ctx context.Context, wg *sync.WaitGroup, cl clients, reg *registry.Registry, opts Options, sc scope.Scope, res resources.Resource) {
 	client := cl.dynamic.Resource(schema.GroupVersionResource{Group: res.Group, Version: res.Version, Resource: res.Plural})
-	r := &reactor.Reactor{Resource: res, Client: client, REST: cl.rest, Registry: reg, Settings: opts.Settings, Logger: opts.Logger, Observe: opts.Observe}
+	r := &reactor.Reactor{Resource: res, Client: client, REST: cl.rest, Registry: reg, Settings: opts.Settings, Logger: opts.Logger, Observe: opts.Observe, Memo: opts.Memo}
 	// Workers outlive the watchers: on stop, each finishes the cycle it is
 	// in (so that its results are written) for up to the exit timeout, and
 	// only then is its context cancelled (see drain).

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -53,6 +54,12 @@ type Reactor struct {
 	// reactor wakes an object with it when its daemons are done (see
 	// watching.Event.Wakeup).
 	Requeue func(watching.Event)
+	// Memo is the operator's memo: each object's memo starts as a shallow
+	// copy of it (Kopf's copy.copy of the operator's memo), made when the
+	// object is first seen, so that what its handlers store is the
+	// object's own while the values set at start are shared. Nil: each
+	// object's memo starts empty.
+	Memo kwargs.Memo
 
 	hostOnce sync.Once
 	host     *daemons.Host // the daemons' view of the reactor (spawningHost)
@@ -102,10 +109,17 @@ func (r *Reactor) memory(key, uid string) *memory {
 				m.daemons.Forget()
 			}
 		}
-		m = &memory{uid: uid, memo: kwargs.Memo{}}
+		m = &memory{uid: uid, memo: newMemo(r.Memo)}
 		r.memories[key] = m
 	}
 	return m
+}
+
+// newMemo returns an object's memo: a shallow copy of the operator's.
+func newMemo(base kwargs.Memo) kwargs.Memo {
+	memo := make(kwargs.Memo, len(base))
+	maps.Copy(memo, base)
+	return memo
 }
 
 func (r *Reactor) forget(key string) {

@@ -101,6 +101,8 @@ type Registry struct {
 	events   []*EventHandler
 	daemons  []*DaemonHandler
 	timers   []*TimerHandler
+	// activities serve no resource: Selectors does not list them.
+	activities []*ActivityHandler
 }
 
 // New returns an empty registry.

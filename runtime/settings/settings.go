@@ -64,6 +64,12 @@ type Execution struct {
 	// with an arbitrary error, unless the handler sets its own backoff
 	// (Kopf's default_backoff). Default: 60 s.
 	DefaultBackoff time.Duration
+	// CleanupTimeout is the most the cleanup handlers get, retries
+	// included, once the operator has stopped; the ones still running are
+	// then cancelled (their ctx is done) and the operator exits. 0: no
+	// limit, as Kopf, which waits for them for ever. kopf-go's own.
+	// Default: 10 s.
+	CleanupTimeout time.Duration
 }
 
 // Queueing governs the per-object workers (Kopf's settings.queueing,
@@ -221,7 +227,7 @@ func Default() *Settings {
 			DiffBaseStorage:    progress.NewAnnotationsDiffBaseStorage(),
 			ConsistencyTimeout: 5 * time.Second,
 		},
-		Execution: Execution{DefaultBackoff: 60 * time.Second},
+		Execution: Execution{DefaultBackoff: 60 * time.Second, CleanupTimeout: 10 * time.Second},
 		Queueing: Queueing{
 			IdleTimeout:        5 * time.Second,
 			WorkerLimit:        64,

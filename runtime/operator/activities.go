@@ -1,0 +1,159 @@
+package operator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/kopf-go/kopf/runtime/activities"
+	"github.com/kopf-go/kopf/runtime/causes"
+	"github.com/kopf-go/kopf/runtime/kwargs"
+	"github.com/kopf-go/kopf/runtime/registry"
+)
+
+// The operator's activities (Kopf's startup_cleanup_activities and
+// authenticator, kopf/_core/reactor/running.py): the login handlers first,
+// for the credentials, then the startup handlers, before anything is
+// watched; the cleanup handlers once everything has stopped; the probe
+// handlers whenever the health endpoint asks.
+
+// ProbeFunc runs the operator's probe handlers and returns their results
+// by handler id (see activities.Probe): what the health endpoint serves.
+type ProbeFunc func(ctx context.Context) (map[string]any, error)
+
+// activityKwargs are the kwargs of an activity's handlers.
+func activityKwargs(opts Options, activity causes.Activity) kwargs.Activity {
+	return kwargs.Activity{Activity: activity, Settings: opts.Settings, Memo: opts.Memo, Logger: opts.Logger}
+}
+
+// credentials returns the configuration to run with. With login handlers,
+// they produce it (Kopf's initial authentication), and opts.Login becomes
+// them, so that a 401 runs them again; the operator's own way to load the
+// credentials (opts.Login, or cfg as it is) is what activities.LoginViaClient
+// returns in them. Without login handlers, cfg is used if set, else
+// opts.Login loads it.
+func credentials(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts *Options) (*rest.Config, error) {
+	handlers := reg.ActivityHandlers(causes.ActivityAuthentication)
+	if len(handlers) == 0 && cfg != nil {
+		return cfg, nil
+	}
+	login := opts.Login
+	if len(handlers) > 0 {
+		builtin := activities.ClientLoginFunc(opts.Login)
+		if builtin == nil && cfg != nil {
+			fixed := cfg
+			builtin = func(context.Context) (*rest.Config, error) { return fixed, nil }
+		}
+		base := activityKwargs(*opts, causes.ActivityAuthentication)
+		login = func(ctx context.Context) (*rest.Config, error) {
+			if builtin != nil {
+				ctx = activities.WithClientLogin(ctx, builtin)
+			}
+			return activities.Login(ctx, handlers, base)
+		}
+		opts.Login = login
+	}
+	if login == nil {
+		return nil, errors.New("no credentials: neither a configuration nor a way to load it (Options.Login) is given")
+	}
+	logger := opts.Logger
+	logger.Info("Initial authentication has been initiated.")
+	loaded, err := login(ctx)
+	if err != nil {
+		if errors.Is(err, activities.ErrNoCredentials) {
+			logger.Warn(fmt.Sprintf("Initial authentication has failed: %v.", err))
+		}
+		return nil, fmt.Errorf("logging in: %w", err)
+	}
+	if loaded == nil {
+		return nil, errors.New("logging in: no credentials were loaded")
+	}
+	logger.Info("Initial authentication has finished.")
+	return loaded, nil
+}
+
+// activityContext is the context of the startup and cleanup handlers: the
+// operator's configuration for their own clients (kopf.RESTConfig,
+// kopf.Client), without the operator's in-flight limit, which its
+// settings (still changeable by the startup handlers) decide.
+func activityContext(ctx context.Context, cfg *rest.Config) context.Context {
+	cfg = rest.CopyConfig(cfg)
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = UserAgent()
+	}
+	return withClients(withRESTConfig(ctx, cfg))
+}
+
+// startup runs the startup handlers (Kopf's startup activity). ok is
+// false if the operator must not go on: err says why, or is nil when ctx
+// was cancelled meanwhile (the operator's stop).
+func startup(ctx context.Context, reg *registry.Registry, opts Options) (ok bool, err error) {
+	handlers := reg.ActivityHandlers(causes.ActivityStartup)
+	if len(handlers) == 0 {
+		return true, nil
+	}
+	_, err = activities.Run(ctx, handlers, activityKwargs(opts, causes.ActivityStartup))
+	switch {
+	case err == nil:
+		return true, nil
+	case ctx.Err() != nil:
+		opts.Logger.Warn("Startup activity is only partially executed due to cancellation.")
+		return false, nil
+	default:
+		return false, err
+	}
+}
+
+// cleanup runs the cleanup handlers (Kopf's cleanup activity) once the
+// operator has stopped, for at most settings.Execution.CleanupTimeout.
+// ctx is the operator's, done by now: the handlers get a context of their
+// own, with its values.
+func cleanup(ctx context.Context, reg *registry.Registry, opts Options) error {
+	handlers := reg.ActivityHandlers(causes.ActivityCleanup)
+	if len(handlers) == 0 {
+		return nil
+	}
+	timeout := opts.Settings.Execution.CleanupTimeout
+	cctx, cancel := context.WithoutCancel(ctx), context.CancelFunc(func() {})
+	if timeout > 0 {
+		cctx, cancel = context.WithTimeout(cctx, timeout)
+	}
+	defer cancel()
+	_, err := activities.Run(cctx, handlers, activityKwargs(opts, causes.ActivityCleanup))
+	switch {
+	case err == nil:
+		return nil
+	case cctx.Err() != nil:
+		opts.Logger.Warn(fmt.Sprintf("Cleanup activity is only partially executed due to cancellation: it has not finished in %s seconds (settings.Execution.CleanupTimeout).", seconds(timeout)))
+		return nil
+	default:
+		return err
+	}
+}
+
+// prober returns the function that runs the probe handlers with the
+// context of the health endpoint's request and the values of the
+// operator's (its configuration, clients and poster), for Options.Prober.
+func prober(ctx context.Context, reg *registry.Registry, opts Options) ProbeFunc {
+	handlers := reg.ActivityHandlers(causes.ActivityProbe)
+	base := activityKwargs(opts, causes.ActivityProbe)
+	return func(pctx context.Context) (map[string]any, error) {
+		return activities.Probe(valuesOf{Context: pctx, values: ctx}, handlers, base)
+	}
+}
+
+// valuesOf is a context whose deadline and cancellation are its own and
+// whose values are its own or, failing that, those of values.
+type valuesOf struct {
+	context.Context
+	values context.Context
+}
+
+func (c valuesOf) Value(key any) any {
+	if v := c.Context.Value(key); v != nil {
+		return v
+	}
+	return c.values.Value(key)
+}
