@@ -63,7 +63,7 @@ func register(r *kopf.Registry) error {
 
 // An operator's main function sets in code what its command line does not
 // say: here, Kubernetes Events are not posted, and at most 16 objects are
-// processed at once. `operator run -A` then runs it as usual.
+// processed at once. `<binary> run -A` then runs it as usual.
 func ExampleMain() {
 	os.Exit(kopf.Main(register, kopf.WithSettings(func(s *kopf.Settings) {
 		s.Posting.Enabled = false
