@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -21,9 +20,15 @@ import (
 // devPriority is the priority of --dev, as Kopf's.
 const devPriority = 666
 
-// debugKlogVerbosity is klog's verbosity under --debug: client-go's own
-// debug lines, up to each request's method, URL, status and duration.
-const debugKlogVerbosity = "6"
+// debugKlogVerbosity and debugLevel are klog's verbosity and the log's
+// level under --debug: client-go's own debug lines, up to each request's
+// method, URL, status and duration (klog's V(6), which client-go's
+// contextual logging sends at slog's level -6), not the request's headers
+// and bodies (V(7) and up).
+const (
+	debugKlogVerbosity = "6"
+	debugLevel         = slog.LevelDebug - 2
+)
 
 // runFlags are the values of the run command's flags.
 type runFlags struct {
@@ -244,7 +249,7 @@ func (f *runFlags) loggerOptions() (logging.Options, error) {
 	level := slog.LevelInfo
 	switch {
 	case f.debug:
-		level = math.MinInt // everything, klog's verbose levels too
+		level = debugLevel
 	case f.verbose:
 		level = slog.LevelDebug
 	case f.quiet:

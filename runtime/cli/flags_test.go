@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -98,7 +97,7 @@ func TestRunFlags(t *testing.T) {
 		{name: "-P", args: []string{"-P", "example"}, want: runWant{peering: "example"}},
 		{name: "--peering", args: []string{"--peering", "example"}, want: runWant{peering: "example"}},
 		{name: "-v", args: []string{"-v"}, want: runWant{level: slog.LevelDebug}},
-		{name: "-d: everything, client-go's debug lines too", args: []string{"-d"}, want: runWant{level: math.MinInt}},
+		{name: "-d: client-go's request lines too", args: []string{"-d"}, want: runWant{level: debugLevel}},
 		{name: "-q", args: []string{"-q"}, want: runWant{level: slog.LevelWarn}},
 		{name: "-v wins over -q", args: []string{"-q", "-v"}, want: runWant{level: slog.LevelDebug}},
 		{name: "--log-format plain", args: []string{"--log-format", "plain"}, want: runWant{format: logging.Plain}},
@@ -120,7 +119,7 @@ func TestRunFlags(t *testing.T) {
 		},
 		{name: "KOPF_RUN_CLUSTERWIDE", env: map[string]string{"KOPF_RUN_CLUSTERWIDE": "True"}, want: runWant{all: true}},
 		{name: "KOPF_RUN_DEV", env: map[string]string{"KOPF_RUN_DEV": "t", "KOPF_RUN_PRIORITY": "7"}, want: runWant{priority: 666}},
-		{name: "KOPF_RUN_DEBUG", env: map[string]string{"KOPF_RUN_DEBUG": "Y"}, want: runWant{level: math.MinInt}},
+		{name: "KOPF_RUN_DEBUG", env: map[string]string{"KOPF_RUN_DEBUG": "Y"}, want: runWant{level: debugLevel}},
 		{name: "KOPF_RUN_QUIET", env: map[string]string{"KOPF_RUN_QUIET": "TRUE"}, want: runWant{level: slog.LevelWarn}},
 		{name: "KOPF_RUN_LOG_PREFIX=false", env: map[string]string{"KOPF_RUN_LOG_PREFIX": "false"}, want: runWant{prefix: &no}},
 		{name: "KOPF_RUN_PEERING_NAME, click's automatic name", env: map[string]string{"KOPF_RUN_PEERING_NAME": "auto"}, want: runWant{peering: "auto"}},
