@@ -90,12 +90,13 @@ func WithName(name string) Option {
 	return func(o *cli.Options) { o.Name = name }
 }
 
-// WithConfig connects to the cluster with cfg, used as it is (Kopf's
-// embedded operators log in through their own login handlers). Without it,
+// WithConfig connects to the cluster with cfg, used as it is. Without it,
 // the credentials are found as kubectl finds them ($KUBECONFIG,
 // ~/.kube/config, then the in-cluster service account) and loaded again
 // when the API server refuses them (401). Under Main, --kubeconfig takes
-// precedence.
+// precedence. With login handlers (//kopf:on.login), they produce the
+// credentials instead, and cfg is what LoginViaClient returns in them
+// (docs/activities.md).
 func WithConfig(cfg *rest.Config) Option {
 	return func(o *cli.Options) { o.Config = cfg }
 }

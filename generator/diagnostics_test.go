@@ -72,7 +72,7 @@ func F(ctx context.Context, kw FKwargs) error {
 		files: map[string]string{"p.go": header + `//kopf:index kopfexamples
 func D(ctx context.Context, kw DKwargs) error { return nil }
 
-//kopf:on.startup
+//kopf:on.validate kopfexamples
 func S(ctx context.Context, kw SKwargs) error { return nil }
 
 //kopf:subhandler
@@ -80,7 +80,7 @@ func H(ctx context.Context, kw HKwargs) error { return nil }
 `},
 		errors: []diag{
 			{"index kopfexamples", "//kopf:index is not supported yet (Kopf's @kopf.index)" + sameName},
-			{"on.startup", "//kopf:on.startup is not supported yet (Kopf's @kopf.on.startup)" + sameName},
+			{"on.validate kopfexamples", "//kopf:on.validate is not supported yet (Kopf's @kopf.on.validate)" + sameName},
 			{"subhandler", "//kopf:subhandler is not a marker (Kopf's @kopf.subhandler): call kopf.Subhandler(ctx, handler) inside a changing handler to register sub-handlers at run time"},
 		},
 	},

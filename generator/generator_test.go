@@ -49,7 +49,7 @@ func TestGolden(t *testing.T) {
 		rel, _ := filepath.Rel(dir, f.Path)
 		got = append(got, filepath.ToSlash(rel))
 	}
-	if want := []string{"clients/kopf/v1/zz_generated.register.go", "filters/zz_generated.kopf.go", "handlers/zz_generated.kopf.go", "minimal/zz_generated.kopf.go", "spawning/zz_generated.kopf.go", "typed/zz_generated.kopf.go", "widgets/zz_generated.kopf.go"}; !reflect.DeepEqual(got, want) {
+	if want := []string{"activities/zz_generated.kopf.go", "clients/kopf/v1/zz_generated.register.go", "filters/zz_generated.kopf.go", "handlers/zz_generated.kopf.go", "minimal/zz_generated.kopf.go", "spawning/zz_generated.kopf.go", "typed/zz_generated.kopf.go", "widgets/zz_generated.kopf.go"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("generated files %v, want %v", got, want)
 	}
 	if *update {
@@ -383,6 +383,25 @@ func Gadgets(ctx context.Context, kw GadgetsKwargs) error { return nil }
 //kopf:on.field ex field=[a, {b: c}] when="not an identifier"
 func T(ctx context.Context, kw TKwargs) error { return nil }
 `,
+		"activities/activities.go": header + `//kopf:on.login
+func L(ctx context.Context, kw LKwargs) (any, error) { return nil, nil }
+
+//kopf:on.startup
+//kopf:on.login
+func Mixed(ctx context.Context, kw MixedKwargs) error { return nil }
+
+//kopf:on.startup id=s
+func S1(ctx context.Context, kw S1Kwargs) error { return nil }
+
+//kopf:on.startup id=s
+func S2(ctx context.Context, kw S2Kwargs) error { return nil }
+
+//kopf:on.probe
+func P(ctx context.Context, kw PKwargs) (int, error) { return 0, nil }
+
+//kopf:on.cleanup ex
+func C(ctx context.Context, kw CKwargs) error { return nil }
+`,
 		"spawning/spawning.go": "package p\n\nimport (\n\t\"context\"\n\n\t\"github.com/kopf-go/kopf\"\n)\n\n" + `//kopf:daemon ex
 //kopf:timer ex interval=1 id=t
 func Mixed(ctx context.Context, kw MixedKwargs) error { return nil }
@@ -438,6 +457,11 @@ func untypedTimer(kw kopf.TimerKwargs) bool { return true }
 		return fmt.Sprintf("handler %s has the wrong signature: %s; want func %[1]s(ctx context.Context, kw %[1]sKwargs) (any, error) or func %[1]s(ctx context.Context, kw %[1]sKwargs) error", name, what)
 	}
 	want := []string{
+		"activities/activities.go:6:41: handler L has the wrong signature: it returns (any, error); want func L(ctx context.Context, kw LKwargs) (*kopf.ConnectionInfo, error) (login handlers return their credentials)",
+		"activities/activities.go:9:1: //kopf:on.login cannot share a function with activity-handler markers: login handlers return their credentials, other activity handlers any result; use a separate function",
+		"activities/activities.go:15:1: handler id \"s\" is already used for the startup activity by S1 at line 12; set a distinct id=",
+		"activities/activities.go:19:41: " + sig("P", "it returns (int, error)"),
+		"activities/activities.go:21:19: unexpected positional argument ex: //kopf:on.cleanup takes no positional arguments",
 		"dup/dup.go:6:1: duplicate //kopf:on.create: handler id \"twice\" is already registered for create of ex at line 5; set a distinct id=",
 		"dup/dup.go:12:1: handler id \"shared\" is already used for ex by One at line 9; set a distinct id=",
 		"dup/dup.go:16:1: //kopf:on.update repeats handler id \"x\" for ex with different options than line 15; stacked markers share a registration only if param, errors, timeout, retries, backoff, field and filters are equal, so set a distinct id=",

@@ -66,6 +66,8 @@ type Operator struct {
 	stopMu  sync.Mutex // guards stopped and stopErr; held while stopping
 	stopped bool       // Stop was called
 	stopErr error      // what Stop returned
+
+	probe probes // the probe handlers' runner, once started
 }
 
 // Buffer is a bytes.Buffer safe for concurrent writes and reads: a log
@@ -187,6 +189,7 @@ func (o *Operator) forced(cfg *rest.Config) []kopf.Option {
 				}
 			}
 			co.Observe = o.observe
+			co.Prober = o.setProbe
 			if co.RescanInterval == 0 {
 				co.RescanInterval = time.Second
 			}

@@ -237,7 +237,15 @@ func (e *emitter) handlerLit(r *model.Registration) (jen.Code, error) {
 	h := r.Handler
 
 	kv("ID", jen.Lit(r.ID))
-	kv("Selector", selectorLit(r))
+	if h.Kind.IsActivity() {
+		name, ok := activityConst(r.Activity)
+		if !ok {
+			return nil, fmt.Errorf("handler %s: the facade has no constant for activity %q", r.ID, r.Activity)
+		}
+		kv("Activity", kopf(name))
+	} else {
+		kv("Selector", selectorLit(r))
+	}
 	if h.Kind == model.Changing {
 		reasons := make([]jen.Code, len(r.Reasons))
 		for i, reason := range r.Reasons {
@@ -363,6 +371,9 @@ func (e *emitter) fnLit(h *model.Handler) jen.Code {
 	adapter := h.Kind.Name() + "Func"
 	if h.Typed != nil {
 		adapter = "Typed" + adapter
+	}
+	if h.Kind == model.Login {
+		return kopf("LoginFunc").Call(jen.Id(h.Func))
 	}
 	fn := jen.Id(h.Func)
 	if h.Kind != model.Event && !h.ReturnsResult {

@@ -50,6 +50,9 @@ func Role(pkgs []*model.Package, opts RoleOptions) ([]byte, error) {
 	handlers := 0
 	for _, p := range pkgs {
 		for _, r := range p.Registrations {
+			if r.Handler.Kind.IsActivity() {
+				continue // serves no resource
+			}
 			group, plural, why := resolve(r, declared)
 			if why != "" {
 				errs.Add(r.SelectorPos, "resource: "+why)

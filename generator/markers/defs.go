@@ -353,6 +353,15 @@ const (
 	Timer  = "timer"
 )
 
+// The markers of activity handlers: operator-wide handlers that serve no
+// object (Kopf's @kopf.on.startup, on.cleanup, on.login, on.probe).
+const (
+	OnStartup = "on.startup"
+	OnCleanup = "on.cleanup"
+	OnLogin   = "on.login"
+	OnProbe   = "on.probe"
+)
+
 // Resource is the marker of typed resources: Go struct types that objects
 // of a resource decode into.
 const Resource = "resource"
@@ -380,10 +389,6 @@ func Kopf() *Table {
 func kopfPlanned() []Planned {
 	return []Planned{
 		{Name: "index", Kopf: "@kopf.index"},
-		{Name: "on.startup", Kopf: "@kopf.on.startup"},
-		{Name: "on.cleanup", Kopf: "@kopf.on.cleanup"},
-		{Name: "on.login", Kopf: "@kopf.on.login"},
-		{Name: "on.probe", Kopf: "@kopf.on.probe"},
 		{Name: "on.validate", Kopf: "@kopf.on.validate"},
 		{Name: "on.mutate", Kopf: "@kopf.on.mutate"},
 		{Name: "subhandler", Kopf: "@kopf.subhandler",
@@ -514,6 +519,14 @@ func timerArgs() []Arg {
 	}
 }
 
+// activityArgs are the options of activity handlers: Kopf's id, param,
+// errors, timeout, retries and backoff.
+func activityArgs() []Arg {
+	args := handlerArgs()
+	args[0].Doc = "the handler's id: its name in the log (\"Activity 'id' succeeded.\") and, for probes, the key of its result"
+	return args
+}
+
 func concat(lists ...[]Arg) []Arg {
 	var out []Arg
 	for _, l := range lists {
@@ -581,6 +594,30 @@ func kopfDefinitions() []Definition {
 			Summary:    "run the function periodically for every object while it exists (and matches the filters), holding a finalizer meanwhile (Kopf's @kopf.timer)",
 			Positional: []Arg{resourceArg()},
 			Args:       concat(handlerArgs(), timerArgs(), filterArgs(timerHandler)),
+		},
+		{
+			Name:    OnStartup,
+			Targets: TargetFunc,
+			Summary: "run the function once when the operator starts, before it watches anything; the operator fails to start unless it succeeds (Kopf's @kopf.on.startup)",
+			Args:    activityArgs(),
+		},
+		{
+			Name:    OnCleanup,
+			Targets: TargetFunc,
+			Summary: "run the function once when the operator stops, after it has stopped watching and handling (Kopf's @kopf.on.cleanup)",
+			Args:    activityArgs(),
+		},
+		{
+			Name:    OnLogin,
+			Targets: TargetFunc,
+			Summary: "get the cluster's credentials, when the operator starts and when the API server refuses them (401), instead of the built-in login (Kopf's @kopf.on.login)",
+			Args:    activityArgs(),
+		},
+		{
+			Name:    OnProbe,
+			Targets: TargetFunc,
+			Summary: "report a value under the handler's id on each call of the health endpoint (Kopf's @kopf.on.probe)",
+			Args:    activityArgs(),
 		},
 		{
 			Name:    Resource,

@@ -15,12 +15,14 @@
 //
 // The markers are on.resume, on.create, on.update, on.delete and on.field
 // (changing handlers), on.event (event handlers), daemon and timer
-// (spawning handlers: per-object background work) on functions, and
-// resource (typed resources) on struct types; `kopf-gen markers` lists them
+// (spawning handlers: per-object background work), on.startup,
+// on.cleanup, on.login and on.probe (activity handlers: operator-wide,
+// with no resource) on functions, and resource (typed resources) on struct
+// types; `kopf-gen markers` lists them
 // with their arguments.
 //
 // Kopf's other decorators have planned markers ([Planned]): index,
-// on.startup, on.cleanup, on.login, on.probe, on.validate and on.mutate. Their names are reserved: such a marker is an error saying
+// on.validate and on.mutate. Their names are reserved: such a marker is an error saying
 // that it is "not supported yet" (never "unknown marker"), and `kopf-gen
 // markers` lists them. //kopf:subhandler is an error that points at
 // kopf.Subhandler, which registers sub-handlers at run time. Unknown names

@@ -242,14 +242,14 @@ func TestParseErrors(t *testing.T) {
 		{"//kopf: this is great", []wantErr{{col: 8, msg: "missing marker name after //kopf: (no space is allowed after the colon)"}}},
 		{"//kopf:on.create ex\nid=x", []wantErr{{col: 20, msg: "a marker must fit on one line"}}},
 		{"//kopf:on.craete ex", []wantErr{{col: 8, msg: "unknown marker //kopf:on.craete; did you mean //kopf:on.create?"}}},
-		{"//kopf:frobnicate", []wantErr{{at: "frobnicate", msg: "unknown marker //kopf:frobnicate; known markers: on.resume, on.create, on.update, on.delete, on.field, on.event, daemon, timer, resource, test.values"}}},
+		{"//kopf:frobnicate", []wantErr{{at: "frobnicate", msg: "unknown marker //kopf:frobnicate; known markers: on.resume, on.create, on.update, on.delete, on.field, on.event, daemon, timer, on.startup, on.cleanup, on.login, on.probe, resource, test.values"}}},
+
+		// Activities serve no resource.
+		{"//kopf:on.startup kopfexamples", []wantErr{{at: "kopfexamples", msg: "unexpected positional argument kopfexamples: //kopf:on.startup takes no positional arguments"}}},
+		{"//kopf:on.probe field=spec", []wantErr{{at: "field", msg: "unknown argument field of //kopf:on.probe; it is an argument of //kopf:on.resume, //kopf:on.create, //kopf:on.update, //kopf:on.delete, //kopf:on.field, //kopf:on.event, //kopf:daemon, //kopf:timer"}}},
 
 		// Kopf's decorators that have no marker yet.
 		{"//kopf:index ex", []wantErr{{col: 8, msg: "//kopf:index is not supported yet (Kopf's @kopf.index); `kopf-gen markers` lists the markers this kopf-gen supports"}}},
-		{"//kopf:on.startup", []wantErr{{col: 8, msg: "//kopf:on.startup is not supported yet (Kopf's @kopf.on.startup); `kopf-gen markers` lists the markers this kopf-gen supports"}}},
-		{"//kopf:on.cleanup", []wantErr{{col: 8, msg: "//kopf:on.cleanup is not supported yet (Kopf's @kopf.on.cleanup); `kopf-gen markers` lists the markers this kopf-gen supports"}}},
-		{"//kopf:on.login", []wantErr{{col: 8, msg: "//kopf:on.login is not supported yet (Kopf's @kopf.on.login); `kopf-gen markers` lists the markers this kopf-gen supports"}}},
-		{"//kopf:on.probe", []wantErr{{col: 8, msg: "//kopf:on.probe is not supported yet (Kopf's @kopf.on.probe); `kopf-gen markers` lists the markers this kopf-gen supports"}}},
 		{"//kopf:on.validate ex", []wantErr{{col: 8, msg: "//kopf:on.validate is not supported yet (Kopf's @kopf.on.validate); `kopf-gen markers` lists the markers this kopf-gen supports"}}},
 		{"//kopf:on.mutate ex", []wantErr{{col: 8, msg: "//kopf:on.mutate is not supported yet (Kopf's @kopf.on.mutate); `kopf-gen markers` lists the markers this kopf-gen supports"}}},
 		{"//kopf:subhandler", []wantErr{{col: 8, msg: "//kopf:subhandler is not a marker (Kopf's @kopf.subhandler): call kopf.Subhandler(ctx, handler) inside a changing handler to register sub-handlers at run time"}}},
@@ -341,7 +341,7 @@ func TestParseErrors(t *testing.T) {
 		{"//kopf:on.field ex", []wantErr{{col: 8, msg: `missing field=a.b.c|[a, b, c]: //kopf:on.field requires it (the field to watch, dotted (spec.a.b) or a list ([spec, "a.b"]): the handler runs when it changes, with old, new and diff reduced to it)`}}},
 		{"//kopf:on.field ex field=", []wantErr{{col: 26, msg: "missing value after field="}}},
 		{"//kopf:on.create ex old=1", []wantErr{{at: "old", msg: "unknown argument old of //kopf:on.create; it is an argument of //kopf:on.update, //kopf:on.field"}}},
-		{"//kopf:on.event ex errors=ignored", []wantErr{{at: "errors", msg: "unknown argument errors of //kopf:on.event; it is an argument of //kopf:on.resume, //kopf:on.create, //kopf:on.update, //kopf:on.delete, //kopf:on.field, //kopf:daemon, //kopf:timer"}}},
+		{"//kopf:on.event ex errors=ignored", []wantErr{{at: "errors", msg: "unknown argument errors of //kopf:on.event; it is an argument of //kopf:on.resume, //kopf:on.create, //kopf:on.update, //kopf:on.delete, //kopf:on.field, //kopf:daemon, //kopf:timer, //kopf:on.startup, //kopf:on.cleanup, //kopf:on.login, //kopf:on.probe"}}},
 		{"//kopf:daemon ex old=1", []wantErr{{at: "old", msg: "unknown argument old of //kopf:daemon; it is an argument of //kopf:on.update, //kopf:on.field"}}},
 		{"//kopf:timer ex cancellation_timeout=1", []wantErr{{at: "cancellation_timeout", msg: "unknown argument cancellation_timeout of //kopf:timer; it is an argument of //kopf:daemon"}}},
 		{"//kopf:daemon ex interval=1", []wantErr{{at: "interval", msg: "unknown argument interval of //kopf:daemon; it is an argument of //kopf:timer"}}},

@@ -203,6 +203,12 @@ const (
 	Daemon
 	// Timers: timer (registry.TimerHandler).
 	Timer
+	// Activities: on.startup, on.cleanup, on.probe
+	// (registry.ActivityHandler); see activities.go.
+	Activity
+	// Logins: on.login (registry.ActivityHandler of a function returning
+	// its credentials).
+	Login
 )
 
 // Name is the kind's name in the runtime's types: kwargs.Changing,
@@ -215,6 +221,8 @@ func (k Kind) Name() string {
 		return "Daemon"
 	case Timer:
 		return "Timer"
+	case Activity, Login:
+		return "Activity"
 	default:
 		return "Changing"
 	}
@@ -229,6 +237,10 @@ func (k Kind) markers() string {
 		return markers.Prefix + markers.Daemon
 	case Timer:
 		return markers.Prefix + markers.Timer
+	case Activity:
+		return "activity-handler"
+	case Login:
+		return markers.Prefix + markers.OnLogin
 	default:
 		return "changing-handler"
 	}
@@ -247,6 +259,10 @@ func markerKind(name string) (Kind, bool) {
 		return Daemon, true
 	case markers.Timer:
 		return Timer, true
+	case markers.OnStartup, markers.OnCleanup, markers.OnProbe:
+		return Activity, true
+	case markers.OnLogin:
+		return Login, true
 	}
 	_, changing := reasonsOf(name)
 	return Changing, changing
@@ -268,6 +284,8 @@ type Registration struct {
 	Typed *Typed
 	// Reasons are in the order of their markers; none for event handlers.
 	Reasons []causes.Reason
+	// Activity is an activity handler's activity (and Selector is empty).
+	Activity causes.Activity
 	// Markers are the merged markers, rendered canonically.
 	Markers []string
 
@@ -421,9 +439,10 @@ func Build(ctx context.Context, pkg *load.Package, table *markers.Table) (*Packa
 // the changing handlers, among the event handlers, and among the daemons
 // and timers (which share status.<id>).
 type regKey struct {
-	kind Kind
-	id   string
-	sel  resources.Selector
+	kind     Kind
+	id       string
+	sel      resources.Selector
+	activity causes.Activity
 }
 
 type markedFunc struct {
@@ -594,8 +613,12 @@ func (b *builder) funcDecl(d *ast.FuncDecl, ms []*markers.Marker) {
 		}
 		for _, m := range ms {
 			if k, _ := markerKind(m.Name); k != kind {
-				b.errorf(m.Pos, "%s%s cannot share a function with %s markers: each kind of handler takes kwargs of its own; use a separate function",
-					markers.Prefix, m.Name, kind.markers())
+				why := "each kind of handler takes kwargs of its own"
+				if k.IsActivity() && kind.IsActivity() {
+					why = "login handlers return their credentials, other activity handlers any result"
+				}
+				b.errorf(m.Pos, "%s%s cannot share a function with %s markers: %s; use a separate function",
+					markers.Prefix, m.Name, kind.markers(), why)
 				return
 			}
 		}
@@ -654,8 +677,11 @@ func commonTyped(typed []*Typed, markers int) *Typed {
 // signature checks a handler's signature and records its result form.
 func (b *builder) signature(d *ast.FuncDecl, h *Handler) bool {
 	want := fmt.Sprintf("want func %s(ctx context.Context, kw %s) (any, error) or func %[1]s(ctx context.Context, kw %[2]s) error", h.Func, h.Kwargs)
-	if h.Kind == Event {
+	switch h.Kind {
+	case Event:
 		want = fmt.Sprintf("want func %s(ctx context.Context, kw %s) error (event handlers return no result)", h.Func, h.Kwargs)
+	case Login:
+		want = fmt.Sprintf("want func %s(ctx context.Context, kw %s) (*kopf.ConnectionInfo, error) (login handlers return their credentials)", h.Func, h.Kwargs)
 	}
 	fail := func(p token.Pos, format string, args ...any) bool {
 		b.errorf(b.pos(p), "handler %s has the wrong signature: %s; %s", h.Func, fmt.Sprintf(format, args...), want)
@@ -674,6 +700,15 @@ func (b *builder) signature(d *ast.FuncDecl, h *Handler) bool {
 	results := flatten(d.Type.Results)
 	errType := types.Universe.Lookup("error").Type()
 	switch {
+	case h.Kind == Login:
+		if len(results) != 2 || !b.isConnectionInfo(results[0]) || !b.is(results[1], errType) {
+			p := d.Type.Params.Closing
+			if d.Type.Results != nil {
+				p = d.Type.Results.Pos()
+			}
+			return fail(p, "it returns %s", b.resultsString(results))
+		}
+		h.ReturnsResult = true
 	case len(results) == 1 && b.is(results[0], errType):
 		h.ReturnsResult = false
 	case len(results) == 2 && h.Kind != Event && b.isAny(results[0]) && b.is(results[1], errType):
@@ -794,6 +829,10 @@ func (b *builder) resultsString(results []ast.Expr) string {
 // registration builds the registration of one marker, with the typed
 // resource its selector names (or nil). ok is false after errors.
 func (b *builder) registration(h *Handler, m *markers.Marker) (*Registration, *Typed, bool) {
+	if h.Kind.IsActivity() {
+		r, ok := b.activityRegistration(h, m)
+		return r, nil, ok
+	}
 	reasons, _ := reasonsOf(m.Name) // none for on.event
 	sel := m.Positional[0].Go.(resources.Selector)
 	r := &Registration{
@@ -918,7 +957,10 @@ func (b *builder) add(r *Registration, m *markers.Marker) {
 	if kind.Spawning() {
 		kind = Daemon // daemons and timers share ids: both store status.<id>
 	}
-	key := regKey{kind: kind, id: r.ID, sel: r.Selector}
+	if kind.IsActivity() {
+		kind = Activity // logins are activity handlers too
+	}
+	key := regKey{kind: kind, id: r.ID, sel: r.Selector, activity: r.Activity}
 	prev, dup := b.byKey[key]
 	if !dup {
 		b.byKey[key] = r
@@ -927,26 +969,26 @@ func (b *builder) add(r *Registration, m *markers.Marker) {
 	}
 	if prev.Handler != r.Handler {
 		b.errorf(m.Pos, "handler id %q is already used for %s by %s at %s; set a distinct id=",
-			r.ID, selectorString(r.Selector), prev.Handler.Func, where(prev.Pos, m.Pos))
+			r.ID, target(r), prev.Handler.Func, where(prev.Pos, m.Pos))
 		return
 	}
 	if r.Handler.Kind != Changing {
 		b.errorf(m.Pos, "duplicate %s%s: handler id %q is already registered for %s at %s; set a distinct id=",
-			markers.Prefix, m.Name, r.ID, selectorString(r.Selector), where(prev.Pos, m.Pos))
+			markers.Prefix, m.Name, r.ID, target(r), where(prev.Pos, m.Pos))
 		return
 	}
 	for _, reason := range prev.Reasons {
 		for _, again := range r.Reasons {
 			if reason == again {
 				b.errorf(m.Pos, "duplicate %s%s: handler id %q is already registered for %s of %s at %s; set a distinct id=",
-					markers.Prefix, m.Name, r.ID, reason, selectorString(r.Selector), where(prev.Pos, m.Pos))
+					markers.Prefix, m.Name, r.ID, reason, target(r), where(prev.Pos, m.Pos))
 				return
 			}
 		}
 	}
 	if !sameOptions(prev, r) {
 		b.errorf(m.Pos, "%s%s repeats handler id %q for %s with different options than %s; stacked markers share a registration only if param, errors, timeout, retries, backoff, field and filters are equal, so set a distinct id=",
-			markers.Prefix, m.Name, r.ID, selectorString(r.Selector), where(prev.Pos, m.Pos))
+			markers.Prefix, m.Name, r.ID, target(r), where(prev.Pos, m.Pos))
 		return
 	}
 	prev.Reasons = append(prev.Reasons, r.Reasons...)

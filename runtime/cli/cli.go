@@ -72,6 +72,8 @@ type Options struct {
 	// are found as the command line finds them (LoadConfig), and loaded
 	// again on a 401 Unauthorized. Set: cfg is used as it is, with no
 	// re-login. Under the command line, --kubeconfig takes precedence.
+	// With login handlers, they produce the credentials, and these are
+	// what activities.LoginViaClient returns in them.
 	Config *rest.Config
 	// Logger receives the operator's logs. Nil: under the command line,
 	// the logger that --log-format, -v, -d and -q describe; under Run,
@@ -88,6 +90,9 @@ type Options struct {
 	RescanInterval time.Duration
 	// Memo is the operator's memo (see operator.Options.Memo).
 	Memo kwargs.Memo
+	// Prober is operator.Options' (the probe handlers' runner, for a
+	// health endpoint and for package kopftest's Probe).
+	Prober func(operator.ProbeFunc)
 }
 
 // Run runs the operator with the handlers that register adds, without a
@@ -127,6 +132,7 @@ func Run(ctx context.Context, register RegisterFunc, opts Options) error {
 		Observe:        opts.Observe,
 		RescanInterval: opts.RescanInterval,
 		Memo:           opts.Memo,
+		Prober:         opts.Prober,
 	})
 }
 

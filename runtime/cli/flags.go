@@ -226,6 +226,7 @@ func (f *runFlags) operatorOptions(fl *pflag.FlagSet, opts Options, logOut io.Wr
 		Observe:        opts.Observe,
 		RescanInterval: opts.RescanInterval,
 		Memo:           opts.Memo,
+		Prober:         opts.Prober,
 	}, nil
 }
 

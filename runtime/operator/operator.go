@@ -70,6 +70,9 @@ type Options struct {
 	// make from RESTConfig. The command line (package cli)
 	// sets it. Nil: the credentials of cfg are used until the operator
 	// exits (client-go still re-reads cfg.BearerTokenFile every minute).
+	// Run calls it at start too when cfg is nil. With login handlers in
+	// the registry, they replace it (at start and on 401), and it (or cfg)
+	// is what activities.LoginViaClient returns in them (see credentials).
 	Login LoginFunc
 	// Ready, if set, is called once when the operator is ready: every
 	// resource of the registry is resolved and watched, and the objects of
@@ -104,7 +107,14 @@ type Options struct {
 }
 
 // Run serves the registry's handlers until ctx is done. It returns nil on a
-// clean stop and an error only if the operator cannot start.
+// clean stop and an error only if the operator cannot start (no
+// credentials, a login or startup handler failed) or if a cleanup handler
+// failed.
+//
+// Its activities (see activities.go): the login handlers (or Options.Login
+// when cfg is nil) produce the credentials first; then the startup
+// handlers run, before the settings are read and anything is watched;
+// the cleanup handlers run once everything has stopped.
 //
 // The API server is not needed at start: while it cannot be reached, Run
 // logs why (see apiHealth) and keeps trying. The requests carry the
