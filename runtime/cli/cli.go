@@ -184,6 +184,8 @@ func NewCommandWith(register RegisterFunc, logOut io.Writer, opts Options) *cobr
 	}
 	// As Kopf's "kopf, version 1.44.6": the operator, and the runtime's version.
 	root.SetVersionTemplate("{{.Name}}, kopf-go version {{.Version}}\n")
+	// Kopf's --version has no shorthand (cobra's default would be -v).
+	root.Flags().Bool("version", false, "Show the version and exit.")
 	root.AddCommand(newRunCommand(register, logOut, opts))
 	root.AddCommand(&cobra.Command{
 		Use:   "version",

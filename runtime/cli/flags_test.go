@@ -280,6 +280,15 @@ func TestHelpNamesTheOperator(t *testing.T) {
 			if got, want := run("--version"), tt.want+", kopf-go version "+operator.Version+"\n"; got != want {
 				t.Errorf("--version prints %q, want %q", got, want)
 			}
+			if err := func() error {
+				cmd := NewCommandWith(nil, io.Discard, tt.opts)
+				cmd.SetArgs([]string{"-v"})
+				cmd.SetOut(io.Discard)
+				cmd.SetErr(io.Discard)
+				return cmd.Execute()
+			}(); err == nil {
+				t.Errorf("-v is accepted by the root command; Kopf's --version has no shorthand")
+			}
 			help := run("--help")
 			if !strings.Contains(help, "  "+tt.want+" [command]") || !strings.HasPrefix(help, tt.want+": ") {
 				t.Errorf("the help does not name %q:\n%s", tt.want, help)
