@@ -28,7 +28,7 @@ lands in status.create_fn and its progress in kopf.zalando.org/create_fn,
 exactly as for the Kopf operator with a function create_fn. Nothing in the generated code is magic: it
 could be written by hand against this package.
 
-`operator run -A` (the binary's command line, package runtime/cli) then:
+`<binary> run -A` (the operator binary's command line, package runtime/cli, Kopf's `kopf run`) then:
 
   - resolves each handler's resource through the cluster's discovery;
   - watches it (runtime/watching: client-go's Reflector, no object cache);

@@ -63,7 +63,7 @@ func register(r *kopf.Registry) error {
 
 // An operator's main function sets in code what its command line does not
 // say: here, Kubernetes Events are not posted, and at most 16 objects are
-// processed at once. `operator run -A` then runs it as usual.
+// processed at once. `<binary> run -A` then runs it as usual.
 func ExampleMain() {
 	os.Exit(kopf.Main(register, kopf.WithSettings(func(s *kopf.Settings) {
 		s.Posting.Enabled = false
@@ -134,4 +134,28 @@ func ExampleSubhandlerFunc() {
 	// Outside the reactor, the parent has no sub-handlers to register into.
 	fmt.Println(parent(context.Background(), kopf.ChangingKwargs{}))
 	// Output: sub-handlers can only be registered inside a changing handler
+}
+
+// An operator's main function names the operator in its command line's
+// help and --version (by default, the binary's name), and gives the
+// defaults of flags it always runs with: `kopfexample-operator run` then
+// serves the namespace "default" with the priority 100, unless -n, -A or
+// -p say otherwise. See docs/cli.md.
+func ExampleWithName() {
+	os.Exit(kopf.Main(register,
+		kopf.WithName("kopfexample-operator"),
+		kopf.WithNamespaces("default"),
+		kopf.WithPriority(100),
+	))
+}
+
+// A logger in Kopf's JSON format, as `--log-format json --log-refkey k8s`
+// makes it: the object a record is about goes into the field "k8s".
+func ExampleNewLoggerWith() {
+	logger := kopf.NewLoggerWith(os.Stderr, kopf.LogOptions{
+		Format: kopf.LogJSON,
+		Level:  slog.LevelDebug, // --verbose
+		RefKey: "k8s",           // --log-refkey k8s
+	})
+	logger.Info("Starting the operator.")
 }

@@ -68,6 +68,28 @@ func WithStandalone() Option {
 	return func(o *cli.Options) { o.Standalone = true }
 }
 
+// WithPriority sets the operator's priority among the operators that
+// serve the same objects (Kopf's priority=; -p/--priority and --dev on the
+// command line, which take precedence). Peering is not implemented yet:
+// the priority is only logged.
+func WithPriority(priority int) Option {
+	return func(o *cli.Options) { o.Priority = priority }
+}
+
+// WithPeering names the peering object of the operators that serve the
+// same objects (Kopf's peering_name=; -P/--peering on the command line,
+// which takes precedence). Peering is not implemented yet: the name is
+// only logged.
+func WithPeering(name string) Option {
+	return func(o *cli.Options) { o.PeeringName = name }
+}
+
+// WithName names the operator in its command line's help and --version
+// (Main only); the default is the binary's name.
+func WithName(name string) Option {
+	return func(o *cli.Options) { o.Name = name }
+}
+
 // WithConfig connects to the cluster with cfg, used as it is. Without it,
 // the credentials are found as kubectl finds them ($KUBECONFIG,
 // ~/.kube/config, then the in-cluster service account) and loaded again
@@ -182,6 +204,17 @@ const (
 // makes it. It is safe for concurrent use.
 func NewLogger(w io.Writer, format LogFormat, level slog.Level) *slog.Logger {
 	return logging.New(w, format, level)
+}
+
+// LogOptions say how a logger of NewLoggerWith writes: the format, the
+// level, and Kopf's --log-prefix and --log-refkey (Kopf's
+// kopf.configure()).
+type LogOptions = logging.Options
+
+// NewLoggerWith returns a logger that writes to w as opts say, as the
+// command line makes it from its flags. It is safe for concurrent use.
+func NewLoggerWith(w io.Writer, opts LogOptions) *slog.Logger {
+	return logging.NewWith(w, opts)
 }
 
 // RouteKlog sends klog's output (client-go's own log lines) to logger, in

@@ -3,12 +3,15 @@ package kopf_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/client-go/rest"
 
 	"github.com/kopf-go/kopf"
+	"github.com/kopf-go/kopf/kopftest"
 )
 
 // Run fails at once, without contacting the cluster, when the operator
@@ -51,5 +54,34 @@ func TestWithSettingsOrder(t *testing.T) {
 	}
 	if kopf.DefaultSettings().Queueing.WorkerLimit != 64 {
 		t.Errorf("the defaults were changed")
+	}
+}
+
+// WithPriority and WithPeering reach the operator, which runs standalone
+// (peering is not implemented) and names them as ignored.
+func TestWithPriorityAndPeering(t *testing.T) {
+	var logs kopftest.Buffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- kopf.Run(ctx, func(*kopf.Registry) error { return nil },
+			kopf.WithConfig(&rest.Config{Host: "https://127.0.0.1:1"}),
+			kopf.WithAllNamespaces(),
+			kopf.WithLogger(kopf.NewLogger(&logs, kopf.LogPlain, slog.LevelInfo)),
+			kopf.WithPriority(100),
+			kopf.WithPeering("example"),
+		)
+	}()
+	const want = `Peering is not supported yet; running in the standalone mode. Ignored: the peering "example" and the priority 100.`
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(logs.String(), want) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run() = %v", err)
+	}
+	if !strings.Contains(logs.String(), want) {
+		t.Errorf("the log lacks %q:\n%s", want, logs.String())
 	}
 }

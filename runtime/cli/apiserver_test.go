@@ -4,12 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -62,20 +66,20 @@ func TestRunUnreachableServerLogsJSON(t *testing.T) {
 
 	var named bool
 	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		var rec struct {
-			Level string `json:"level"`
-			Msg   string `json:"msg"`
+		var rec struct { // Kopf's JSON fields
+			Severity string `json:"severity"`
+			Message  string `json:"message"`
 		}
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			t.Errorf("a line is not JSON (%v): %s", err, line)
 			continue
 		}
-		if rec.Level == "WARN" && strings.Contains(rec.Msg, "The API server "+server+" is unreachable (connection refused)") {
+		if rec.Severity == "warn" && strings.Contains(rec.Message, "The API server "+server+" is unreachable (connection refused)") {
 			named = true
 		}
 	}
 	if !named {
-		t.Errorf("no WARN line names the server %s and the connection refused; the log:\n%s", server, out.String())
+		t.Errorf("no warn line names the server %s and the connection refused; the log:\n%s", server, out.String())
 	}
 }
 
@@ -172,6 +176,51 @@ func TestRunOptionsAndFlags(t *testing.T) {
 			}
 			if warned := strings.Contains(out.String(), "No namespaces are specified"); warned == tt.noNSWarned {
 				t.Errorf("the whole-cluster warning is logged: %v, want %v; the log:\n%s", warned, !tt.noNSWarned, out.String())
+			}
+		})
+	}
+}
+
+// -d lets client-go's own debug lines through, as Kopf's -d does the
+// low-level libraries': each request's method, URL and status, at DEBUG;
+// -v does not, and neither logs the requests' headers (curl commands).
+func TestRunDebugLogsRequests(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "nothing here", http.StatusNotFound)
+	}))
+	t.Cleanup(srv.Close)
+	kubeconfig := writeKubeconfig(t, srv.URL, "some-token")
+	t.Cleanup(func() { // klog's verbosity is process-wide: back to the default
+		var fs flag.FlagSet
+		klog.InitFlags(&fs)
+		_ = fs.Set("v", "0")
+	})
+	for _, tt := range []struct {
+		flag     string
+		requests bool
+	}{
+		{"-v", false},
+		{"-d", true},
+	} {
+		t.Run(tt.flag, func(t *testing.T) {
+			var out syncBuffer
+			cmd := NewCommand(registerExample, &out)
+			cmd.SetArgs([]string{"run", tt.flag, "--log-format", "plain", "--kubeconfig", kubeconfig, "-A", "--standalone"})
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- cmd.ExecuteContext(ctx) }()
+			// The discovery fails (404), after the requests.
+			waitFor(t, &out, "cannot be discovered", 20*time.Second)
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("the command failed: %v", err)
+			}
+			response := regexp.MustCompile(`(?m)^Response verb=GET url=` + regexp.QuoteMeta(srv.URL) + `/\S+ status=404 Not Found`)
+			if got := response.MatchString(out.String()); got != tt.requests {
+				t.Errorf("client-go's request lines are logged: %v, want %v; the log:\n%s", got, tt.requests, out.String())
+			}
+			if strings.Contains(out.String(), "curlCommand") {
+				t.Errorf("the requests' headers are logged:\n%s", out.String())
 			}
 		})
 	}

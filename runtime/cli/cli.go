@@ -1,6 +1,12 @@
 // Package cli is the operator binary's command line, modelled on `kopf run`:
 //
-//	operator run [-n NAMESPACE]... | -A  [--standalone] [-v|-d|-q] [--log-format full|plain|json]
+//	NAME run [-n NAMESPACE]... | -A  [--standalone] [--dev | -p PRIORITY] [-P PEERING]
+//	         [-v|-d|-q] [--log-format full|plain|json] [--log-refkey KEY] [--[no-]log-prefix]
+//	NAME --version
+//
+// NAME is the binary's name (or Options.Name). The flags are Kopf's, with
+// their shorthands, defaults and environment variables (KOPF_RUN_*, see
+// runEnv); docs/cli.md lists them.
 //
 // Credentials are found the way every Kubernetes tool finds them: the
 // --kubeconfig flag, $KUBECONFIG, ~/.kube/config, then the in-cluster
@@ -19,6 +25,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -43,6 +50,9 @@ type RegisterFunc func(*registry.Registry) error
 // Under the command line (MainWith), its flags take precedence where both
 // say something, as each field says.
 type Options struct {
+	// Name is the operator's name in its command line's help and
+	// --version; "": the binary's name (os.Args[0]'s base name).
+	Name string
 	// Settings are the operator's settings; nil: settings.Default().
 	Settings *settings.Settings
 	// Namespaces and AllNamespaces say what to serve (see
@@ -52,6 +62,12 @@ type Options struct {
 	AllNamespaces bool
 	// Standalone disables peering (--standalone, which also sets it).
 	Standalone bool
+	// Priority and PeeringName are the operator's priority among its peers
+	// and its peering object's name (Kopf's priority= and peering_name=;
+	// see operator.Options). Under the command line, -p/--dev and
+	// -P/--peering take precedence.
+	Priority    int
+	PeeringName string
 	// Config is the cluster's client configuration. Nil: the credentials
 	// are found as the command line finds them (LoadConfig), and loaded
 	// again on a 401 Unauthorized. Set: cfg is used as it is, with no
@@ -107,6 +123,8 @@ func Run(ctx context.Context, register RegisterFunc, opts Options) error {
 		Namespaces:     opts.Namespaces,
 		AllNamespaces:  opts.AllNamespaces,
 		Standalone:     opts.Standalone,
+		Priority:       opts.Priority,
+		PeeringName:    opts.PeeringName,
 		Settings:       opts.Settings,
 		Logger:         logger,
 		Login:          login,
@@ -153,12 +171,21 @@ func NewCommand(register RegisterFunc, logOut io.Writer) *cobra.Command {
 
 // NewCommandWith is NewCommand with options set in code (see Options).
 func NewCommandWith(register RegisterFunc, logOut io.Writer, opts Options) *cobra.Command {
+	name := opts.Name
+	if name == "" {
+		name = filepath.Base(os.Args[0])
+	}
 	root := &cobra.Command{
-		Use:           "operator",
-		Short:         "A Kubernetes operator built with kopf-go.",
+		Use:           name,
+		Short:         name + ": a Kubernetes operator built with kopf-go.",
+		Version:       operator.Version,
 		SilenceUsage:  true,
 		SilenceErrors: false,
 	}
+	// As Kopf's "kopf, version 1.44.6": the operator, and the runtime's version.
+	root.SetVersionTemplate("{{.Name}}, kopf-go version {{.Version}}\n")
+	// Kopf's --version has no shorthand (cobra's default would be -v).
+	root.Flags().Bool("version", false, "Show the version and exit.")
 	root.AddCommand(newRunCommand(register, logOut, opts))
 	root.AddCommand(&cobra.Command{
 		Use:   "version",
@@ -168,17 +195,6 @@ func NewCommandWith(register RegisterFunc, logOut io.Writer, opts Options) *cobr
 	return root
 }
 
-type runFlags struct {
-	namespaces    []string
-	allNamespaces bool
-	standalone    bool
-	verbose       bool
-	debug         bool
-	quiet         bool
-	logFormat     string
-	kubeconfig    string
-}
-
 func newRunCommand(register RegisterFunc, logOut io.Writer, opts Options) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
@@ -186,23 +202,15 @@ func newRunCommand(register RegisterFunc, logOut io.Writer, opts Options) *cobra
 		Short: "Run the operator until interrupted.",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if len(f.namespaces) > 0 && f.allNamespaces {
-				return errors.New("-n/--namespace and -A/--all-namespaces are mutually exclusive")
-			}
-			format, err := logging.ParseFormat(f.logFormat)
+			op, err := f.operatorOptions(cmd.Flags(), opts, logOut)
 			if err != nil {
 				return err
 			}
-			level := slog.LevelInfo
-			switch {
-			case f.verbose || f.debug:
-				level = slog.LevelDebug
-			case f.quiet:
-				level = slog.LevelWarn
-			}
-			logger := opts.Logger
-			if logger == nil {
-				logger = logging.New(logOut, format, level)
+			logger := op.Logger
+			if f.debug {
+				if err := klogDebug(); err != nil {
+					return err
+				}
 			}
 			// klog is process-wide; this command is the process's only
 			// logger, so client-go's own lines come out in its format too.
@@ -212,10 +220,6 @@ func newRunCommand(register RegisterFunc, logOut io.Writer, opts Options) *cobra
 				if err := register(reg); err != nil {
 					return fmt.Errorf("registering the handlers: %w", err)
 				}
-			}
-			namespaces, all := f.namespaces, f.allNamespaces
-			if len(namespaces) == 0 && !all {
-				namespaces, all = opts.Namespaces, opts.AllNamespaces
 			}
 			cfg := opts.Config
 			// On a 401, the credentials are loaded again the same way: a
@@ -231,22 +235,9 @@ func newRunCommand(register RegisterFunc, logOut io.Writer, opts Options) *cobra
 			defer signal.Stop(sigs)
 			ctx, forced, stop := watchSignals(cmd.Context(), sigs, logger)
 			defer stop()
+			op.Login = login
 			done := make(chan error, 1)
-			go func() {
-				done <- operator.Run(ctx, cfg, reg, operator.Options{
-					Namespaces:     namespaces,
-					AllNamespaces:  all,
-					Standalone:     f.standalone || opts.Standalone,
-					Settings:       opts.Settings,
-					Logger:         logger,
-					Login:          login,
-					Ready:          opts.Ready,
-					Observe:        opts.Observe,
-					RescanInterval: opts.RescanInterval,
-					Memo:           opts.Memo,
-					Prober:         opts.Prober,
-				})
-			}()
+			go func() { done <- operator.Run(ctx, cfg, reg, op) }()
 			select {
 			case err := <-done:
 				return err
@@ -257,15 +248,7 @@ func newRunCommand(register RegisterFunc, logOut io.Writer, opts Options) *cobra
 			}
 		},
 	}
-	fl := cmd.Flags()
-	fl.StringSliceVarP(&f.namespaces, "namespace", "n", nil, "serve only this namespace (repeatable, comma-separated)")
-	fl.BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "serve all namespaces and cluster-scoped resources")
-	fl.BoolVar(&f.standalone, "standalone", false, "do not coordinate with other operators (peering)")
-	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log the reactor's debug messages")
-	fl.BoolVarP(&f.debug, "debug", "d", false, "log everything, as --verbose")
-	fl.BoolVarP(&f.quiet, "quiet", "q", false, "log only warnings and errors")
-	fl.StringVar(&f.logFormat, "log-format", "full", "log format: full, plain or json")
-	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "path to a kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
+	addRunFlags(cmd.Flags(), &f)
 	return cmd
 }
 

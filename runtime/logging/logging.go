@@ -1,9 +1,12 @@
 // Package logging renders the operator's log/slog records the way Kopf
 // renders its log: the "full" format `[time] logger [LEVEL   ] message`, the
-// "plain" format `message`, or JSON. Records about one object carry the
-// attribute ObjectKey ("namespace/name"); the text formats print it as the
-// `[namespace/name] ` prefix of the message, as Kopf does, and JSON puts it
-// in a field of its own.
+// "plain" format `message`, or Kopf's JSON (one object a line: message,
+// timestamp, object, severity). Records about one object carry the
+// attribute ObjectKey ("namespace/name", or a Referencer with the object's
+// full reference); the text formats print it as the `[namespace/name] `
+// prefix of the message, as Kopf does, and JSON puts it in a field of its
+// own (Options.Prefix and Options.RefKey change both, as Kopf's
+// --log-prefix and --log-refkey do).
 package logging
 
 import (
@@ -31,22 +34,65 @@ const (
 	JSON  Format = "json"
 )
 
-// ParseFormat checks a --log-format value.
+// ParseFormat checks a --log-format value. As Kopf's, it is
+// case-insensitive: "JSON" is "json".
 func ParseFormat(s string) (Format, error) {
-	switch f := Format(s); f {
+	switch f := Format(strings.ToLower(s)); f {
 	case Full, Plain, JSON:
 		return f, nil
 	}
 	return "", fmt.Errorf("unknown log format %q: expected full, plain or json", s)
 }
 
+// DefaultRefKey is the JSON field of the object a record is about, unless
+// Options.RefKey says another (Kopf's DEFAULT_JSON_REFKEY).
+const DefaultRefKey = "object"
+
+// Options say how a logger writes: the logging options of `kopf run`
+// (Kopf's kopf.configure()). The zero Options are the full format at INFO.
+type Options struct {
+	// Format is the log format; "": Full.
+	Format Format
+	// Level is the lowest level written (slog.LevelDebug: Kopf's
+	// --verbose; slog.LevelWarn: --quiet).
+	Level slog.Level
+	// Prefix says whether the messages about an object start with
+	// "[namespace/name] " ("[name] " for cluster-scoped objects): Kopf's
+	// --log-prefix/--no-log-prefix. Nil: Kopf's default, a prefix in the
+	// text formats and none in JSON, where the object has a field of its
+	// own.
+	Prefix *bool
+	// RefKey is the JSON field that holds the object a record is about
+	// (Kopf's --log-refkey); "": DefaultRefKey, "object". The text formats
+	// ignore it.
+	RefKey string
+}
+
 // New returns a logger writing to w in the given format, from the given
-// level up. It is safe for concurrent use.
+// level up, with Kopf's defaults for the rest (see Options). It is safe for
+// concurrent use.
 func New(w io.Writer, format Format, level slog.Level) *slog.Logger {
-	if format == JSON {
-		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
+	return NewWith(w, Options{Format: format, Level: level})
+}
+
+// NewWith returns a logger writing to w as opts say. It is safe for
+// concurrent use.
+func NewWith(w io.Writer, opts Options) *slog.Logger {
+	if opts.Format == "" {
+		opts.Format = Full
 	}
-	return slog.New(&textHandler{out: &lockedWriter{w: w}, format: format, level: level, name: "kopf"})
+	prefix := opts.Format != JSON
+	if opts.Prefix != nil {
+		prefix = *opts.Prefix
+	}
+	if opts.Format == JSON {
+		refKey := opts.RefKey
+		if refKey == "" {
+			refKey = DefaultRefKey
+		}
+		return slog.New(&jsonHandler{out: &lockedWriter{w: w}, level: opts.Level, prefix: prefix, refKey: refKey})
+	}
+	return slog.New(&textHandler{out: &lockedWriter{w: w}, format: opts.Format, level: opts.Level, prefix: prefix, name: "kopf"})
 }
 
 // ForObject returns a logger whose records are about one object.
@@ -63,6 +109,7 @@ type textHandler struct {
 	out    *lockedWriter
 	format Format
 	level  slog.Level
+	prefix bool   // "[namespace/name] " before the messages about an object
 	name   string // the logger name in the full format
 	object string
 	attrs  []slog.Attr
@@ -93,7 +140,7 @@ func (h *textHandler) Handle(_ context.Context, r slog.Record) error {
 		}
 		fmt.Fprintf(&b, "[%s] %-20.20s [%-8.8s] ", ts.Format("2006-01-02 15:04:05,000"), name, levelName(r.Level))
 	}
-	if object != "" {
+	if object != "" && h.prefix {
 		b.WriteString("[" + object + "] ")
 	}
 	b.WriteString(r.Message)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
@@ -180,47 +181,155 @@ func TestFullFormatWithTheCurrentTime(t *testing.T) {
 	}
 }
 
+// fullRef is a full object reference, as package posting's ObjectRef gives.
+type fullRef Reference
+
+func (r fullRef) ObjectReference() Reference { return Reference(r) }
+func (r fullRef) String() string             { return r.Namespace + "/" + r.Name }
+
+// TestJSONFormat: Kopf's JSON lines, byte for byte, as python-json-logger's
+// JsonFormatter(timestamp=True) with Kopf's ObjectJsonFormatter writes them
+// (e.g. {"message": "Handler 'create_fn' succeeded.", "timestamp":
+// "2026-06-03T10:00:01.123456+00:00", "object": {"apiVersion":
+// "kopf.dev/v1", "kind": "KopfExample", "name": "kopf-example-1", "uid":
+// "u1", "namespace": "default"}, "severity": "info"}).
 func TestJSONFormat(t *testing.T) {
+	ts := `"timestamp": "` + at.UTC().Format("2006-01-02T15:04:05") + `.123456+00:00"`
+	ref := fullRef{APIVersion: "kopf.dev/v1", Kind: "KopfExample", Name: "kopf-example-1", UID: "u1", Namespace: "default"}
+	refJSON := `{"apiVersion": "kopf.dev/v1", "kind": "KopfExample", "name": "kopf-example-1", "uid": "u1", "namespace": "default"}`
+	yes, no := true, false
 	tests := []struct {
 		name string
-		log  func(l *slog.Logger)
-		want map[string]any // the fields other than time
+		opts Options
+		with []any
+		rec  slog.Record
+		want string
 	}{
 		{
 			name: "operator",
-			log:  func(l *slog.Logger) { l.Info("Stop-flag is raised. Operator is stopping.") },
-			want: map[string]any{"level": "INFO", "msg": "Stop-flag is raised. Operator is stopping."},
+			rec:  record(slog.LevelInfo, "Stop-flag is raised. Operator is stopping."),
+			want: `{"message": "Stop-flag is raised. Operator is stopping.", ` + ts + `, "severity": "info"}`,
 		},
 		{
-			name: "object: a field of its own, no prefix",
-			log:  func(l *slog.Logger) { ForObject(l, "ns/name").Debug("Handler 'create_fn' is invoked.") },
-			want: map[string]any{"level": "DEBUG", "msg": "Handler 'create_fn' is invoked.", "object": "ns/name"},
+			name: "object: a field of its own, no prefix", with: []any{slog.Any(ObjectKey, ref)},
+			rec:  record(slog.LevelDebug, "Handler 'create_fn' is invoked."),
+			want: `{"message": "Handler 'create_fn' is invoked.", ` + ts + `, "object": ` + refJSON + `, "severity": "debug"}`,
 		},
 		{
-			name: "attributes",
-			log: func(l *slog.Logger) {
-				ForObject(l, "name").Error("Handler 'f' failed with an exception and will ignore it: boom", slog.String("stack", "trace"))
-			},
-			want: map[string]any{"level": "ERROR", "msg": "Handler 'f' failed with an exception and will ignore it: boom",
-				"object": "name", "stack": "trace"},
+			name: "object given on the record",
+			rec:  record(slog.LevelWarn, "Patching failed.", slog.Any(ObjectKey, ref)),
+			want: `{"message": "Patching failed.", ` + ts + `, "object": ` + refJSON + `, "severity": "warn"}`,
+		},
+		{
+			name: "object as a plain string: name and namespace only", with: []any{slog.String(ObjectKey, "ns/n")},
+			rec:  record(slog.LevelError, "Event processing has failed."),
+			want: `{"message": "Event processing has failed.", ` + ts + `, "object": {"apiVersion": null, "kind": null, "name": "n", "uid": null, "namespace": "ns"}, "severity": "error"}`,
+		},
+		{
+			name: "cluster-scoped object: namespace null", with: []any{slog.Any(ObjectKey, fullRef{APIVersion: "v1", Kind: "Node", Name: "node-1", UID: "u2"})},
+			rec:  record(slog.LevelError+4, "Fatal."),
+			want: `{"message": "Fatal.", ` + ts + `, "object": {"apiVersion": "v1", "kind": "Node", "name": "node-1", "uid": "u2", "namespace": null}, "severity": "fatal"}`,
+		},
+		{
+			name: "--log-refkey", opts: Options{RefKey: "k8s"}, with: []any{slog.Any(ObjectKey, ref)},
+			rec:  record(slog.LevelInfo, "Handler 'create_fn' succeeded."),
+			want: `{"message": "Handler 'create_fn' succeeded.", ` + ts + `, "k8s": ` + refJSON + `, "severity": "info"}`,
+		},
+		{
+			name: "--log-prefix", opts: Options{Prefix: &yes}, with: []any{slog.Any(ObjectKey, ref)},
+			rec:  record(slog.LevelInfo, "Handler 'create_fn' succeeded."),
+			want: `{"message": "[default/kopf-example-1] Handler 'create_fn' succeeded.", ` + ts + `, "object": ` + refJSON + `, "severity": "info"}`,
+		},
+		{
+			name: "--log-prefix, cluster-scoped", opts: Options{Prefix: &yes}, with: []any{slog.String(ObjectKey, "node-1")},
+			rec:  record(slog.LevelInfo, "m"),
+			want: `{"message": "[node-1] m", ` + ts + `, "object": {"apiVersion": null, "kind": null, "name": "node-1", "uid": null, "namespace": null}, "severity": "info"}`,
+		},
+		{
+			name: "--no-log-prefix", opts: Options{Prefix: &no}, with: []any{slog.Any(ObjectKey, ref)},
+			rec:  record(slog.LevelInfo, "m"),
+			want: `{"message": "m", ` + ts + `, "object": ` + refJSON + `, "severity": "info"}`,
+		},
+		{
+			name: "attributes: extras between the message and the timestamp, the stack as exc_info",
+			with: []any{slog.Int("worker", 3), slog.Group("g", slog.Bool("b", true))},
+			rec: record(slog.LevelError, "Handler 'f' failed: boom", slog.String("stack", "goroutine 1:\nmain.f()\n"),
+				slog.Float64("f", 0.5), slog.Float64("one", 1), slog.Any("err", errors.New("e")), slog.Duration("d", time.Second)),
+			want: `{"message": "Handler 'f' failed: boom", "exc_info": "goroutine 1:\nmain.f()", "worker": 3, "g": {"b": true}, "f": 0.5, "one": 1.0, "err": "e", "d": "1s", ` + ts + `, "severity": "error"}`,
+		},
+		{
+			name: "Python's escaping: ensure_ascii, no HTML escaping",
+			rec:  record(slog.LevelInfo, "<é> & \"日本\" \\ \t😀\x01"),
+			want: `{"message": "<\u00e9> & \"\u65e5\u672c\" \\ \t\ud83d\ude00\u0001", ` + ts + `, "severity": "info"}`,
+		},
+		{
+			name: "a field named severity is kept",
+			rec:  record(slog.LevelInfo, "m", slog.String("severity", "custom")),
+			want: `{"message": "m", "severity": "custom", ` + ts + `}`,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			tt.log(New(&buf, JSON, slog.LevelDebug))
-			var got map[string]any
-			if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
-				t.Fatalf("not one JSON record: %q: %v", buf.String(), err)
+			opts := tt.opts
+			opts.Format, opts.Level = JSON, slog.LevelDebug
+			h := NewWith(&buf, opts).With(tt.with...).Handler()
+			if err := h.Handle(context.Background(), tt.rec); err != nil {
+				t.Fatal(err)
 			}
-			if _, ok := got["time"].(string); !ok {
-				t.Errorf("no time in %v", got)
+			if got := buf.String(); got != tt.want+"\n" {
+				t.Errorf("output =\n%s\nwant\n%s", got, tt.want)
 			}
-			delete(got, "time")
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("record = %v, want %v", got, tt.want)
+			if !json.Valid(buf.Bytes()) {
+				t.Errorf("not valid JSON: %s", buf.String())
 			}
 		})
+	}
+}
+
+func TestPyISOTime(t *testing.T) {
+	tests := []struct {
+		in   time.Time
+		want string
+	}{
+		{time.Date(2026, 6, 3, 12, 0, 1, 123456789, time.UTC), "2026-06-03T12:00:01.123456+00:00"},
+		{time.Date(2026, 6, 3, 12, 0, 1, 0, time.UTC), "2026-06-03T12:00:01+00:00"},
+		{time.Date(2026, 6, 3, 14, 0, 1, 1000, time.FixedZone("CEST", 7200)), "2026-06-03T12:00:01.000001+00:00"},
+	}
+	for _, tt := range tests {
+		if got := pyISOTime(tt.in); got != tt.want {
+			t.Errorf("pyISOTime(%v) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestPyFloat(t *testing.T) {
+	for in, want := range map[float64]string{0: "0.0", 1: "1.0", -2.5: "-2.5", 0.0001: "0.0001", 1e-5: "1e-05", 1e16: "1e+16", 123456789.5: "123456789.5"} {
+		if got := string(appendPyFloat(nil, in)); got != want {
+			t.Errorf("appendPyFloat(%v) = %q, want Python's %q", in, got, want)
+		}
+	}
+}
+
+// TestTextPrefix: --no-log-prefix drops the "[namespace/name] " prefix in
+// the text formats; the full format's logger name stays kopf.objects.
+func TestTextPrefix(t *testing.T) {
+	no := false
+	for _, tt := range []struct {
+		format Format
+		want   string
+	}{
+		{Plain, "Handler 'create_fn' succeeded.\n"},
+		{Full, "[2026-06-03 12:00:01,123] kopf.objects         [INFO    ] Handler 'create_fn' succeeded.\n"},
+	} {
+		var buf bytes.Buffer
+		h := NewWith(&buf, Options{Format: tt.format, Prefix: &no}).With(slog.String(ObjectKey, "ns/n")).Handler()
+		if err := h.Handle(context.Background(), record(slog.LevelInfo, "Handler 'create_fn' succeeded.")); err != nil {
+			t.Fatal(err)
+		}
+		if buf.String() != tt.want {
+			t.Errorf("%s: output = %q, want %q", tt.format, buf.String(), tt.want)
+		}
 	}
 }
 
@@ -243,7 +352,8 @@ func TestParseFormat(t *testing.T) {
 		{"plain", Plain, false},
 		{"json", JSON, false},
 		{"", "", true},
-		{"FULL", "", true},
+		{"FULL", Full, false},
+		{"Json", JSON, false},
 		{"text", "", true},
 	}
 	for _, tt := range tests {

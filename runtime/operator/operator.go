@@ -50,8 +50,14 @@ type Options struct {
 	// Standalone disables peering (which is not implemented yet: the
 	// operator always runs standalone).
 	Standalone bool
-	Settings   *settings.Settings
-	Logger     *slog.Logger
+	// Priority is the operator's priority among the operators that serve
+	// the same objects, and PeeringName the name of their peering object
+	// (Kopf's priority= and peering_name=, -p/--dev and -P on the command
+	// line). Peering is not implemented yet: they are only logged.
+	Priority    int
+	PeeringName string
+	Settings    *settings.Settings
+	Logger      *slog.Logger
 	// RescanInterval is how often unresolved resources are looked up again.
 	// While discovery fails, it is retried sooner: after 1, 2, 4...
 	// seconds up to RescanInterval.
@@ -137,9 +143,7 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	}
 	logger := opts.Logger
 	logger.Debug(fmt.Sprintf("Starting Kopf-go %s.", Version))
-	if !opts.Standalone {
-		logger.Warn("Peering is not supported yet; running in the standalone mode.")
-	}
+	warnPeering(logger, opts)
 	if len(opts.Namespaces) == 0 && !opts.AllNamespaces {
 		logger.Warn("No namespaces are specified with -n or -A (kopf.WithNamespaces or kopf.WithAllNamespaces in code): serving the whole cluster. Use -A/--all-namespaces explicitly.")
 	}

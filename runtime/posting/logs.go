@@ -112,3 +112,9 @@ func refOf(a slog.Attr) *ObjectRef {
 	}
 	return nil
 }
+
+// ObjectReference returns the reference as package logging's JSON format
+// writes it (Kopf's k8s_ref): it makes ObjectRef a logging.Referencer.
+func (r ObjectRef) ObjectReference() logging.Reference {
+	return logging.Reference{APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name, UID: r.UID, Namespace: r.Namespace}
+}
