@@ -37,6 +37,10 @@ type (
 	// (true by default).
 	BlockOwnerDeletion = hierarchies.BlockOwnerDeletion
 
+	// OwnerError is the error of an owner without one of the fields that
+	// an owner reference needs (apiVersion, kind, name, uid).
+	OwnerError = hierarchies.OwnerError
+
 	// AdoptOption is an option of Adopt: Forced, Strict, Nested.
 	AdoptOption = hierarchies.AdoptOption
 	// LabelOption is an option of Label: Forced, Nested.
