@@ -124,14 +124,12 @@ func Adopt(objs any, owner Owner, opts ...AdoptOption) error {
 	if err := owner.checkReferable(); err != nil {
 		return err
 	}
-	children, err := collect(objs, nil)
-	if err != nil {
-		return err
-	}
+	// Once: an iterator of children may be good for one pass only.
 	labelled, err := collect(objs, c.nested)
 	if err != nil {
 		return err
 	}
+	children := roots(labelled)
 	appendOwnerReference(children, owner, c)
 	harmonizeNaming(children, owner.Name, c)
 	adjustNamespace(children, owner.Namespace, c.forced)

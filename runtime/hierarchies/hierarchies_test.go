@@ -3,6 +3,7 @@ package hierarchies_test
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"reflect"
 	"strings"
 	"testing"
@@ -447,6 +448,31 @@ func TestChildrenInPlace(t *testing.T) {
 	for i, u := range append(uList.Items, uObjs...) {
 		if u.GetNamespace() != ownerNamespace || len(u.GetOwnerReferences()) != 1 {
 			t.Errorf("unstructured %d was not adopted: %v", i, u.Object)
+		}
+	}
+}
+
+// Adopt passes over its children once: a single-use iterator works.
+func TestAdoptIteratesOnce(t *testing.T) {
+	children := []*corev1.Pod{{}, {}}
+	used := false
+	var once iter.Seq[*corev1.Pod] = func(yield func(*corev1.Pod) bool) {
+		if used {
+			return
+		}
+		used = true
+		for _, c := range children {
+			if !yield(c) {
+				return
+			}
+		}
+	}
+	if err := h.Adopt(once, h.OwnerOfBody(ownerBody())); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range children {
+		if len(p.OwnerReferences) != 1 || p.Labels["label-1"] != "value-1" || p.Namespace != ownerNamespace {
+			t.Errorf("pod %d was not adopted: %+v", i, p.ObjectMeta)
 		}
 	}
 }

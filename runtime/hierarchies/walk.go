@@ -19,10 +19,22 @@ import (
 var ErrUnsupported = errors.New("K8s object class is not supported")
 
 // child is one object to change: either a JSON tree (m) or a typed object
-// (typed).
+// (typed); nested if it was found at a nested path of another.
 type child struct {
-	m     map[string]any
-	typed metav1.Object
+	m      map[string]any
+	typed  metav1.Object
+	nested bool
+}
+
+// roots returns the children that are not nested ones.
+func roots(children []child) []child {
+	out := make([]child, 0, len(children))
+	for _, c := range children {
+		if !c.nested {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // collect flattens objs into the children to change, with the objects at
@@ -174,7 +186,7 @@ func addTree(m map[string]any, paths [][]string, out *[]child) error {
 		if !ok {
 			return fmt.Errorf("%w: the nested field %s is %T", ErrUnsupported, strings.Join(path, "."), cur)
 		}
-		*out = append(*out, child{m: tree})
+		*out = append(*out, child{m: tree, nested: true})
 	}
 	return nil
 }
@@ -191,9 +203,9 @@ func addTyped(obj metav1.Object, paths [][]string, out *[]child) error {
 		}
 		switch {
 		case v.Type() == treeType:
-			*out = append(*out, child{m: v.Interface().(map[string]any)})
+			*out = append(*out, child{m: v.Interface().(map[string]any), nested: true})
 		case v.CanAddr() && v.Addr().Type().Implements(metaObjectType):
-			*out = append(*out, child{typed: v.Addr().Interface().(metav1.Object)})
+			*out = append(*out, child{typed: v.Addr().Interface().(metav1.Object), nested: true})
 		case !v.CanAddr() && v.Kind() == reflect.Struct:
 			return fmt.Errorf("%w: the nested field %s is a %s in a map, which cannot be changed in place", ErrUnsupported, strings.Join(path, "."), v.Type())
 		default:
