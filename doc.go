@@ -76,6 +76,16 @@ callback named in a marker that takes a *string gets nil for a missing key,
 as Kopf's None; one that takes a string gets "" for it, as for an empty
 value. Presence alone is also labels={key: PRESENT} or {key: ABSENT}.
 
+# Children: Adopt and the hierarchies kit
+
+Kopf's kopf.adopt(), kopf.label() and their kin prepare the objects a
+handler creates so that they belong to the handled object: Adopt (owner
+reference, name, namespace, labels at once), AppendOwnerReference,
+RemoveOwnerReference, Label, HarmonizeNaming, AdjustNamespace. Children
+are typed (*corev1.Pod) or untyped (*unstructured.Unstructured,
+map[string]any), alone or in slices and lists; the owner is explicit:
+OwnerOfBody(kw.Body), OwnerOf(kw.Object), OwnerOfKind (docs/hierarchies.md).
+
 # Running: Main, Run and their options
 
 Main runs an operator's command line (`run -A`, `run -n NS`, `version`);

@@ -5,9 +5,12 @@
 // lists the child's uid: status.create_fn.children.
 //
 // The handler is typed: it gets the KopfExample as a *v1.KopfExample
-// (examples/apis/kopf/v1), builds the pod as a *corev1.Pod, and creates it
-// with the operator's shared clientset (kopf.Client) where Kopf's example
-// makes a pykube client per call.
+// (examples/apis/kopf/v1), builds the pod as a *corev1.Pod, adopts it with
+// kopf.Adopt (kopf.OwnerOfKind names the owner's kind as its Go type is
+// registered; kopf.OwnerOf(kw.Object) would take it from the object's
+// TypeMeta), and creates it with the operator's shared
+// clientset (kopf.Client) where Kopf's example makes a pykube client per
+// call.
 package main
 
 //go:generate go tool kopf-gen
@@ -15,7 +18,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"maps"
 	"os"
 
 	corev1 "k8s.io/api/core/v1"
@@ -48,7 +50,11 @@ func CreateFn(ctx context.Context, kw CreateFnKwargs) (any, error) {
 	}}}}
 
 	// Make it our child: assign the namespace, name, labels, owner references, etc.
-	adopt(pod, kw.Object)
+	// The owner is the KopfExample, of the kind its Go type is registered as.
+	owner := kopf.OwnerOfKind(kw.Object, v1.SchemeGroupVersion.WithKind("KopfExample"))
+	if err := kopf.Adopt(pod, owner); err != nil {
+		return nil, err
+	}
 
 	// Actually create an object by requesting the Kubernetes API.
 	client, err := kopf.Client(ctx, kubernetes.NewForConfig)
@@ -62,27 +68,6 @@ func CreateFn(ctx context.Context, kw CreateFnKwargs) (any, error) {
 
 	// Update the parent's status.
 	return map[string]any{"children": []string{string(created.UID)}}, nil
-}
-
-// adopt makes obj a child of owner, as kopf.adopt() does: owner's
-// namespace, a name generated after owner's, owner's labels (obj's own
-// win), and a controlling owner reference, whose kind comes from the
-// types' scheme registration (v1.SchemeGroupVersion).
-func adopt(obj metav1.Object, owner *v1.KopfExample) {
-	if obj.GetName() == "" && obj.GetGenerateName() == "" {
-		obj.SetGenerateName(owner.Name + "-")
-	}
-	if obj.GetNamespace() == "" {
-		obj.SetNamespace(owner.Namespace)
-	}
-	labels := maps.Clone(owner.Labels)
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	maps.Copy(labels, obj.GetLabels())
-	obj.SetLabels(labels)
-	ref := metav1.NewControllerRef(owner, v1.SchemeGroupVersion.WithKind("KopfExample"))
-	obj.SetOwnerReferences(append(obj.GetOwnerReferences(), *ref))
 }
 
 func main() {

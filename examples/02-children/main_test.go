@@ -52,7 +52,8 @@ func TestChildren(t *testing.T) {
 	pod := list.Items[0]
 	refs := pod.OwnerReferences
 	if len(refs) != 1 || refs[0].APIVersion != "kopf.dev/v1" || refs[0].Kind != "KopfExample" ||
-		refs[0].Name != owner.Name || refs[0].UID != owner.UID || refs[0].Controller == nil || !*refs[0].Controller {
+		refs[0].Name != owner.Name || refs[0].UID != owner.UID || refs[0].Controller == nil || !*refs[0].Controller ||
+		refs[0].BlockOwnerDeletion == nil || !*refs[0].BlockOwnerDeletion {
 		t.Errorf("owner references %+v", refs)
 	}
 	if !strings.HasPrefix(pod.Name, "kopf-example-1-") || pod.Labels["somelabel"] != "somevalue" {
