@@ -1,6 +1,7 @@
 // Package cli is the operator binary's command line, modelled on `kopf run`:
 //
 //	operator run [-n NAMESPACE]... | -A  [--standalone] [-v|-d|-q] [--log-format full|plain|json]
+//	             [-L|--liveness URL] [--readiness URL]
 //
 // Credentials are found the way every Kubernetes tool finds them: the
 // --kubeconfig flag, $KUBECONFIG, ~/.kube/config, then the in-cluster
@@ -12,6 +13,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -69,6 +71,11 @@ type Options struct {
 	// operator runs found sooner); no facade option sets them.
 	Observe        func(reactor.Observation)
 	RescanInterval time.Duration
+	// LivenessEndpoint and ReadinessEndpoint are the URLs of the health
+	// endpoints (see operator.Options); "" for none. Under the command
+	// line, -L/--liveness and --readiness take precedence.
+	LivenessEndpoint  string
+	ReadinessEndpoint string
 }
 
 // Run runs the operator with the handlers that register adds, without a
@@ -107,6 +114,9 @@ func Run(ctx context.Context, register RegisterFunc, opts Options) error {
 		Ready:          opts.Ready,
 		Observe:        opts.Observe,
 		RescanInterval: opts.RescanInterval,
+
+		LivenessEndpoint:  opts.LivenessEndpoint,
+		ReadinessEndpoint: opts.ReadinessEndpoint,
 	})
 }
 
@@ -169,6 +179,8 @@ type runFlags struct {
 	quiet         bool
 	logFormat     string
 	kubeconfig    string
+	liveness      string
+	readiness     string
 }
 
 func newRunCommand(register RegisterFunc, logOut io.Writer, opts Options) *cobra.Command {
@@ -238,6 +250,9 @@ func newRunCommand(register RegisterFunc, logOut io.Writer, opts Options) *cobra
 					Ready:          opts.Ready,
 					Observe:        opts.Observe,
 					RescanInterval: opts.RescanInterval,
+
+					LivenessEndpoint:  cmp.Or(f.liveness, opts.LivenessEndpoint),
+					ReadinessEndpoint: cmp.Or(f.readiness, opts.ReadinessEndpoint),
 				})
 			}()
 			select {
@@ -259,6 +274,8 @@ func newRunCommand(register RegisterFunc, logOut io.Writer, opts Options) *cobra
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "log only warnings and errors")
 	fl.StringVar(&f.logFormat, "log-format", "full", "log format: full, plain or json")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "path to a kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
+	fl.StringVarP(&f.liveness, "liveness", "L", "", "serve the liveness probe at this URL, e.g. http://0.0.0.0:8080/healthz")
+	fl.StringVar(&f.readiness, "readiness", "", "serve the readiness probe at this URL, e.g. http://0.0.0.0:8080/readyz")
 	return cmd
 }
 

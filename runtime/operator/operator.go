@@ -26,6 +26,7 @@ import (
 	"github.com/kopf-go/kopf/runtime/body"
 	"github.com/kopf-go/kopf/runtime/daemons"
 	"github.com/kopf-go/kopf/runtime/execution"
+	"github.com/kopf-go/kopf/runtime/health"
 	"github.com/kopf-go/kopf/runtime/posting"
 	"github.com/kopf-go/kopf/runtime/queueing"
 	"github.com/kopf-go/kopf/runtime/reactor"
@@ -77,6 +78,19 @@ type Options struct {
 	// object (see reactor.Observation and Reactor.Observe): the hook of
 	// package kopftest's outcome assertions.
 	Observe func(reactor.Observation)
+	// LivenessEndpoint and ReadinessEndpoint, if set, are the URLs where
+	// the operator serves its liveness and readiness (e.g.
+	// http://0.0.0.0:8080/healthz, Kopf's --liveness; see package health
+	// and docs/health.md): both fail while a watch has been down, or the
+	// API server unreachable, for longer than
+	// settings.Watching.InactivityTimeout; readiness also until the
+	// operator is ready (as for Ready). Run fails at start if they cannot
+	// be served.
+	LivenessEndpoint  string
+	ReadinessEndpoint string
+	// Probe, if set, collects the results of the probes (Kopf's on.probe
+	// handlers) for the liveness endpoint, by id.
+	Probe func(ctx context.Context) (map[string]any, error)
 
 	dropConnections func()          // closes every connection to the API server
 	releaser        *memoryReleaser // nil: the memory is left to the Go runtime
@@ -84,6 +98,7 @@ type Options struct {
 	health          *apiHealth      // whether the API server answers
 	ready           *readiness      // calls Ready
 	daemons         *daemons.Engine // runs the daemons and timers
+	monitor         *health.Monitor // nil: no health endpoints
 }
 
 // Run serves the registry's handlers until ctx is done. It returns nil on a
@@ -161,10 +176,16 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 		cfg.Wrap(relogin.wrap)
 		handlersCfg.Wrap(relogin.wrap)
 	}
-	health := newAPIHealth(opts.server, logger, opts.Settings.Watching.InactivityTimeout)
-	defer health.stop()
-	opts.health = health
-	cfg.Wrap(health.wrap) // outermost: it sees each request's final outcome
+	reach := newAPIHealth(opts.server, logger, opts.Settings.Watching.InactivityTimeout)
+	defer reach.stop()
+	opts.health = reach
+	cfg.Wrap(reach.wrap) // outermost: it sees each request's final outcome
+	opts.ready = newReadiness(opts.Ready, logger)
+	stopHealth, err := serveHealth(&opts)
+	if err != nil {
+		return err
+	}
+	defer stopHealth()
 	if d := opts.Settings.Queueing.ReleaseMemoryAfter; d > 0 {
 		opts.releaser = newMemoryReleaser(d)
 		defer opts.releaser.stop()
@@ -177,7 +198,7 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	if err != nil {
 		return fmt.Errorf("creating the discovery client: %w", err)
 	}
-	health.setProbes(func() {
+	reach.setProbes(func() {
 		probeCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		_ = dc.RESTClient().Get().AbsPath("/version").Do(probeCtx).Error()
@@ -213,7 +234,6 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 		cancel()
 		wg.Wait()
 	}()
-	opts.ready = newReadiness(opts.Ready, logger)
 	// Daemons and timers are told to stop as soon as the operator exits,
 	// at the same time as the workers finish their cycles (see drain), and
 	// waited for within settings.Background.ExitTimeout.
@@ -413,6 +433,9 @@ func serveResource(ctx context.Context, wg *sync.WaitGroup, cl clients, reg *reg
 				opts.Logger.Warn(fmt.Sprintf("The watch stream of %s has been silent for %s seconds; re-establishing it.", where, execution.Seconds(timeout)))
 				opts.dropConnections()
 			},
+		}
+		if opts.monitor != nil {
+			opts.monitor.AddWatch(where, w.Status)
 		}
 		wg.Add(1)
 		go func() {

@@ -1,0 +1,67 @@
+package operator
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/kopf-go/kopf/runtime/health"
+)
+
+// serveHealth starts the liveness and readiness endpoints, if any is set
+// (see Options.LivenessEndpoint): they fail while a watch has been down or
+// the API server unreachable for longer than
+// settings.Watching.InactivityTimeout (see health.Monitor), and readiness
+// also until the operator is ready (see readiness). It returns what stops
+// them, or an error if they cannot be served (a bad URL, a port in use).
+// opts.health and opts.ready must be set.
+func serveHealth(opts *Options) (stop func(), err error) {
+	if opts.LivenessEndpoint == "" && opts.ReadinessEndpoint == "" {
+		return func() {}, nil
+	}
+	monitor := health.NewMonitor(opts.Settings.Watching.InactivityTimeout)
+	monitor.SetServer(opts.health.status)
+	srv, err := health.Start(health.Options{
+		Liveness:  opts.LivenessEndpoint,
+		Readiness: opts.ReadinessEndpoint,
+		Probe:     opts.Probe,
+		Problems:  func() []health.Problem { return monitor.Problems(time.Now()) },
+		Ready:     opts.ready.state,
+		Logger:    opts.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	opts.monitor = monitor
+	return func() {
+		// Kopf's health server gets a second to finish its requests too.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			opts.Logger.Debug(fmt.Sprintf("The health endpoints did not stop cleanly: %v", err))
+		}
+	}, nil
+}
+
+// status tells the health endpoints whether the API server is reachable.
+func (h *apiHealth) status() health.ServerStatus {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return health.ServerStatus{Address: h.server, Down: h.down, Since: h.since, Cause: h.cause, Err: h.lastErr}
+}
+
+// state says whether the operator is ready, and if not, why: for the
+// readiness endpoint.
+func (r *readiness) state() (bool, string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case !r.resolved:
+		return false, "not every resource of the handlers is resolved and watched yet (is a CRD missing, or the API server unreachable?)"
+	case r.waiting == 1:
+		return false, "1 watch has not listed its objects yet"
+	case r.waiting > 1:
+		return false, fmt.Sprintf("%d watches have not listed their objects yet", r.waiting)
+	}
+	return true, ""
+}
