@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	"github.com/kopf-go/kopf/runtime/execution"
 	"github.com/kopf-go/kopf/runtime/watching"
 )
@@ -61,7 +63,9 @@ type ServerStatus struct {
 // and the reflector then establishes another one, from the last
 // resourceVersion, relisting if need be. A watch that has been down for
 // the grace (or that has not been established for the grace since it
-// started) is a Problem: it is broken and cannot be re-established. The
+// started) is a Problem: it is broken and cannot be re-established; unless
+// its last failure is a 404 (the resource is no longer served: its CRD
+// was deleted, and a restart would not bring it back). The
 // API server is a Problem once it has failed every request for the grace.
 // Shorter outages are what client-go's retries are for.
 type Monitor struct {
@@ -140,6 +144,11 @@ func (m *Monitor) Problems(now time.Time) []Problem {
 func watchProblem(name string, s watching.Status, now time.Time, grace time.Duration) (Problem, bool) {
 	if s.Started.IsZero() || s.Watching {
 		return Problem{}, false // not started yet, or a stream is open
+	}
+	if apierrors.IsNotFound(s.LastError) {
+		// The resource is not served (its CRD was deleted): nothing to
+		// hear, and a restart would not help; as an unresolved resource.
+		return Problem{}, false
 	}
 	down := now.Sub(s.Since)
 	if down < grace {

@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/kopf-go/kopf/runtime/watching"
 )
 
@@ -35,6 +38,9 @@ func TestWatchProblem(t *testing.T) {
 			at(12.5), "The watch of kopfexamples.v1.kopf.dev in ns has been down for 5.5 seconds, since 2026-11-23T12:00:07Z."},
 		{"never established", watching.Status{Started: at(0), Since: at(0), Failures: 3, LastError: refused},
 			at(4), "The watch of kopfexamples.v1.kopf.dev in ns has not been established for 4 seconds"},
+		{"its resource is gone", watching.Status{Started: at(0), Since: at(1), Listed: at(1), Events: 1, Failures: 9, LastError: apierrors.NewNotFound(schema.GroupResource{Group: "kopf.dev", Resource: "kopfexamples"}, "")}, at(100), ""},
+		{"forbidden", watching.Status{Started: at(0), Since: at(1), Failures: 9, LastError: apierrors.NewForbidden(schema.GroupResource{Group: "kopf.dev", Resource: "kopfexamples"}, "", errors.New("no"))},
+			at(100), `9 failed requests, the last: kopfexamples.kopf.dev is forbidden`},
 		{"recovered", watching.Status{Started: at(0), Watching: true, Since: at(20), Listed: at(20), Restarts: 1}, at(21), ""},
 	}
 	for _, tt := range tests {

@@ -12,10 +12,14 @@ import (
 // (see Options.LivenessEndpoint): they fail while a watch has been down or
 // the API server unreachable for longer than
 // settings.Watching.InactivityTimeout (see health.Monitor), and readiness
-// also until the operator is ready (see readiness). It returns what stops
-// them, or an error if they cannot be served (a bad URL, a port in use).
-// opts.health and opts.ready must be set.
-func serveHealth(opts *Options) (stop func(), err error) {
+// also until the operator is ready (see readiness). They stop when ctx is
+// done, when the operator starts stopping (as Kopf's health reporter, a
+// root task, is cancelled then): its watches are ending, which is no
+// reason to fail them, or when stop is called (when Run returns, also with
+// an error). It returns stop, which returns once they are stopped, or an
+// error if they cannot be served (a bad URL, a port in use). opts.health
+// and opts.ready must be set.
+func serveHealth(ctx context.Context, opts *Options) (stop func(), err error) {
 	if opts.LivenessEndpoint == "" && opts.ReadinessEndpoint == "" {
 		return func() {}, nil
 	}
@@ -33,13 +37,21 @@ func serveHealth(opts *Options) (stop func(), err error) {
 		return nil, err
 	}
 	opts.monitor = monitor
-	return func() {
+	ctx, cancel := context.WithCancel(ctx)
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		<-ctx.Done()
 		// Kopf's health server gets a second to finish its requests too.
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
+		if err := srv.Shutdown(stopCtx); err != nil {
 			opts.Logger.Debug(fmt.Sprintf("The health endpoints did not stop cleanly: %v", err))
 		}
+	}()
+	return func() {
+		cancel()
+		<-stopped
 	}, nil
 }
 

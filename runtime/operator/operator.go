@@ -181,7 +181,7 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	opts.health = reach
 	cfg.Wrap(reach.wrap) // outermost: it sees each request's final outcome
 	opts.ready = newReadiness(opts.Ready, logger)
-	stopHealth, err := serveHealth(&opts)
+	stopHealth, err := serveHealth(ctx, &opts)
 	if err != nil {
 		return err
 	}
