@@ -8,6 +8,10 @@ import (
 	"github.com/kopf-go/kopf/runtime/health"
 )
 
+// watchMonitor is the health endpoints' view of the watches (the alias
+// keeps operator.go's local variable health from shadowing the package).
+type watchMonitor = health.Monitor
+
 // serveHealth starts the liveness and readiness endpoints, if any is set
 // (see Options.LivenessEndpoint): they fail while a watch has been down or
 // the API server unreachable for longer than

@@ -26,7 +26,6 @@ import (
 	"github.com/kopf-go/kopf/runtime/body"
 	"github.com/kopf-go/kopf/runtime/daemons"
 	"github.com/kopf-go/kopf/runtime/execution"
-	"github.com/kopf-go/kopf/runtime/health"
 	"github.com/kopf-go/kopf/runtime/posting"
 	"github.com/kopf-go/kopf/runtime/queueing"
 	"github.com/kopf-go/kopf/runtime/reactor"
@@ -98,7 +97,7 @@ type Options struct {
 	health          *apiHealth      // whether the API server answers
 	ready           *readiness      // calls Ready
 	daemons         *daemons.Engine // runs the daemons and timers
-	monitor         *health.Monitor // nil: no health endpoints
+	monitor         *watchMonitor   // nil: no health endpoints
 }
 
 // Run serves the registry's handlers until ctx is done. It returns nil on a
@@ -176,10 +175,10 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 		cfg.Wrap(relogin.wrap)
 		handlersCfg.Wrap(relogin.wrap)
 	}
-	reach := newAPIHealth(opts.server, logger, opts.Settings.Watching.InactivityTimeout)
-	defer reach.stop()
-	opts.health = reach
-	cfg.Wrap(reach.wrap) // outermost: it sees each request's final outcome
+	health := newAPIHealth(opts.server, logger, opts.Settings.Watching.InactivityTimeout)
+	defer health.stop()
+	opts.health = health
+	cfg.Wrap(health.wrap) // outermost: it sees each request's final outcome
 	opts.ready = newReadiness(opts.Ready, logger)
 	stopHealth, err := serveHealth(ctx, &opts)
 	if err != nil {
@@ -198,7 +197,7 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	if err != nil {
 		return fmt.Errorf("creating the discovery client: %w", err)
 	}
-	reach.setProbes(func() {
+	health.setProbes(func() {
 		probeCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		_ = dc.RESTClient().Get().AbsPath("/version").Do(probeCtx).Error()
