@@ -135,6 +135,24 @@ func WithMemo(m Memo) Option {
 	return func(o *cli.Options) { o.Memo = m }
 }
 
+// WithLiveness serves the operator's liveness at url, e.g.
+// "http://0.0.0.0:8080/healthz" (Kopf's liveness_endpoint=; -L/--liveness
+// on the command line, which takes precedence). A GET answers 200 and the
+// probes' results in JSON, or 500 and the problems when a watch has been
+// down or the API server unreachable for longer than
+// Settings.Watching.InactivityTimeout; see docs/health.md.
+func WithLiveness(url string) Option {
+	return func(o *cli.Options) { o.LivenessEndpoint = url }
+}
+
+// WithReadiness serves the operator's readiness at url, e.g.
+// "http://0.0.0.0:8080/readyz" (--readiness on the command line, which
+// takes precedence): 200 once the operator is ready (as for WithReady)
+// and while it is live, else 503 and why; see docs/health.md.
+func WithReadiness(url string) Option {
+	return func(o *cli.Options) { o.ReadinessEndpoint = url }
+}
+
 // Main runs an operator's command line (`run`, `version`) with the handlers
 // that register adds, and returns the process exit code:
 //

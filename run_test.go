@@ -28,6 +28,10 @@ func TestRunCannotStart(t *testing.T) {
 			[]kopf.Option{dead}, "registering the handlers: bad marker"},
 		{"a bad namespace pattern", func(*kopf.Registry) error { return nil },
 			[]kopf.Option{dead, kopf.WithNamespaces("[")}, `bad namespace pattern "["`},
+		{"a bad liveness endpoint", func(*kopf.Registry) error { return nil },
+			[]kopf.Option{dead, kopf.WithAllNamespaces(), kopf.WithLiveness("tcp://0.0.0.0:8080/healthz")}, "the liveness endpoint: unsupported scheme"},
+		{"a bad readiness endpoint", func(*kopf.Registry) error { return nil },
+			[]kopf.Option{dead, kopf.WithAllNamespaces(), kopf.WithReadiness("http://0.0.0.0:99999/readyz")}, `the readiness endpoint: invalid port "99999"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,6 +2,7 @@
 //
 //	NAME run [-n NAMESPACE]... | -A  [--standalone] [--dev | -p PRIORITY] [-P PEERING]
 //	         [-v|-d|-q] [--log-format full|plain|json] [--log-refkey KEY] [--[no-]log-prefix]
+//	         [-L|--liveness URL] [--readiness URL]
 //	NAME --version
 //
 // NAME is the binary's name (or Options.Name). The flags are Kopf's, with
@@ -93,6 +94,11 @@ type Options struct {
 	// Prober is operator.Options' (the probe handlers' runner, for a
 	// health endpoint and for package kopftest's Probe).
 	Prober func(operator.ProbeFunc)
+	// LivenessEndpoint and ReadinessEndpoint are the URLs of the health
+	// endpoints (see operator.Options); "" for none. Under the command
+	// line, -L/--liveness and --readiness take precedence.
+	LivenessEndpoint  string
+	ReadinessEndpoint string
 }
 
 // Run runs the operator with the handlers that register adds, without a
@@ -133,6 +139,9 @@ func Run(ctx context.Context, register RegisterFunc, opts Options) error {
 		RescanInterval: opts.RescanInterval,
 		Memo:           opts.Memo,
 		Prober:         opts.Prober,
+
+		LivenessEndpoint:  opts.LivenessEndpoint,
+		ReadinessEndpoint: opts.ReadinessEndpoint,
 	})
 }
 

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -45,6 +46,8 @@ type runFlags struct {
 	logRefKey     string
 	logPrefix     *bool // nil: the format's default
 	kubeconfig    string
+	liveness      string
+	readiness     string
 }
 
 // addRunFlags registers the run command's flags: `kopf run`'s, with its
@@ -66,6 +69,8 @@ func addRunFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.Var(&prefixFlag{p: &f.logPrefix, value: false}, "no-log-prefix", "do not prefix the messages about an object (default: in the json format)")
 	fl.Lookup("no-log-prefix").NoOptDefVal = "true"
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "path to a kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
+	fl.StringVarP(&f.liveness, "liveness", "L", "", "serve the liveness probe at this URL, e.g. http://0.0.0.0:8080/healthz")
+	fl.StringVar(&f.readiness, "readiness", "", "serve the readiness probe at this URL, e.g. http://0.0.0.0:8080/readyz")
 }
 
 // runEnv lists the environment variables that `kopf run` reads, by flag:
@@ -89,6 +94,7 @@ func runEnv() []envVar {
 		{"log-format", []string{"KOPF_RUN_LOG_FORMAT"}},
 		{"log-refkey", []string{"KOPF_RUN_LOG_REFKEY"}},
 		{"log-prefix", []string{"KOPF_RUN_LOG_PREFIX"}},
+		{"liveness", []string{"KOPF_RUN_LIVENESS_ENDPOINT"}},
 	}
 }
 
@@ -227,6 +233,9 @@ func (f *runFlags) operatorOptions(fl *pflag.FlagSet, opts Options, logOut io.Wr
 		RescanInterval: opts.RescanInterval,
 		Memo:           opts.Memo,
 		Prober:         opts.Prober,
+
+		LivenessEndpoint:  cmp.Or(f.liveness, opts.LivenessEndpoint),
+		ReadinessEndpoint: cmp.Or(f.readiness, opts.ReadinessEndpoint),
 	}, nil
 }
 

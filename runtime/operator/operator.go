@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -98,14 +99,27 @@ type Options struct {
 	// handlers (Kopf's on.probe): what a health endpoint serves. The
 	// function may be called from any goroutine until the operator stops.
 	Prober func(ProbeFunc)
+	// LivenessEndpoint and ReadinessEndpoint, if set, are the URLs where
+	// the operator serves its liveness and readiness (e.g.
+	// http://0.0.0.0:8080/healthz, Kopf's --liveness; see package health
+	// and docs/health.md): both fail while a watch has been down, or the
+	// API server unreachable, for longer than
+	// settings.Watching.InactivityTimeout; readiness also until the
+	// operator is ready (as for Ready). Run fails at start if they cannot
+	// be served. The liveness endpoint serves the results of the probe
+	// handlers (Kopf's on.probe), by id.
+	LivenessEndpoint  string
+	ReadinessEndpoint string
 
-	dropConnections func()          // closes every connection to the API server
-	releaser        *memoryReleaser // nil: the memory is left to the Go runtime
-	objectsMemo     kwargs.Memo     // what each object's memo is a copy of (see objectsMemo)
-	server          string          // the API server's address, for the log
-	health          *apiHealth      // whether the API server answers
-	ready           *readiness      // calls Ready
-	daemons         *daemons.Engine // runs the daemons and timers
+	dropConnections func()                     // closes every connection to the API server
+	releaser        *memoryReleaser            // nil: the memory is left to the Go runtime
+	objectsMemo     kwargs.Memo                // what each object's memo is a copy of (see objectsMemo)
+	server          string                     // the API server's address, for the log
+	health          *apiHealth                 // whether the API server answers
+	ready           *readiness                 // calls Ready
+	daemons         *daemons.Engine            // runs the daemons and timers
+	monitor         *watchMonitor              // nil: no health endpoints
+	probe           *atomic.Pointer[ProbeFunc] // the probe handlers' runner, once the clients are made
 }
 
 // Run serves the registry's handlers until ctx is done. It returns nil on a
@@ -212,6 +226,13 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	defer health.stop()
 	opts.health = health
 	cfg.Wrap(health.wrap) // outermost: it sees each request's final outcome
+	opts.ready = newReadiness(opts.Ready, logger)
+	opts.probe = new(atomic.Pointer[ProbeFunc])
+	stopHealth, err := serveHealth(ctx, &opts)
+	if err != nil {
+		return err
+	}
+	defer stopHealth()
 	if d := opts.Settings.Queueing.ReleaseMemoryAfter; d > 0 {
 		opts.releaser = newMemoryReleaser(d)
 		defer opts.releaser.stop()
@@ -251,8 +272,10 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	ctx = posting.WithPoster(ctx, poster)
 	ctx = withRESTConfig(ctx, handlersCfg)
 	ctx = withClients(ctx)
+	probe := prober(ctx, reg, opts)
+	opts.probe.Store(&probe)
 	if opts.Prober != nil {
-		opts.Prober(prober(ctx, reg, opts))
+		opts.Prober(probe)
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -263,7 +286,6 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 		cancel()
 		wg.Wait()
 	}()
-	opts.ready = newReadiness(opts.Ready, logger)
 	// Daemons and timers are told to stop as soon as the operator exits,
 	// at the same time as the workers finish their cycles (see drain), and
 	// waited for within settings.Background.ExitTimeout.
@@ -463,6 +485,9 @@ func serveResource(ctx context.Context, wg *sync.WaitGroup, cl clients, reg *reg
 				opts.Logger.Warn(fmt.Sprintf("The watch stream of %s has been silent for %s seconds; re-establishing it.", where, execution.Seconds(timeout)))
 				opts.dropConnections()
 			},
+		}
+		if opts.monitor != nil {
+			opts.monitor.AddWatch(where, w.Status)
 		}
 		wg.Add(1)
 		go func() {

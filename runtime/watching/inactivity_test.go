@@ -58,7 +58,7 @@ func testInactivityTimeout(t *testing.T) {
 	}
 }
 
-func TestNoInactivityTimeout(t *testing.T) {
+func TestNoInactivityTimeout(t *testing.T) { // and nothing to tell of events
 	fake := watch.NewFake()
 	if w := withInactivityTimeout(fake, 0, nil); w != watch.Interface(fake) {
 		t.Error("a zero timeout wraps the watch")

@@ -138,13 +138,21 @@ type Watcher struct {
 	// (the reflector's contextual logger); else they go to klog's global
 	// logger.
 	Logger *slog.Logger
+
+	status tracker
 }
+
+// Status tells what the watcher has seen of its requests so far (see
+// Status). It is safe to call at any time, also concurrently with Run; it
+// returns the zero Status before Run.
+func (w *Watcher) Status() Status { return w.status.get() }
 
 // Run watches until ctx is done. It returns only then (client-go's
 // reflector retries every failure with backoff).
 func (w *Watcher) Run(ctx context.Context) {
 	lw := &cache.ListWatch{ListWithContextFunc: w.list, WatchFuncWithContext: w.watch}
-	store := &keyStore{callback: w.Callback, onListed: w.OnListed, versions: map[string]string{}}
+	w.status.run()
+	store := &keyStore{callback: w.Callback, onListed: w.OnListed, onReplace: w.status.listed, versions: map[string]string{}}
 	r := cache.NewReflectorWithOptions(lw, &unstructured.Unstructured{}, store, cache.ReflectorOptions{Name: w.Name})
 	if w.Logger != nil {
 		h := &reflectorLog{Handler: w.Logger.Handler(), reported: w.OnError != nil}
@@ -184,10 +192,11 @@ func (w *Watcher) watch(ctx context.Context, opts metav1.ListOptions) (watch.Int
 			return nil, err
 		}
 	}
+	stream := w.status.opened()
 	if w.OnWatching != nil {
 		w.OnWatching()
 	}
-	return withInactivityTimeout(wi, w.InactivityTimeout, w.OnStall), nil
+	return tracked(wi, w.InactivityTimeout, w.OnStall, w.status.event, func() { w.status.closed(stream) }), nil
 }
 
 // failed reports a failed request and says whether to send it again now.
@@ -195,6 +204,7 @@ func (w *Watcher) failed(ctx context.Context, err error) bool {
 	if ctx.Err() != nil {
 		return false
 	}
+	w.status.failed(err)
 	if w.OnError != nil {
 		w.OnError(err)
 	}
@@ -212,11 +222,12 @@ func (w *Watcher) resourceClient() dynamic.ResourceInterface {
 // keyStore is a cache.ReflectorStore that remembers only keys and
 // resourceVersions, and forwards every change to the callback.
 type keyStore struct {
-	callback Callback
-	onListed func() // called after the first listing's events; may be nil
-	mu       sync.Mutex
-	versions map[string]string
-	listed   bool // the first listing has been delivered
+	callback  Callback
+	onListed  func() // called after the first listing's events; may be nil
+	onReplace func() // called after every listing's events; may be nil
+	mu        sync.Mutex
+	versions  map[string]string
+	listed    bool // the first listing has been delivered
 }
 
 func (s *keyStore) Add(obj any) error    { return s.event(Added, obj) }
@@ -292,6 +303,9 @@ func (s *keyStore) Replace(list []any, _ string) error {
 	s.mu.Unlock()
 	for _, ev := range events {
 		s.callback(ev)
+	}
+	if s.onReplace != nil {
+		s.onReplace()
 	}
 	if initial && s.onListed != nil {
 		s.onListed()

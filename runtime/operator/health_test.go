@@ -1,0 +1,107 @@
+package operator
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kopf-go/kopf/runtime/settings"
+)
+
+// The readiness endpoint's view of the operator: why it is not ready yet.
+func TestReadinessState(t *testing.T) {
+	r := newReadiness(nil, slog.New(slog.DiscardHandler))
+	var listed []func()
+	steps := []struct {
+		name  string
+		do    func()
+		ready bool
+		why   string
+	}{
+		{"at start", func() {}, false, "not every resource of the handlers is resolved"},
+		{"two watches", func() { listed = append(listed, r.watch(), r.watch()) }, false, "not every resource"},
+		{"resolved", r.allResolved, false, "2 watches have not listed their objects yet"},
+		{"one listed", func() { listed[0]() }, false, "1 watch has not listed its objects yet"},
+		{"both listed", func() { listed[1]() }, true, ""},
+	}
+	for _, s := range steps {
+		s.do()
+		ready, why := r.state()
+		if ready != s.ready || !strings.Contains(why, s.why) || (s.why == "" && why != "") {
+			t.Errorf("%s: %v %q, want %v %q", s.name, ready, why, s.ready, s.why)
+		}
+	}
+}
+
+// The API server's status as the health endpoints see it follows the
+// requests' outcomes.
+func TestAPIHealthStatus(t *testing.T) {
+	h := newAPIHealth("https://s", slog.New(slog.DiscardHandler), time.Minute)
+	defer h.stop()
+	if s := h.status(); s.Down || s.Address != "https://s" {
+		t.Errorf("at start: %+v", s)
+	}
+	before := time.Now()
+	h.failed("connection refused", errors.New("GET /api: refused"))
+	if s := h.status(); !s.Down || s.Since.Before(before) || s.Cause != "connection refused" || s.Err == nil {
+		t.Errorf("after a failure: %+v", s)
+	}
+	h.succeeded()
+	if s := h.status(); s.Down {
+		t.Errorf("after a success: %+v", s)
+	}
+}
+
+// The endpoints stop when the operator starts stopping, and when Run
+// returns (stop), whichever comes first; one that cannot be served is an
+// error.
+func TestServeHealth(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	for _, how := range []string{"context", "stop"} {
+		t.Run(how, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			opts := &Options{LivenessEndpoint: "http://" + addr + "/healthz", Settings: settings.Default(), Logger: slog.New(slog.DiscardHandler),
+				health: newAPIHealth("https://s", slog.New(slog.DiscardHandler), time.Minute), ready: newReadiness(nil, slog.New(slog.DiscardHandler))}
+			stop, err := serveHealth(ctx, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if opts.monitor == nil {
+				t.Error("no monitor for the watches")
+			}
+			if _, err := serveHealth(ctx, &Options{LivenessEndpoint: "http://" + addr + "/healthz", Settings: opts.Settings, Logger: opts.Logger, health: opts.health, ready: opts.ready}); err == nil || !strings.Contains(err.Error(), "listening on "+addr) {
+				t.Errorf("the same port twice: %v", err)
+			}
+			if how == "context" {
+				cancel()
+				deadline := time.Now().Add(5 * time.Second)
+				for {
+					c, err := net.Dial("tcp", addr)
+					if err != nil {
+						break
+					}
+					c.Close()
+					if time.Now().After(deadline) {
+						t.Fatal("still served after the operator's context is done")
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+			stop()
+			if c, err := net.Dial("tcp", addr); err == nil {
+				c.Close()
+				t.Error("still served after stop")
+			}
+		})
+	}
+}
