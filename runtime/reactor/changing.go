@@ -71,6 +71,7 @@ func (r *Reactor) cycle(ctx context.Context, b body.Body, mem *memory, s *queuei
 	kw := c.handlersKwargs(r)
 	kw.Patch = p
 	outcome := r.runHandlers(ctx, c.b, p, kw, "", c.handlers, c.logger)
+	c.note(outcome)
 	if outcome.cancelled {
 		r.report(outcome.observed)
 		return nil // the operator is exiting: nothing of this cycle is stored
@@ -101,6 +102,31 @@ func (r *Reactor) cycle(ctx context.Context, b body.Body, mem *memory, s *queuei
 		return nil // the patch's own event starts the next cycle
 	}
 	return r.sleepAndTouch(ctx, c, outcome.delay)
+}
+
+// note adds the handlers' attempts to the object's tally, marks the
+// object in progress while handlers are unfinished, and dates the
+// observations with the arrival of the event processed.
+func (c *cycleState) note(outcome handlersOutcome) {
+	t := &c.mem.tally
+	t.failed = t.failed || outcome.tally.failed
+	t.terminal = t.terminal || outcome.tally.terminal
+	t.retries += outcome.tally.retries
+	switch {
+	case outcome.done, outcome.cancelled:
+		t.requeue = ""
+	case outcome.due:
+		t.requeue = ResultRequeue
+	default:
+		t.requeue = ResultRequeueAfter
+	}
+	c.mem.inProgress.Store(!outcome.done && !outcome.cancelled)
+	if len(outcome.observed) > 0 {
+		arrived := c.s.Arrived()
+		for i := range outcome.observed {
+			outcome.observed[i].Arrived = arrived
+		}
+	}
 }
 
 // newCycle starts the state of a cycle of the object version b.
@@ -326,6 +352,7 @@ type handlersOutcome struct {
 	failedIDs         []string
 	cancelled         bool          // the operator is exiting: the outcome is not to be stored
 	observed          []Observation // the attempts made, for Reactor.Observe
+	tally             tally         // the attempts made, for Reactor.ObserveProcessed
 }
 
 // runHandlers runs one handler that is due (Kopf's default "asap"
@@ -415,6 +442,9 @@ func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch,
 			sub := r.runHandlers(ctx, b, p, base, id+"/", r.matching(children, fixedSource{base}, logger), logger)
 			out.ids = append(out.ids, sub.ids...)
 			out.observed = append(out.observed, sub.observed...)
+			out.tally.failed = out.tally.failed || sub.tally.failed
+			out.tally.terminal = out.tally.terminal || sub.tally.terminal
+			out.tally.retries += sub.tally.retries
 			next.Subrefs = subrefs(next.Subrefs, sub.ids)
 			switch {
 			case !sub.done:
@@ -431,9 +461,16 @@ func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch,
 			}
 			return execution.Outcome{Success: true, Result: result}
 		}
-		res := execution.Execute(hctx, &named, kw, att, r.Settings.Execution.DefaultBackoff, logger)
+		var began time.Time
 		if r.Observe != nil {
-			out.observed = append(out.observed, r.observation(b, id, base.Reason, att.Retry, res))
+			began = time.Now()
+		}
+		res := execution.Execute(hctx, &named, kw, att, r.Settings.Execution.DefaultBackoff, logger)
+		out.tally.note(res, ctx.Err() != nil && !res.Final())
+		if r.Observe != nil {
+			obs := r.observation(b, id, base.Reason, att.Retry, res)
+			obs.Started, obs.Duration = began, time.Since(began)
+			out.observed = append(out.observed, obs)
 		}
 		if ctx.Err() != nil && !res.Final() {
 			// Interrupted by the operator's exit, not failed: the next
