@@ -69,6 +69,10 @@ type Options struct {
 	// operator runs found sooner); no facade option sets them.
 	Observe        func(reactor.Observation)
 	RescanInterval time.Duration
+	// MetricsAddress is where the Prometheus metrics are served (see
+	// operator.Options.MetricsAddress); "" or "0": nowhere. Under the
+	// command line, --metrics-bind-address takes precedence.
+	MetricsAddress string
 }
 
 // Run runs the operator with the handlers that register adds, without a
@@ -107,6 +111,7 @@ func Run(ctx context.Context, register RegisterFunc, opts Options) error {
 		Ready:          opts.Ready,
 		Observe:        opts.Observe,
 		RescanInterval: opts.RescanInterval,
+		MetricsAddress: opts.MetricsAddress,
 	})
 }
 
@@ -169,6 +174,8 @@ type runFlags struct {
 	quiet         bool
 	logFormat     string
 	kubeconfig    string
+	// metricsAddress is --metrics-bind-address.
+	metricsAddress string
 }
 
 func newRunCommand(register RegisterFunc, logOut io.Writer, opts Options) *cobra.Command {
@@ -221,6 +228,10 @@ func newRunCommand(register RegisterFunc, logOut io.Writer, opts Options) *cobra
 			} else {
 				login = nil // the program's own configuration, as it is
 			}
+			metricsAddress := opts.MetricsAddress
+			if cmd.Flags().Changed("metrics-bind-address") {
+				metricsAddress = f.metricsAddress
+			}
 			sigs := make(chan os.Signal, 2)
 			signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 			defer signal.Stop(sigs)
@@ -238,6 +249,7 @@ func newRunCommand(register RegisterFunc, logOut io.Writer, opts Options) *cobra
 					Ready:          opts.Ready,
 					Observe:        opts.Observe,
 					RescanInterval: opts.RescanInterval,
+					MetricsAddress: metricsAddress,
 				})
 			}()
 			select {
@@ -259,6 +271,7 @@ func newRunCommand(register RegisterFunc, logOut io.Writer, opts Options) *cobra
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "log only warnings and errors")
 	fl.StringVar(&f.logFormat, "log-format", "full", "log format: full, plain or json")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "path to a kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
+	fl.StringVar(&f.metricsAddress, "metrics-bind-address", "", `serve Prometheus metrics at /metrics on this address, e.g. ":8080" ("" or "0": off)`)
 	return cmd
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/kopf-go/kopf/runtime/body"
 	"github.com/kopf-go/kopf/runtime/daemons"
 	"github.com/kopf-go/kopf/runtime/execution"
+	"github.com/kopf-go/kopf/runtime/metrics"
 	"github.com/kopf-go/kopf/runtime/posting"
 	"github.com/kopf-go/kopf/runtime/queueing"
 	"github.com/kopf-go/kopf/runtime/reactor"
@@ -77,7 +78,13 @@ type Options struct {
 	// object (see reactor.Observation and Reactor.Observe): the hook of
 	// package kopftest's outcome assertions.
 	Observe func(reactor.Observation)
+	// MetricsAddress, if set (host:port, ":8080"; "0" is unset too),
+	// is where the operator serves its Prometheus metrics, at /metrics
+	// (see package metrics). The address must be free: Run fails at
+	// start if it cannot listen on it.
+	MetricsAddress string
 
+	metrics         *metrics.Metrics // nil: no metrics
 	dropConnections func()          // closes every connection to the API server
 	releaser        *memoryReleaser // nil: the memory is left to the Go runtime
 	server          string          // the API server's address, for the log
@@ -127,6 +134,17 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	// (~45 s). So re-establishing a silent watch drops the connections.
 	handlersCfg := rest.CopyConfig(cfg)
 	cfg = rest.CopyConfig(cfg)
+	if !MetricsDisabled(opts.MetricsAddress) {
+		opts.metrics = metrics.New()
+		stop, err := serveMetrics(opts.MetricsAddress, opts.metrics, logger)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		// Innermost: every request sent counts, the retries included.
+		cfg.Wrap(opts.metrics.WrapTransport)
+		handlersCfg.Wrap(opts.metrics.WrapTransport)
+	}
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = UserAgent()
 		handlersCfg.UserAgent = cfg.UserAgent
@@ -372,6 +390,7 @@ func serveResource(ctx context.Context, wg *sync.WaitGroup, cl clients, reg *reg
 		qopts.OnIdle = opts.releaser.idle
 	}
 	mux := queueing.NewMultiplexer(workCtx, qopts, r.Process)
+	mr := opts.instrumentResource(res, r, mux)
 	r.Daemons = opts.daemons
 	opts.releaser.watch(mux.Workers)
 	// Namespaced resources are watched per namespace when the patterns are
@@ -414,6 +433,7 @@ func serveResource(ctx context.Context, wg *sync.WaitGroup, cl clients, reg *reg
 				opts.dropConnections()
 			},
 		}
+		instrumentWatch(mr, ns, w)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
