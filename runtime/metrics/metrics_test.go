@@ -133,19 +133,19 @@ func TestControllerRuntimeLabels(t *testing.T) {
 	r := m.Resource(kex, func() queueing.Stats { return queueing.Stats{} }, nil)
 	r.Processed(reactor.Processed{Result: reactor.ResultError, Terminal: true, Retries: 1, Started: time.Now(), Arrived: time.Now()})
 	want := map[string][]string{
-		"controller_runtime_reconcile_total":                {"controller", "result"},
-		"controller_runtime_reconcile_errors_total":         {"controller"},
+		"controller_runtime_reconcile_total":                 {"controller", "result"},
+		"controller_runtime_reconcile_errors_total":          {"controller"},
 		"controller_runtime_terminal_reconcile_errors_total": {"controller"},
-		"controller_runtime_reconcile_time_seconds":         {"controller"},
-		"controller_runtime_active_workers":                 {"controller"},
-		"controller_runtime_max_concurrent_reconciles":      {"controller"},
-		"workqueue_depth":                                   {"controller", "name", "priority"},
-		"workqueue_adds_total":                              {"controller", "name"},
-		"workqueue_queue_duration_seconds":                  {"controller", "name"},
-		"workqueue_work_duration_seconds":                   {"controller", "name"},
-		"workqueue_retries_total":                           {"controller", "name"},
-		"workqueue_unfinished_work_seconds":                 {"controller", "name"},
-		"workqueue_longest_running_processor_seconds":       {"controller", "name"},
+		"controller_runtime_reconcile_time_seconds":          {"controller"},
+		"controller_runtime_active_workers":                  {"controller"},
+		"controller_runtime_max_concurrent_reconciles":       {"controller"},
+		"workqueue_depth":                                    {"controller", "name", "priority"},
+		"workqueue_adds_total":                               {"controller", "name"},
+		"workqueue_queue_duration_seconds":                   {"controller", "name"},
+		"workqueue_work_duration_seconds":                    {"controller", "name"},
+		"workqueue_retries_total":                            {"controller", "name"},
+		"workqueue_unfinished_work_seconds":                  {"controller", "name"},
+		"workqueue_longest_running_processor_seconds":        {"controller", "name"},
 	}
 	families := gather(t, m)
 	for name, labels := range want {

@@ -84,13 +84,14 @@ type Options struct {
 	// start if it cannot listen on it.
 	MetricsAddress string
 
-	metrics         *metrics.Metrics // nil: no metrics
 	dropConnections func()          // closes every connection to the API server
 	releaser        *memoryReleaser // nil: the memory is left to the Go runtime
 	server          string          // the API server's address, for the log
 	health          *apiHealth      // whether the API server answers
 	ready           *readiness      // calls Ready
 	daemons         *daemons.Engine // runs the daemons and timers
+
+	metrics *metrics.Metrics // nil: no metrics (see MetricsAddress)
 }
 
 // Run serves the registry's handlers until ctx is done. It returns nil on a

@@ -70,8 +70,9 @@ func (r *Reactor) cycle(ctx context.Context, b body.Body, mem *memory, s *queuei
 	p := patches.New()
 	kw := c.handlersKwargs(r)
 	kw.Patch = p
-	outcome := r.runHandlers(ctx, c.b, p, kw, "", c.handlers, c.logger)
+	outcome := r.runHandlers(ctx, c.b, p, kw, "", c.handlers, c.logger, c.mem.observed[:0])
 	c.note(outcome)
+	defer func() { c.mem.observed = outcome.observed[:0] }() // reused by the next cycle, once reported
 	if outcome.cancelled {
 		r.report(outcome.observed)
 		return nil // the operator is exiting: nothing of this cycle is stored
@@ -374,9 +375,12 @@ type handlersOutcome struct {
 // HandlerChildrenRetry: delayed until now plus the sub-handlers' delay (0
 // when one is due), retries+1, and the message "None" (Python's str() of
 // that exception, which has no message).
-func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch, base *kwargs.Changing, prefix string, handlers []*registry.ChangingHandler, logger *slog.Logger) handlersOutcome {
+//
+// The attempts made are appended to observed (a buffer reused between
+// cycles; nil: a new one) for Reactor.Observe, if set.
+func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch, base *kwargs.Changing, prefix string, handlers []*registry.ChangingHandler, logger *slog.Logger, observed []Observation) handlersOutcome {
 	ps := r.Settings.Persistence.ProgressStorage
-	out := handlersOutcome{done: true}
+	out := handlersOutcome{done: true, observed: observed}
 	now := time.Now()
 	purpose := string(base.Reason)
 	chosen := pick(ps, b, prefix, purpose, handlers, now)
@@ -439,7 +443,7 @@ func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch,
 			if len(children) == 0 {
 				return execution.Outcome{Success: true, Result: result}
 			}
-			sub := r.runHandlers(ctx, b, p, base, id+"/", r.matching(children, fixedSource{base}, logger), logger)
+			sub := r.runHandlers(ctx, b, p, base, id+"/", r.matching(children, fixedSource{base}, logger), logger, nil)
 			out.ids = append(out.ids, sub.ids...)
 			out.observed = append(out.observed, sub.observed...)
 			out.tally.failed = out.tally.failed || sub.tally.failed

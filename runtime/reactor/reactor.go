@@ -96,6 +96,9 @@ type memory struct {
 	// its cause (read by InProgress, from other goroutines).
 	tally      tally
 	inProgress atomic.Bool
+	// observed is the buffer of the attempts of a cycle, reused by the
+	// next (for Reactor.Observe, which gets copies).
+	observed []Observation
 }
 
 // InProgress counts the objects whose changing handlers are unfinished:
