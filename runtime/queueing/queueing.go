@@ -164,10 +164,9 @@ func (m *Multiplexer) Put(ev watching.Event) {
 		s.key, s.mux = ev.Key, m
 		m.streams[ev.Key] = s
 	}
-	if !s.pending() {
+	if s.put(ev) {
 		m.added++
 	}
-	s.put(ev)
 	if s.owned || s.queued {
 		return
 	}

@@ -33,16 +33,19 @@ type Stream struct {
 
 func newStream() *Stream { return &Stream{signal: make(chan struct{}, 1)} }
 
-func (s *Stream) put(ev watching.Event) {
+// put makes ev the pending event; it reports whether the stream had none
+// pending before (a Wakeup with one pending is dropped: false).
+func (s *Stream) put(ev watching.Event) (added bool) {
 	s.mu.Lock()
 	if ev.Wakeup && s.latest != nil {
 		s.mu.Unlock() // the pending event wakes the worker anyway
-		return
+		return false
 	}
 	if s.latest != nil && s.latest.Initial {
 		ev.Initial = true // keep the first-listing mark through batching
 	}
-	if s.latest == nil {
+	added = s.latest == nil
+	if added {
 		s.since = time.Now()
 	}
 	s.latest = &ev
@@ -54,6 +57,7 @@ func (s *Stream) put(ev watching.Event) {
 	case s.signal <- struct{}{}:
 	default:
 	}
+	return added
 }
 
 func (s *Stream) take() (watching.Event, bool) {
