@@ -67,8 +67,8 @@ func (r *Reactor) runEventHandlers(ctx context.Context, ev watching.Event, s *qu
 			started = time.Now()
 		}
 		err = execution.ExecuteEvent(ctx, h, &hkw, logger)
-		if err != nil {
-			mem.tally.failed = true
+		if err != nil { // logged, never retried: a failure for good
+			mem.tally.failed, mem.tally.terminal = true, true
 		}
 		if r.Observe != nil {
 			res := execution.Outcome{Success: err == nil}

@@ -113,3 +113,28 @@ func TestObserveProcessedTerminal(t *testing.T) {
 		t.Errorf("second attempt: %+v, want limited's failure by its retries", o)
 	}
 }
+
+// An on.event handler's error is a terminal error of its event's
+// processing (it is logged, never retried), and its attempt is observed
+// as an event handler's, timed.
+func TestObserveProcessedEvents(t *testing.T) {
+	h := newHarness(t, spec(nil), func(reg *registry.Registry) {
+		err := reg.AddEvent(registry.EventHandler{ID: "bad", Selector: testSelector, Fn: func(context.Context, *kwargs.Event) error {
+			return execution.NewPermanentError("boom")
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+	var observed []Observation
+	var processed []Processed
+	h.r.Observe = func(o Observation) { observed = append(observed, o) }
+	h.r.ObserveProcessed = func(p Processed) { processed = append(processed, p) }
+	h.process(t.Context(), "ADDED")
+	if len(processed) != 1 || processed[0].Result != ResultError || !processed[0].Terminal || processed[0].Retries != 0 {
+		t.Errorf("processed %+v, want one terminal error without retries", processed)
+	}
+	if len(observed) != 1 || observed[0].Kind != KindEvent || observed[0].Started.IsZero() || !observed[0].Outcome.Failure {
+		t.Errorf("observed %+v, want the event handler's failure, timed", observed)
+	}
+}
