@@ -75,7 +75,7 @@ type Processed struct {
 	// Result sums the attempts of the handlers and the cycles up.
 	Result Result
 	// Terminal: a handler failed for good (a permanent failure, its
-	// retries or timeout exhausted).
+	// retries or timeout exhausted, an on.event handler's error).
 	Terminal bool
 	// Retries counts the retries scheduled: handlers' attempts to be
 	// repeated after a delay, and cycles repeated after an error (e.g. a
