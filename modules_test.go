@@ -55,6 +55,9 @@ func TestModules(t *testing.T) {
 		if kopfGen[mod] && !indirect {
 			t.Errorf("the root go.mod requires %s, a dependency of kopf-gen, directly", mod)
 		}
+		if !indirect && !slices.Contains(runtimeRequires, mod) {
+			t.Errorf("the root go.mod requires %s directly, which runtimeRequires does not allow: every operator links the root module, so a new dependency of it is a decision to record in docs/ARCHITECTURE.md's modules table and here", mod)
+		}
 	}
 
 	cmd := exec.Command("go", "list", "-deps", "-test", "-f", "{{with .Module}}{{.Path}} {{end}}{{.ImportPath}}", "./...")
@@ -95,6 +98,18 @@ var shared = []string{
 	"k8s.io/api", "k8s.io/apimachinery", "k8s.io/client-go", "k8s.io/klog/v2",
 	"sigs.k8s.io/yaml", "github.com/spf13/cobra", "github.com/go-logr/logr",
 	"github.com/pmezard/go-difflib",
+}
+
+// runtimeRequires are the modules that the root go.mod may require
+// directly: what every operator links, kept lean on purpose (see the
+// modules table of docs/ARCHITECTURE.md). prometheus/client_golang is the
+// metrics' (runtime/metrics; controller-runtime links it too, so operators
+// that mix both link it once); client_model is its data model, which the
+// metrics' tests read.
+var runtimeRequires = []string{
+	"github.com/go-json-experiment/json", "github.com/go-logr/logr", "github.com/spf13/cobra",
+	"golang.org/x/crypto", "k8s.io/api", "k8s.io/apimachinery", "k8s.io/client-go", "k8s.io/klog/v2", "k8s.io/utils",
+	"github.com/prometheus/client_golang", "github.com/prometheus/client_model",
 }
 
 // mustNotRequire are modules that the root go.mod must not list at all,

@@ -153,6 +153,15 @@ func WithReadiness(url string) Option {
 	return func(o *cli.Options) { o.ReadinessEndpoint = url }
 }
 
+// WithMetrics serves the operator's Prometheus metrics at /metrics on
+// addr (host:port, e.g. ":8080"; "" or "0": off, the default). Under Main,
+// --metrics-bind-address takes precedence. The operator does not start if
+// it cannot listen on addr (e.g. the port is in use). See docs/metrics.md
+// for the series.
+func WithMetrics(addr string) Option {
+	return func(o *cli.Options) { o.MetricsAddress = addr }
+}
+
 // Main runs an operator's command line (`run`, `version`) with the handlers
 // that register adds, and returns the process exit code:
 //

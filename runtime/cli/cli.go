@@ -99,6 +99,10 @@ type Options struct {
 	// line, -L/--liveness and --readiness take precedence.
 	LivenessEndpoint  string
 	ReadinessEndpoint string
+	// MetricsAddress is where the Prometheus metrics are served (see
+	// operator.Options.MetricsAddress); "" or "0": nowhere. Under the
+	// command line, --metrics-bind-address takes precedence.
+	MetricsAddress string
 }
 
 // Run runs the operator with the handlers that register adds, without a
@@ -142,6 +146,7 @@ func Run(ctx context.Context, register RegisterFunc, opts Options) error {
 
 		LivenessEndpoint:  opts.LivenessEndpoint,
 		ReadinessEndpoint: opts.ReadinessEndpoint,
+		MetricsAddress:    opts.MetricsAddress,
 	})
 }
 
@@ -238,6 +243,9 @@ func newRunCommand(register RegisterFunc, logOut io.Writer, opts Options) *cobra
 				cfg = nil // loaded by the operator at start, unless login handlers do
 			} else {
 				login = nil // the program's own configuration, as it is
+			}
+			if cmd.Flags().Changed("metrics-bind-address") {
+				op.MetricsAddress = f.metricsAddress // "" or "0" turns off what the program set
 			}
 			sigs := make(chan os.Signal, 2)
 			signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)

@@ -48,6 +48,8 @@ type runFlags struct {
 	kubeconfig    string
 	liveness      string
 	readiness     string
+	// metricsAddress is --metrics-bind-address.
+	metricsAddress string
 }
 
 // addRunFlags registers the run command's flags: `kopf run`'s, with its
@@ -70,6 +72,7 @@ func addRunFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.Lookup("no-log-prefix").NoOptDefVal = "true"
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "path to a kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
 	fl.StringVarP(&f.liveness, "liveness", "L", "", "serve the liveness probe at this URL, e.g. http://0.0.0.0:8080/healthz")
+	fl.StringVar(&f.metricsAddress, "metrics-bind-address", "", `serve Prometheus metrics at /metrics on this address, e.g. ":8080" ("" or "0": off)`)
 	fl.StringVar(&f.readiness, "readiness", "", "serve the readiness probe at this URL, e.g. http://0.0.0.0:8080/readyz")
 }
 
@@ -236,6 +239,7 @@ func (f *runFlags) operatorOptions(fl *pflag.FlagSet, opts Options, logOut io.Wr
 
 		LivenessEndpoint:  cmp.Or(f.liveness, opts.LivenessEndpoint),
 		ReadinessEndpoint: cmp.Or(f.readiness, opts.ReadinessEndpoint),
+		MetricsAddress:    opts.MetricsAddress, // --metrics-bind-address: in the run command, even if ""
 	}, nil
 }
 

@@ -21,7 +21,21 @@ type Outcome struct {
 	Result  any
 	Delay   time.Duration
 	Message string
+	// Limit, for a Failure, names the handler's limit that made it final:
+	// LimitRetries (retries= is exhausted) or LimitTimeout (timeout= is
+	// over); "" for a failure of the handler's own (a PermanentError,
+	// errors=permanent, failed sub-handlers).
+	Limit Limit
 }
+
+// Limit is a handler's limit that ends its attempts: see Outcome.Limit.
+type Limit string
+
+// The limits of a handler's attempts.
+const (
+	LimitRetries Limit = "retries"
+	LimitTimeout Limit = "timeout"
+)
 
 // Final reports whether the handler is done for this cause.
 func (o Outcome) Final() bool { return o.Success || o.Failure }
@@ -96,12 +110,12 @@ func Begin(spec Spec, att Attempt, logger *slog.Logger) (runtime time.Duration, 
 	if spec.Timeout > 0 && runtime >= spec.Timeout {
 		msg := fmt.Sprintf("%s has timed out after %s.", name, runtime.Round(time.Millisecond))
 		logger.Error(fmt.Sprintf("%s failed permanently: %s", name, msg))
-		return runtime, Outcome{Failure: true, Message: msg}, false
+		return runtime, Outcome{Failure: true, Message: msg, Limit: LimitTimeout}, false
 	}
 	if spec.Retries > 0 && att.Retry >= spec.Retries {
 		msg := fmt.Sprintf("%s has exceeded %d retries.", name, spec.Retries)
 		logger.Error(fmt.Sprintf("%s failed permanently: %s", name, msg))
-		return runtime, Outcome{Failure: true, Message: msg}, false
+		return runtime, Outcome{Failure: true, Message: msg, Limit: LimitRetries}, false
 	}
 	logger.Debug(name + " is invoked.")
 	return runtime, Outcome{}, true
@@ -146,10 +160,10 @@ func Classify(ctx context.Context, spec Spec, att Attempt, runtime time.Duration
 		switch { // the timeout first, as in Kopf
 		case spec.Timeout > 0 && runtime+delay >= spec.Timeout:
 			logger.Error(fmt.Sprintf("%s failed temporarily but will time out after %s seconds: %s", name, Seconds(spec.Timeout), msg))
-			return Outcome{Failure: true, Message: msg}
+			return Outcome{Failure: true, Message: msg, Limit: LimitTimeout}
 		case spec.Retries > 0 && nextRetry >= spec.Retries:
 			logger.Error(fmt.Sprintf("%s failed temporarily but will exceed %d retries: %s", name, spec.Retries, msg))
-			return Outcome{Failure: true, Message: msg}
+			return Outcome{Failure: true, Message: msg, Limit: LimitRetries}
 		}
 		logger.Error(fmt.Sprintf("%s failed temporarily: %s", name, msg))
 		return Outcome{Delay: delay, Message: msg}
@@ -169,10 +183,10 @@ func Classify(ctx context.Context, spec Spec, att Attempt, runtime time.Duration
 		return Outcome{Failure: true, Message: msg}
 	case spec.Timeout > 0 && runtime+backoff >= spec.Timeout: // the timeout first, as in Kopf
 		logger.Error(fmt.Sprintf("%s failed with an exception and will stop now (it would time out in %s seconds on the next attempt): %s", name, Seconds(spec.Timeout), msg))
-		return Outcome{Failure: true, Message: msg}
+		return Outcome{Failure: true, Message: msg, Limit: LimitTimeout}
 	case spec.Retries > 0 && nextRetry >= spec.Retries:
 		logger.Error(fmt.Sprintf("%s failed with an exception and will stop now (it would exceed %d retries on the next attempt): %s", name, spec.Retries, msg))
-		return Outcome{Failure: true, Message: msg}
+		return Outcome{Failure: true, Message: msg, Limit: LimitRetries}
 	}
 	logger.Error(fmt.Sprintf("%s failed with an exception and will try again in %s seconds: %s", name, Seconds(backoff), msg))
 	return Outcome{Delay: backoff, Message: msg}

@@ -164,7 +164,7 @@ func TestExecute(t *testing.T) {
 			handler: registry.ChangingHandler{Retries: 3},
 			fn:      returning(nil, NewTemporaryError("later", time.Second)),
 			retry:   2,
-			want:    Outcome{Failure: true, Message: "later"}, wantCalls: 1,
+			want:    Outcome{Failure: true, Message: "later", Limit: LimitRetries}, wantCalls: 1,
 			wantLogs: []string{invoked, "ERROR Handler 'create_fn' failed temporarily but will exceed 3 retries: later"},
 		},
 		{
@@ -172,14 +172,14 @@ func TestExecute(t *testing.T) {
 			handler: registry.ChangingHandler{Timeout: 10 * time.Second},
 			fn:      returning(nil, NewTemporaryError("later", 6*time.Second)),
 			runtime: 5 * time.Second,
-			want:    Outcome{Failure: true, Message: "later"}, wantCalls: 1,
+			want:    Outcome{Failure: true, Message: "later", Limit: LimitTimeout}, wantCalls: 1,
 			wantLogs: []string{invoked, "ERROR Handler 'create_fn' failed temporarily but will time out after 10 seconds: later"},
 		},
 		{
 			name:    "temporary error with a fractional timeout",
 			handler: registry.ChangingHandler{Timeout: 1500 * time.Millisecond},
 			fn:      returning(nil, NewTemporaryError("later", 2*time.Second)),
-			want:    Outcome{Failure: true, Message: "later"}, wantCalls: 1,
+			want:    Outcome{Failure: true, Message: "later", Limit: LimitTimeout}, wantCalls: 1,
 			wantLogs: []string{invoked, "ERROR Handler 'create_fn' failed temporarily but will time out after 1.5 seconds: later"},
 		},
 		{
@@ -187,7 +187,7 @@ func TestExecute(t *testing.T) {
 			handler: registry.ChangingHandler{Retries: 3, Timeout: 10 * time.Second},
 			fn:      returning(nil, NewTemporaryError("later", 6*time.Second)),
 			retry:   2, runtime: 5 * time.Second,
-			want: Outcome{Failure: true, Message: "later"}, wantCalls: 1,
+			want: Outcome{Failure: true, Message: "later", Limit: LimitTimeout}, wantCalls: 1,
 			wantLogs: []string{invoked, "ERROR Handler 'create_fn' failed temporarily but will time out after 10 seconds: later"},
 		},
 		{
@@ -225,7 +225,7 @@ func TestExecute(t *testing.T) {
 			handler: registry.ChangingHandler{Retries: 3},
 			fn:      returning(nil, boom),
 			retry:   2,
-			want:    Outcome{Failure: true, Message: "boom"}, wantCalls: 1,
+			want:    Outcome{Failure: true, Message: "boom", Limit: LimitRetries}, wantCalls: 1,
 			wantLogs: []string{invoked, "ERROR Handler 'create_fn' failed with an exception and will stop now (it would exceed 3 retries on the next attempt): boom"},
 		},
 		{
@@ -233,7 +233,7 @@ func TestExecute(t *testing.T) {
 			handler: registry.ChangingHandler{Timeout: 10 * time.Second, Backoff: 6 * time.Second},
 			fn:      returning(nil, boom),
 			runtime: 5 * time.Second,
-			want:    Outcome{Failure: true, Message: "boom"}, wantCalls: 1,
+			want:    Outcome{Failure: true, Message: "boom", Limit: LimitTimeout}, wantCalls: 1,
 			wantLogs: []string{invoked, "ERROR Handler 'create_fn' failed with an exception and will stop now (it would time out in 10 seconds on the next attempt): boom"},
 		},
 		{
@@ -241,7 +241,7 @@ func TestExecute(t *testing.T) {
 			handler: registry.ChangingHandler{Retries: 3, Timeout: 10 * time.Second, Backoff: 6 * time.Second},
 			fn:      returning(nil, boom),
 			retry:   2, runtime: 5 * time.Second,
-			want: Outcome{Failure: true, Message: "boom"}, wantCalls: 1,
+			want: Outcome{Failure: true, Message: "boom", Limit: LimitTimeout}, wantCalls: 1,
 			wantLogs: []string{invoked, "ERROR Handler 'create_fn' failed with an exception and will stop now (it would time out in 10 seconds on the next attempt): boom"},
 		},
 
@@ -308,7 +308,7 @@ func TestExecute(t *testing.T) {
 			handler:  registry.ChangingHandler{Retries: 3},
 			fn:       returning("never", nil),
 			retry:    3,
-			want:     Outcome{Failure: true, Message: "Handler 'create_fn' has exceeded 3 retries."},
+			want:     Outcome{Failure: true, Message: "Handler 'create_fn' has exceeded 3 retries.", Limit: LimitRetries},
 			wantLogs: []string{"ERROR Handler 'create_fn' failed permanently: Handler 'create_fn' has exceeded 3 retries."},
 		},
 		{
@@ -316,7 +316,7 @@ func TestExecute(t *testing.T) {
 			handler:    registry.ChangingHandler{Timeout: 10 * time.Second},
 			fn:         returning("never", nil),
 			runtime:    11 * time.Second,
-			want:       Outcome{Failure: true},
+			want:       Outcome{Failure: true, Limit: LimitTimeout},
 			msgPattern: `^Handler 'create_fn' has timed out after 11(\.\d+)?s\.$`,
 			wantLogs:   []string{"ERROR Handler 'create_fn' failed permanently: "},
 		},
@@ -326,7 +326,7 @@ func TestExecute(t *testing.T) {
 			fn:         returning("never", nil),
 			retry:      5,
 			runtime:    11 * time.Second,
-			want:       Outcome{Failure: true},
+			want:       Outcome{Failure: true, Limit: LimitTimeout},
 			msgPattern: `^Handler 'create_fn' has timed out after 11(\.\d+)?s\.$`,
 			wantLogs:   []string{"ERROR Handler 'create_fn' failed permanently: "},
 		},

@@ -28,6 +28,7 @@ import (
 	"github.com/kopf-go/kopf/runtime/daemons"
 	"github.com/kopf-go/kopf/runtime/execution"
 	"github.com/kopf-go/kopf/runtime/kwargs"
+	"github.com/kopf-go/kopf/runtime/metrics"
 	"github.com/kopf-go/kopf/runtime/posting"
 	"github.com/kopf-go/kopf/runtime/queueing"
 	"github.com/kopf-go/kopf/runtime/reactor"
@@ -88,6 +89,11 @@ type Options struct {
 	// object (see reactor.Observation and Reactor.Observe): the hook of
 	// package kopftest's outcome assertions.
 	Observe func(reactor.Observation)
+	// MetricsAddress, if set (host:port, ":8080"; "0" is unset too),
+	// is where the operator serves its Prometheus metrics, at /metrics
+	// (see package metrics). The address must be free: Run fails at
+	// start if it cannot listen on it.
+	MetricsAddress string
 	// Memo is the operator's memo (Kopf's memo= of kopf.run() and
 	// kopf.operator()): the activities get it itself, and each object's
 	// handlers a shallow copy of it as the startup handlers left it, made
@@ -120,6 +126,7 @@ type Options struct {
 	daemons         *daemons.Engine            // runs the daemons and timers
 	monitor         *watchMonitor              // nil: no health endpoints
 	probe           *atomic.Pointer[ProbeFunc] // the probe handlers' runner, once the clients are made
+	metrics         *metrics.Metrics           // nil: no metrics (see MetricsAddress)
 }
 
 // Run serves the registry's handlers until ctx is done. It returns nil on a
@@ -188,6 +195,17 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	// (~45 s). So re-establishing a silent watch drops the connections.
 	handlersCfg := rest.CopyConfig(cfg)
 	cfg = rest.CopyConfig(cfg)
+	if !MetricsDisabled(opts.MetricsAddress) {
+		opts.metrics = metrics.New()
+		stop, err := serveMetrics(opts.MetricsAddress, opts.metrics, logger)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		// Innermost: every request sent counts, the retries included.
+		cfg.Wrap(opts.metrics.WrapTransport)
+		handlersCfg.Wrap(opts.metrics.WrapTransport)
+	}
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = UserAgent()
 		handlersCfg.UserAgent = cfg.UserAgent
@@ -444,6 +462,7 @@ func serveResource(ctx context.Context, wg *sync.WaitGroup, cl clients, reg *reg
 		qopts.OnIdle = opts.releaser.idle
 	}
 	mux := queueing.NewMultiplexer(workCtx, qopts, r.Process)
+	mr := opts.instrumentResource(res, r, mux)
 	r.Daemons = opts.daemons
 	opts.releaser.watch(mux.Workers)
 	// Namespaced resources are watched per namespace when the patterns are
@@ -489,6 +508,7 @@ func serveResource(ctx context.Context, wg *sync.WaitGroup, cl clients, reg *reg
 		if opts.monitor != nil {
 			opts.monitor.AddWatch(where, w.Status)
 		}
+		instrumentWatch(mr, ns, w)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -101,8 +101,11 @@ type Multiplexer struct {
 	// for a slot (with a limit only; nil without).
 	wake chan struct{}
 	// busy are the keys of the objects being processed now (the processor
-	// called and not returned), for Busy.
-	busy    map[string]struct{}
+	// called and not returned), for Busy, with when each processing began.
+	busy map[string]time.Time
+	// added counts the events that found their object with nothing
+	// pending (see Stats).
+	added   uint64
 	wg      sync.WaitGroup
 	ctx     context.Context
 	closing chan struct{}
@@ -117,7 +120,7 @@ type Multiplexer struct {
 func NewMultiplexer(ctx context.Context, opts Options, process Processor) *Multiplexer {
 	m := &Multiplexer{
 		ctx: ctx, process: process, idleTimeout: opts.IdleTimeout, limit: max(opts.WorkerLimit, 0),
-		streams: map[string]*Stream{}, busy: map[string]struct{}{}, closing: make(chan struct{}), onNoWorkers: opts.OnIdle,
+		streams: map[string]*Stream{}, busy: map[string]time.Time{}, closing: make(chan struct{}), onNoWorkers: opts.OnIdle,
 		logger: opts.Logger,
 	}
 	if m.logger == nil {
@@ -161,7 +164,9 @@ func (m *Multiplexer) Put(ev watching.Event) {
 		s.key, s.mux = ev.Key, m
 		m.streams[ev.Key] = s
 	}
-	s.put(ev)
+	if s.put(ev) {
+		m.added++
+	}
 	if s.owned || s.queued {
 		return
 	}
@@ -208,6 +213,49 @@ func (m *Multiplexer) Busy() []string {
 	return keys
 }
 
+// Stats are a multiplexer's figures at one moment, for metrics.
+type Stats struct {
+	// Limit is Options.WorkerLimit (0: none).
+	Limit int
+	// Workers are the worker goroutines alive (see Workers).
+	Workers int
+	// Busy counts the objects being processed now (see Busy); BusyFor is
+	// the sum of how long each has been, Longest the longest of them.
+	Busy    int
+	BusyFor time.Duration
+	Longest time.Duration
+	// Pending counts the objects with an event waiting to be processed
+	// (however many events were batched into it); Queued, those of them
+	// waiting for a worker slot (with a limit only).
+	Pending int
+	Queued  int
+	// Added counts, since the start, the events that found their object
+	// with nothing pending: those batched into a pending one are not
+	// counted (as a workqueue counts the adds of an item not yet queued).
+	Added uint64
+}
+
+// Stats returns the multiplexer's figures now. It takes the
+// multiplexer's lock for a pass over its objects: cheap enough for a
+// metrics scrape, not for every event.
+func (m *Multiplexer) Stats() Stats {
+	now := time.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st := Stats{Limit: m.limit, Workers: m.workers, Busy: len(m.busy), Queued: len(m.ready), Added: m.added}
+	for _, since := range m.busy {
+		d := now.Sub(since)
+		st.BusyFor += d
+		st.Longest = max(st.Longest, d)
+	}
+	for _, s := range m.streams {
+		if s.pending() {
+			st.Pending++
+		}
+	}
+	return st
+}
+
 // Wait blocks until every worker has exited (after ctx is done).
 func (m *Multiplexer) Wait() { m.wg.Wait() }
 
@@ -249,7 +297,7 @@ func (m *Multiplexer) worker(s *Stream) {
 			return
 		}
 		m.mu.Lock()
-		m.busy[s.key] = struct{}{}
+		m.busy[s.key] = time.Now()
 		m.mu.Unlock()
 		m.processGuarded(ev, s)
 		m.mu.Lock()

@@ -23,18 +23,30 @@ type Stream struct {
 	signal   chan struct{}
 	expected string
 	arrived  bool
+	// since is when the pending event's object got it: the arrival of the
+	// oldest event batched into it; taken is that of the event taken last,
+	// slept how long its processor has slept in Sleep since.
+	since time.Time
+	taken time.Time
+	slept time.Duration
 }
 
 func newStream() *Stream { return &Stream{signal: make(chan struct{}, 1)} }
 
-func (s *Stream) put(ev watching.Event) {
+// put makes ev the pending event; it reports whether the stream had none
+// pending before (a Wakeup with one pending is dropped: false).
+func (s *Stream) put(ev watching.Event) (added bool) {
 	s.mu.Lock()
 	if ev.Wakeup && s.latest != nil {
 		s.mu.Unlock() // the pending event wakes the worker anyway
-		return
+		return false
 	}
 	if s.latest != nil && s.latest.Initial {
 		ev.Initial = true // keep the first-listing mark through batching
+	}
+	added = s.latest == nil
+	if added {
+		s.since = time.Now()
 	}
 	s.latest = &ev
 	if s.expected != "" && resourceVersion(ev) == s.expected {
@@ -45,6 +57,7 @@ func (s *Stream) put(ev watching.Event) {
 	case s.signal <- struct{}{}:
 	default:
 	}
+	return added
 }
 
 func (s *Stream) take() (watching.Event, bool) {
@@ -55,7 +68,25 @@ func (s *Stream) take() (watching.Event, bool) {
 	}
 	ev := *s.latest
 	s.latest = nil
+	s.taken, s.slept = s.since, 0
 	return ev, true
+}
+
+// Arrived returns when the event being processed arrived: the oldest of
+// the events batched into it (the processed one is the latest of them).
+// Only the processor may call it.
+func (s *Stream) Arrived() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.taken
+}
+
+// Slept returns how long the processor has slept in Sleep while
+// processing the event taken last. Only the processor may call it.
+func (s *Stream) Slept() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.slept
 }
 
 func (s *Stream) pending() bool {
@@ -137,6 +168,11 @@ func (s *Stream) Sleep(ctx context.Context, d time.Duration) time.Duration {
 		defer m.reclaim(ctx)
 	}
 	start := time.Now()
+	defer func() {
+		s.mu.Lock()
+		s.slept += time.Since(start)
+		s.mu.Unlock()
+	}()
 	t := time.NewTimer(d)
 	defer t.Stop()
 	for {

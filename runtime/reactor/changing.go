@@ -70,7 +70,9 @@ func (r *Reactor) cycle(ctx context.Context, b body.Body, mem *memory, s *queuei
 	p := patches.New()
 	kw := c.handlersKwargs(r)
 	kw.Patch = p
-	outcome := r.runHandlers(ctx, c.b, p, kw, "", c.handlers, c.logger)
+	outcome := r.runHandlers(ctx, c.b, p, kw, "", c.handlers, c.logger, c.mem.observed[:0])
+	c.note(outcome)
+	defer func() { c.mem.observed = outcome.observed[:0] }() // reused by the next cycle, once reported
 	if outcome.cancelled {
 		r.report(outcome.observed)
 		return nil // the operator is exiting: nothing of this cycle is stored
@@ -101,6 +103,31 @@ func (r *Reactor) cycle(ctx context.Context, b body.Body, mem *memory, s *queuei
 		return nil // the patch's own event starts the next cycle
 	}
 	return r.sleepAndTouch(ctx, c, outcome.delay)
+}
+
+// note adds the handlers' attempts to the object's tally, marks the
+// object in progress while handlers are unfinished, and dates the
+// observations with the arrival of the event processed.
+func (c *cycleState) note(outcome handlersOutcome) {
+	t := &c.mem.tally
+	t.failed = t.failed || outcome.tally.failed
+	t.terminal = t.terminal || outcome.tally.terminal
+	t.retries += outcome.tally.retries
+	switch {
+	case outcome.done, outcome.cancelled:
+		t.requeue = ""
+	case outcome.due:
+		t.requeue = ResultRequeue
+	default:
+		t.requeue = ResultRequeueAfter
+	}
+	c.mem.inProgress.Store(!outcome.done && !outcome.cancelled)
+	if len(outcome.observed) > 0 {
+		arrived := c.s.Arrived()
+		for i := range outcome.observed {
+			outcome.observed[i].Arrived = arrived
+		}
+	}
 }
 
 // newCycle starts the state of a cycle of the object version b.
@@ -326,6 +353,7 @@ type handlersOutcome struct {
 	failedIDs         []string
 	cancelled         bool          // the operator is exiting: the outcome is not to be stored
 	observed          []Observation // the attempts made, for Reactor.Observe
+	tally             tally         // the attempts made, for Reactor.ObserveProcessed
 }
 
 // runHandlers runs one handler that is due (Kopf's default "asap"
@@ -347,9 +375,12 @@ type handlersOutcome struct {
 // HandlerChildrenRetry: delayed until now plus the sub-handlers' delay (0
 // when one is due), retries+1, and the message "None" (Python's str() of
 // that exception, which has no message).
-func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch, base *kwargs.Changing, prefix string, handlers []*registry.ChangingHandler, logger *slog.Logger) handlersOutcome {
+//
+// The attempts made are appended to observed (a buffer reused between
+// cycles; nil: a new one) for Reactor.Observe, if set.
+func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch, base *kwargs.Changing, prefix string, handlers []*registry.ChangingHandler, logger *slog.Logger, observed []Observation) handlersOutcome {
 	ps := r.Settings.Persistence.ProgressStorage
-	out := handlersOutcome{done: true}
+	out := handlersOutcome{done: true, observed: observed}
 	now := time.Now()
 	purpose := string(base.Reason)
 	chosen := pick(ps, b, prefix, purpose, handlers, now)
@@ -412,9 +443,12 @@ func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch,
 			if len(children) == 0 {
 				return execution.Outcome{Success: true, Result: result}
 			}
-			sub := r.runHandlers(ctx, b, p, base, id+"/", r.matching(children, fixedSource{base}, logger), logger)
+			sub := r.runHandlers(ctx, b, p, base, id+"/", r.matching(children, fixedSource{base}, logger), logger, nil)
 			out.ids = append(out.ids, sub.ids...)
 			out.observed = append(out.observed, sub.observed...)
+			out.tally.failed = out.tally.failed || sub.tally.failed
+			out.tally.terminal = out.tally.terminal || sub.tally.terminal
+			out.tally.retries += sub.tally.retries
 			next.Subrefs = subrefs(next.Subrefs, sub.ids)
 			switch {
 			case !sub.done:
@@ -431,9 +465,16 @@ func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch,
 			}
 			return execution.Outcome{Success: true, Result: result}
 		}
-		res := execution.Execute(hctx, &named, kw, att, r.Settings.Execution.DefaultBackoff, logger)
+		var began time.Time
 		if r.Observe != nil {
-			out.observed = append(out.observed, r.observation(b, id, base.Reason, att.Retry, res))
+			began = time.Now()
+		}
+		res := execution.Execute(hctx, &named, kw, att, r.Settings.Execution.DefaultBackoff, logger)
+		out.tally.note(res, ctx.Err() != nil && !res.Final())
+		if r.Observe != nil {
+			obs := r.observation(b, id, base.Reason, att.Retry, res)
+			obs.Started, obs.Duration = began, time.Since(began)
+			out.observed = append(out.observed, obs)
 		}
 		if ctx.Err() != nil && !res.Final() {
 			// Interrupted by the operator's exit, not failed: the next

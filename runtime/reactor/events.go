@@ -3,12 +3,14 @@ package reactor
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/kopf-go/kopf/runtime/body"
 	"github.com/kopf-go/kopf/runtime/diffs"
 	"github.com/kopf-go/kopf/runtime/execution"
 	"github.com/kopf-go/kopf/runtime/kwargs"
 	"github.com/kopf-go/kopf/runtime/patches"
+	"github.com/kopf-go/kopf/runtime/queueing"
 	"github.com/kopf-go/kopf/runtime/registry"
 	"github.com/kopf-go/kopf/runtime/watching"
 )
@@ -18,7 +20,7 @@ import (
 // discarded, as in Kopf. They, and their when= and filter callbacks, get a
 // deep copy of the object, made once per event and only when user code is
 // to see it; each handler gets its own Patch.
-func (r *Reactor) runEventHandlers(ctx context.Context, ev watching.Event, mem *memory, logger *slog.Logger) {
+func (r *Reactor) runEventHandlers(ctx context.Context, ev watching.Event, s *queueing.Stream, mem *memory, logger *slog.Logger) {
 	handlers := r.Registry.EventHandlers(r.Resource)
 	if len(handlers) == 0 {
 		return
@@ -60,13 +62,22 @@ func (r *Reactor) runEventHandlers(ctx context.Context, ev watching.Event, mem *
 		}
 		hkw := *user // Param is the handler's own
 		hkw.Patch = patches.New()
+		var started time.Time
+		if r.Observe != nil {
+			started = time.Now()
+		}
 		err = execution.ExecuteEvent(ctx, h, &hkw, logger)
+		if err != nil { // logged, never retried: a failure for good
+			mem.tally.failed, mem.tally.terminal = true, true
+		}
 		if r.Observe != nil {
 			res := execution.Outcome{Success: err == nil}
 			if err != nil {
 				res = execution.Outcome{Failure: true, Message: err.Error()}
 			}
-			r.Observe(r.observation(b, h.ID, "", 0, res))
+			obs := r.observation(b, h.ID, "", 0, res)
+			obs.Kind, obs.Started, obs.Duration, obs.Arrived = KindEvent, started, time.Since(started), s.Arrived()
+			r.Observe(obs)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -47,6 +48,10 @@ type Reactor struct {
 	// from the workers, concurrently for different objects: it must be
 	// quick and safe for concurrent use.
 	Observe func(Observation)
+	// ObserveProcessed, if set, is told how the processing of every event
+	// ended (see Processed), after Process is done with it; from the
+	// workers, as Observe is.
+	ObserveProcessed func(Processed)
 	// Daemons runs the daemons and timers of the resource's objects (one
 	// engine per operator); nil: none are run.
 	Daemons *daemons.Engine
@@ -93,6 +98,30 @@ type memory struct {
 	essence      string
 	spawnMatched bool
 	spawnDone    bool
+	// tally is what the processing of the current event has seen (see
+	// Processed); inProgress: the object's handlers are unfinished for
+	// its cause (read by InProgress, from other goroutines).
+	tally      tally
+	inProgress atomic.Bool
+	// observed is the buffer of the attempts of a cycle, reused by the
+	// next (for Reactor.Observe, which gets copies).
+	observed []Observation
+}
+
+// InProgress counts the objects whose changing handlers are unfinished:
+// delayed or due, as their last cycle left them. It takes the reactor's
+// lock for a pass over its objects: for a metrics scrape, not for every
+// event.
+func (r *Reactor) InProgress() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, m := range r.memories {
+		if m.inProgress.Load() {
+			n++
+		}
+	}
+	return n
 }
 
 func (r *Reactor) memory(key, uid string) *memory {
@@ -143,6 +172,27 @@ func (r *Reactor) forget(key string) {
 // cycle in progress is finished; once ctx is cancelled (the exit timeout
 // is over), nothing more is sent to the API server.
 func (r *Reactor) Process(ctx context.Context, ev watching.Event, s *queueing.Stream) {
+	if r.ObserveProcessed == nil {
+		r.process(ctx, ev, s)
+		return
+	}
+	started, slept := time.Now(), s.Slept()
+	mem := r.process(ctx, ev, s)
+	elapsed := time.Since(started)
+	r.ObserveProcessed(Processed{
+		Arrived:  s.Arrived(),
+		Started:  started,
+		Elapsed:  elapsed,
+		Busy:     max(elapsed-(s.Slept()-slept), 0),
+		Result:   mem.tally.result(),
+		Terminal: mem.tally.terminal,
+		Retries:  mem.tally.retries,
+	})
+}
+
+// process is Process; it returns the object's memory, whose tally sums up
+// the processing.
+func (r *Reactor) process(ctx context.Context, ev watching.Event, s *queueing.Stream) *memory {
 	var logger *slog.Logger
 	if b := body.Body(ev.Object); b.Kind() != "" { // not a stub of a vanished object
 		logger = posting.ForObject(r.Logger, b) // posted with settings.Posting.Loggers
@@ -151,33 +201,34 @@ func (r *Reactor) Process(ctx context.Context, ev watching.Event, s *queueing.St
 	}
 	ctx = withLogger(ctx, logger) // the requests' retries are logged about the object
 	mem := r.memory(ev.Key, body.Body(ev.Object).Meta().UID())
+	mem.tally = tally{}
 	if ev.Initial {
 		mem.noticedByListing = true
 	}
 	if !ev.Wakeup {
-		r.runEventHandlers(ctx, ev, mem, logger)
+		r.runEventHandlers(ctx, ev, s, mem, logger)
 	}
 	if ev.Type == watching.Deleted {
 		if r.Registry.HasChanging(r.Resource) { // as Kopf: a GONE cause only with changing handlers
 			logger.Debug("Deleted, really deleted, and we are notified.")
 		}
 		r.forget(ev.Key)
-		return
+		return mem
 	}
 	spawning := r.hasSpawning()
 	if !r.Registry.HasChanging(r.Resource) && !spawning {
-		return
+		return mem
 	}
 	// Our own latest patch must come back before we judge the object by an
 	// older version of it (which would, e.g., still lack the diff-base).
 	if !s.WaitExpected(ctx, r.Settings.Persistence.ConsistencyTimeout) {
 		if ctx.Err() != nil || s.Stopping() {
-			return // the operator is exiting: the version will never come
+			return mem // the operator is exiting: the version will never come
 		}
 		logger.Debug("The patched resource version is not seen in time; processing the latest known one.")
 	}
 	if s.Pending() {
-		return // a newer version is waiting: it supersedes this one
+		return mem // a newer version is waiting: it supersedes this one
 	}
 	if spawning {
 		r.spawning(ev.Key, ev.Object, mem)
@@ -185,29 +236,31 @@ func (r *Reactor) Process(ctx context.Context, ev watching.Event, s *queueing.St
 	for attempt := 0; ; attempt++ {
 		err := r.cycle(ctx, ev.Object, mem, s, logger)
 		if err == nil {
-			return
+			return mem
 		}
 		if ctx.Err() != nil {
 			logger.Debug(fmt.Sprintf("The operator is exiting; the outcome of this cycle is not stored: %v", err))
-			return
+			return mem
 		}
+		mem.tally.failed = true
 		var invalid *invalidPatchError
 		if errors.As(err, &invalid) {
 			// Retrying cannot help: the same patch would be rejected again.
 			logger.Error(fmt.Sprintf("The object cannot be patched; it will be processed again when it changes: %v", err))
-			return
+			return mem
 		}
 		delay, backoff, ok := retryDelay(r.Settings.Queueing, attempt, err)
 		if !ok {
 			logger.Error(fmt.Sprintf("Processing failed and will be retried when the object changes (settings.Queueing.ErrorDelays is empty): %v", err))
-			return
+			return mem
 		}
+		mem.tally.retries++
 		if delay > backoff {
 			logger.Debug(fmt.Sprintf("Overriding the backoff %ss with the retry-after %ss from the server.", seconds(backoff), seconds(delay)))
 		}
 		logger.Error(fmt.Sprintf("Throttling for %s seconds due to an unexpected error: %v", seconds(delay), err))
 		if left := s.Sleep(ctx, delay); left > 0 || ctx.Err() != nil || s.Stopping() {
-			return // a newer event will be processed instead, or none: the operator exits
+			return mem // a newer event will be processed instead, or none: the operator exits
 		}
 		logger.Info("Throttling is over. Switching back to normal operations.")
 	}

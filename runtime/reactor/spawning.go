@@ -71,12 +71,12 @@ func (r *Reactor) spawningHost() *daemons.Host {
 		}
 		if r.Observe != nil {
 			r.host.Observe = func(b body.Body, handler, kind string, retry int, out execution.Outcome, interrupted bool) {
-				reason := ReasonDaemon
+				reason, k := ReasonDaemon, KindDaemon
 				if kind == "timer" {
-					reason = ReasonTimer
+					reason, k = ReasonTimer, KindTimer
 				}
 				obs := r.observation(b, handler, reason, retry, out)
-				obs.Interrupted = interrupted
+				obs.Interrupted, obs.Kind = interrupted, k
 				r.Observe(obs)
 			}
 		}
