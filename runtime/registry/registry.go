@@ -101,6 +101,7 @@ type Registry struct {
 	events   []*EventHandler
 	daemons  []*DaemonHandler
 	timers   []*TimerHandler
+	indices  []*IndexHandler
 }
 
 // New returns an empty registry.
@@ -189,6 +190,9 @@ func (r *Registry) Selectors() []resources.Selector {
 		add(h.Selector)
 	}
 	for _, h := range r.timers {
+		add(h.Selector)
+	}
+	for _, h := range r.indices {
 		add(h.Selector)
 	}
 	return out

@@ -1,0 +1,91 @@
+package indexing
+
+import (
+	"context"
+	"iter"
+	"maps"
+
+	"github.com/kopf-go/kopf/runtime/kwargs"
+	"github.com/kopf-go/kopf/runtime/registry"
+)
+
+// The adapters below make a registry.IndexFn of an index function and the
+// index it fills, one call per index in generated Register functions.
+// Index functions return a map[K]V (Kopf's dict) or a single value V and
+// whether there is one (Kopf's single value, under the key None); NoError
+// adapts those that return no error. The typed ones decode the object as T
+// once per event: a body that does not decode is the function's error.
+
+// Func adapts an index function returning a map to the index idx.
+func Func[K comparable, V any](idx Index[K, V], fn func(context.Context, kwargs.Indexing) (map[K]V, error)) registry.IndexFn {
+	return writer[K, V]{idx.x, func(ctx context.Context, kw *kwargs.Indexing) (iter.Seq2[K, V], error) {
+		m, err := fn(ctx, *kw)
+		return maps.All(m), err
+	}}
+}
+
+// TypedFunc adapts an index function of a resource of Go type T returning
+// a map to the index idx.
+func TypedFunc[T any, K comparable, V any](idx Index[K, V], fn func(context.Context, kwargs.TypedIndexing[T]) (map[K]V, error)) registry.IndexFn {
+	return writer[K, V]{idx.x, func(ctx context.Context, kw *kwargs.Indexing) (iter.Seq2[K, V], error) {
+		typed, err := kwargs.DecodeIndexing[T](kw)
+		if err != nil {
+			return nil, err
+		}
+		m, err := fn(ctx, typed)
+		return maps.All(m), err
+	}}
+}
+
+// ValueFunc adapts an index function returning a single value, or none
+// (false), to the index idx, whose only key is None{}.
+func ValueFunc[V any](idx Index[None, V], fn func(context.Context, kwargs.Indexing) (V, bool)) registry.IndexFn {
+	return writer[None, V]{idx.x, func(ctx context.Context, kw *kwargs.Indexing) (iter.Seq2[None, V], error) {
+		v, ok := fn(ctx, *kw)
+		return single(v, ok), nil
+	}}
+}
+
+// TypedValueFunc adapts an index function of a resource of Go type T
+// returning a single value, or none (false), to the index idx.
+func TypedValueFunc[T, V any](idx Index[None, V], fn func(context.Context, kwargs.TypedIndexing[T]) (V, bool)) registry.IndexFn {
+	return writer[None, V]{idx.x, func(ctx context.Context, kw *kwargs.Indexing) (iter.Seq2[None, V], error) {
+		typed, err := kwargs.DecodeIndexing[T](kw)
+		if err != nil {
+			return nil, err
+		}
+		v, ok := fn(ctx, typed)
+		return single(v, ok), nil
+	}}
+}
+
+// NoError adapts an index function returning a map without an error to
+// the form with one (always nil).
+func NoError[KW any, K comparable, V any](fn func(context.Context, KW) map[K]V) func(context.Context, KW) (map[K]V, error) {
+	return func(ctx context.Context, kw KW) (map[K]V, error) { return fn(ctx, kw), nil }
+}
+
+func single[V any](v V, ok bool) iter.Seq2[None, V] {
+	return func(yield func(None, V) bool) {
+		if ok {
+			yield(None{}, v)
+		}
+	}
+}
+
+// writer is an index function with its index: registry.IndexFn.
+type writer[K comparable, V any] struct {
+	x  *index[K, V]
+	fn func(context.Context, *kwargs.Indexing) (iter.Seq2[K, V], error)
+}
+
+func (w writer[K, V]) Index(ctx context.Context, kw *kwargs.Indexing, obj string) error {
+	pairs, err := w.fn(ctx, kw)
+	if err != nil {
+		return err
+	}
+	w.x.replace(obj, pairs)
+	return nil
+}
+
+func (w writer[K, V]) Discard(obj string) { w.x.discard(obj) }

@@ -1,0 +1,180 @@
+package indexing
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kopf-go/kopf/internal/testutil"
+	"github.com/kopf-go/kopf/runtime/filters"
+	"github.com/kopf-go/kopf/runtime/kwargs"
+	"github.com/kopf-go/kopf/runtime/registry"
+	"github.com/kopf-go/kopf/runtime/resources"
+	"github.com/kopf-go/kopf/runtime/watching"
+)
+
+func pod(name string, labels map[string]any, phase string) map[string]any {
+	return map[string]any{
+		"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"namespace": "ns", "name": name, "labels": labels},
+		"status":   map[string]any{"phase": phase},
+	}
+}
+
+type podT struct {
+	Metadata struct {
+		Name string `json:"name"`
+	} `json:"metadata"`
+	Status struct {
+		Phase string `json:"phase"`
+	} `json:"status"`
+}
+
+// byLabel is Kopf's by_label of examples/16-indexing.
+func byLabel(_ context.Context, kw kwargs.Indexing) (map[[2]string]string, error) {
+	out := map[[2]string]string{}
+	for k, v := range kw.Labels {
+		if v == "fail" {
+			return nil, errors.New("boom")
+		}
+		if v == "panic" {
+			panic("kaboom")
+		}
+		out[[2]string{k, v}] = kw.Name
+	}
+	return out, nil
+}
+
+func TestIndexerHandle(t *testing.T) {
+	type event struct {
+		typ    watching.Type
+		name   string
+		labels map[string]any
+		phase  string
+		wakeup bool
+	}
+	tests := []struct {
+		name    string
+		events  []event
+		labels  map[[2]string][]string // by_label
+		running []bool                 // is_running's single values
+		logs    []string
+	}{
+		{"listed and added", []event{
+			{typ: watching.Listed, name: "a", labels: map[string]any{"app": "x"}, phase: "Running"},
+			{typ: watching.Added, name: "b", labels: map[string]any{"app": "x", "tier": "db"}, phase: "Pending"},
+		}, map[[2]string][]string{{"app", "x"}: {"a", "b"}, {"tier", "db"}: {"b"}}, []bool{false, true}, nil},
+		{"a label change moves the object", []event{
+			{typ: watching.Added, name: "a", labels: map[string]any{"app": "x"}, phase: "Running"},
+			{typ: watching.Modified, name: "a", labels: map[string]any{"app": "y"}, phase: "Running"},
+		}, map[[2]string][]string{{"app", "y"}: {"a"}}, []bool{true}, nil},
+		{"deletion removes the object from every index", []event{
+			{typ: watching.Added, name: "a", labels: map[string]any{"app": "x"}, phase: "Running"},
+			{typ: watching.Added, name: "b", labels: map[string]any{"app": "x"}, phase: "Running"},
+			{typ: watching.Deleted, name: "a"},
+		}, map[[2]string][]string{{"app", "x"}: {"b"}}, []bool{true}, nil},
+		{"an object that stops matching the filters leaves the index", []event{
+			{typ: watching.Added, name: "a", labels: map[string]any{"app": "x"}, phase: "Running"},
+			{typ: watching.Modified, name: "a", labels: map[string]any{"app": "x", "skip": "yes"}, phase: "Running"},
+		}, map[[2]string][]string{}, []bool{true}, nil},
+		{"an error keeps the previous contribution and is logged", []event{
+			{typ: watching.Added, name: "a", labels: map[string]any{"app": "x"}, phase: "Running"},
+			{typ: watching.Modified, name: "a", labels: map[string]any{"app": "fail"}, phase: "Running"},
+		}, map[[2]string][]string{{"app", "x"}: {"a"}}, []bool{true},
+			[]string{"Handler 'by_label' failed with an exception and will ignore it: boom"}},
+		{"a panic is an error", []event{
+			{typ: watching.Added, name: "a", labels: map[string]any{"app": "panic"}, phase: "Running"},
+		}, map[[2]string][]string{}, []bool{true},
+			[]string{"Handler 'by_label' failed with an exception and will ignore it:", "kaboom"}},
+		{"the next event retries after an error", []event{
+			{typ: watching.Added, name: "a", labels: map[string]any{"app": "fail"}, phase: "Running"},
+			{typ: watching.Modified, name: "a", labels: map[string]any{"app": "ok"}, phase: "Running"},
+		}, map[[2]string][]string{{"app", "ok"}: {"a"}}, []bool{true},
+			[]string{"Handler 'by_label' failed with an exception and will ignore it: boom"}},
+		{"wake-ups are not indexed", []event{
+			{typ: watching.Added, name: "a", labels: map[string]any{"app": "x"}, phase: "Running"},
+			{typ: watching.Modified, name: "a", labels: map[string]any{"app": "y"}, wakeup: true},
+		}, map[[2]string][]string{{"app", "x"}: {"a"}}, []bool{true}, nil},
+		{"a single value of none leaves the index", []event{
+			{typ: watching.Added, name: "a", labels: map[string]any{"app": "x"}, phase: "Running"},
+			{typ: watching.Modified, name: "a", labels: map[string]any{"app": "x"}, phase: ""},
+		}, map[[2]string][]string{{"app", "x"}: {"a"}}, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			labels := New[[2]string, string]()
+			running := New[None, bool]()
+			isRunning := func(_ context.Context, kw kwargs.TypedIndexing[podT]) (bool, bool) {
+				if kw.Object.Status.Phase == "" {
+					return false, false
+				}
+				return kw.Object.Status.Phase == "Running", true
+			}
+			var buf testutil.Buffer
+			x := &Indexer{
+				Resource: resources.Resource{Version: "v1", Plural: "pods", Namespaced: true},
+				Handlers: []*registry.IndexHandler{
+					{ID: "by_label", Fn: Func(labels, byLabel), Filter: filters.Filter{Labels: map[string]filters.Matcher{"skip": filters.IsAbsent()}}},
+					{ID: "is_running", Fn: TypedValueFunc(running, isRunning)},
+				},
+				Logger: slog.New(slog.NewTextHandler(&buf, nil)),
+			}
+			for _, ev := range tt.events {
+				x.Handle(t.Context(), watching.Event{Type: ev.typ, Key: "ns/" + ev.name, Object: pod(ev.name, ev.labels, ev.phase), Wakeup: ev.wakeup})
+			}
+			got := contents(labels)
+			for _, v := range got {
+				slices.Sort(v)
+			}
+			if !maps.EqualFunc(got, tt.labels, slices.Equal) {
+				t.Errorf("by_label = %v, want %v", got, tt.labels)
+			}
+			var gotRunning []bool
+			if s, ok := running.Get(None{}); ok {
+				gotRunning = s.Values()
+				slices.SortFunc(gotRunning, func(a, b bool) int {
+					if a == b {
+						return 0
+					} else if a {
+						return 1
+					}
+					return -1
+				})
+			}
+			if !slices.Equal(gotRunning, tt.running) {
+				t.Errorf("is_running = %v, want %v", gotRunning, tt.running)
+			}
+			for _, want := range tt.logs {
+				if !strings.Contains(buf.String(), want) {
+					t.Errorf("the log lacks %q:\n%s", want, buf.String())
+				}
+			}
+			if tt.logs == nil && strings.Contains(buf.String(), "level=ERROR") {
+				t.Errorf("unexpected errors:\n%s", buf.String())
+			}
+		})
+	}
+}
+
+// Index functions get a copy of the object: what they change in it is
+// not seen by the watch (nor the handlers after it).
+func TestIndexerGivesACopy(t *testing.T) {
+	idx := New[string, string]()
+	x := &Indexer{Handlers: []*registry.IndexHandler{{ID: "meddler", Fn: Func(idx, func(_ context.Context, kw kwargs.Indexing) (map[string]string, error) {
+		kw.Body["spec"] = "changed"
+		kw.Labels["app"] = "changed"
+		return map[string]string{"k": kw.Name}, nil
+	})}}, Logger: slog.New(slog.DiscardHandler)}
+	obj := pod("a", map[string]any{"app": "x"}, "Running")
+	x.Handle(t.Context(), watching.Event{Type: watching.Added, Key: "ns/a", Object: obj})
+	if _, ok := obj["spec"]; ok {
+		t.Errorf("the index function changed the watch's object")
+	}
+	if idx.Len() != 1 {
+		t.Errorf("index has %d keys, want 1", idx.Len())
+	}
+}
