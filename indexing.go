@@ -26,38 +26,38 @@ type (
 	IndexHandler = registry.IndexHandler
 	// IndexFn is an index function together with the index it fills.
 	IndexFn = registry.IndexFn
-	// IndexingKwargs are the arguments of an index function.
-	IndexingKwargs = kwargs.Indexing
+	// IndexKwargs are the arguments of an index function.
+	IndexKwargs = kwargs.Index
 )
 
-// TypedIndexingKwargs are the arguments of an index function of a
+// TypedIndexKwargs are the arguments of an index function of a
 // resource of Go type T.
-type TypedIndexingKwargs[T any] = kwargs.TypedIndexing[T]
+type TypedIndexKwargs[T any] = kwargs.TypedIndex[T]
 
 // NewIndex returns a new empty index, for an IndexHandler to fill.
 func NewIndex[K comparable, V any]() Index[K, V] { return indexing.New[K, V]() }
 
 // IndexFunc adapts an index function returning a map (Kopf's dict) to the
 // index idx.
-func IndexFunc[K comparable, V any](idx Index[K, V], fn func(context.Context, IndexingKwargs) (map[K]V, error)) IndexFn {
+func IndexFunc[K comparable, V any](idx Index[K, V], fn func(context.Context, IndexKwargs) (map[K]V, error)) IndexFn {
 	return indexing.Func(idx, fn)
 }
 
 // TypedIndexFunc adapts an index function of a resource of Go type T
 // returning a map to the index idx.
-func TypedIndexFunc[T any, K comparable, V any](idx Index[K, V], fn func(context.Context, TypedIndexingKwargs[T]) (map[K]V, error)) IndexFn {
+func TypedIndexFunc[T any, K comparable, V any](idx Index[K, V], fn func(context.Context, TypedIndexKwargs[T]) (map[K]V, error)) IndexFn {
 	return indexing.TypedFunc(idx, fn)
 }
 
 // ValueIndexFunc adapts an index function returning a single value, or
 // none (false), to the index idx, whose only key is None{}.
-func ValueIndexFunc[V any](idx Index[None, V], fn func(context.Context, IndexingKwargs) (V, bool)) IndexFn {
+func ValueIndexFunc[V any](idx Index[None, V], fn func(context.Context, IndexKwargs) (V, bool)) IndexFn {
 	return indexing.ValueFunc(idx, fn)
 }
 
 // TypedValueIndexFunc adapts an index function of a resource of Go type T
 // returning a single value, or none (false), to the index idx.
-func TypedValueIndexFunc[T, V any](idx Index[None, V], fn func(context.Context, TypedIndexingKwargs[T]) (V, bool)) IndexFn {
+func TypedValueIndexFunc[T, V any](idx Index[None, V], fn func(context.Context, TypedIndexKwargs[T]) (V, bool)) IndexFn {
 	return indexing.TypedValueFunc(idx, fn)
 }
 
@@ -68,13 +68,13 @@ func NoError[KW any, K comparable, V any](fn func(context.Context, KW) map[K]V) 
 }
 
 // IndexWhen adapts a when= callback of an index.
-func IndexWhen(fn func(IndexingKwargs) bool) func(*IndexingKwargs) bool {
+func IndexWhen(fn func(IndexKwargs) bool) func(*IndexKwargs) bool {
 	return registry.IndexWhen(fn)
 }
 
 // TypedIndexWhen adapts a when= callback of an index of a resource of Go
 // type T.
-func TypedIndexWhen[T any](fn func(TypedIndexingKwargs[T]) bool) func(*IndexingKwargs) bool {
+func TypedIndexWhen[T any](fn func(TypedIndexKwargs[T]) bool) func(*IndexKwargs) bool {
 	return registry.TypedIndexWhen(fn)
 }
 

@@ -353,6 +353,10 @@ const (
 	Timer  = "timer"
 )
 
+// Index is the marker of index functions (Kopf's @kopf.index): their
+// results make an in-memory index given to every handler of the package.
+const Index = "index"
+
 // Resource is the marker of typed resources: Go struct types that objects
 // of a resource decode into.
 const Resource = "resource"
@@ -379,7 +383,6 @@ func Kopf() *Table {
 // kopfDefinitions.
 func kopfPlanned() []Planned {
 	return []Planned{
-		{Name: "index", Kopf: "@kopf.index"},
 		{Name: "on.startup", Kopf: "@kopf.on.startup"},
 		{Name: "on.cleanup", Kopf: "@kopf.on.cleanup"},
 		{Name: "on.login", Kopf: "@kopf.on.login"},
@@ -435,6 +438,7 @@ const (
 	eventHandler
 	daemonHandler
 	timerHandler
+	indexHandler
 )
 
 // filterArgs are the filters of every resource handler of a kind.
@@ -443,12 +447,14 @@ func filterArgs(kind int) []Arg {
 	field := Arg{Name: "field", Type: TypeFieldPath, Default: "none (the whole object)",
 		Doc: "the field to watch, dotted (spec.a.b) or a list ([spec, \"a.b\"]): old, new and diff are reduced to it and value= checks it"}
 	switch kind {
-	case eventHandler, daemonHandler, timerHandler:
+	case eventHandler, daemonHandler, timerHandler, indexHandler:
 		switch kind {
 		case eventHandler:
 			kwargs = "*kopf.EventKwargs"
 		case daemonHandler:
 			kwargs = "*kopf.DaemonKwargs"
+		case indexHandler:
+			kwargs = "*kopf.IndexKwargs"
 		default:
 			kwargs = "*kopf.TimerKwargs"
 		}
@@ -581,6 +587,18 @@ func kopfDefinitions() []Definition {
 			Summary:    "run the function periodically for every object while it exists (and matches the filters), holding a finalizer meanwhile (Kopf's @kopf.timer)",
 			Positional: []Arg{resourceArg()},
 			Args:       concat(handlerArgs(), timerArgs(), filterArgs(timerHandler)),
+		},
+		{
+			Name:       Index,
+			Targets:    TargetFunc,
+			Summary:    "index the objects of a resource in memory: the function returns each object's contribution (a map[K]V, or a single value V and whether there is one), and every handler of the package gets the index as kw.<Function> of type kopf.Index[K, V]; errors are logged and ignored (Kopf's @kopf.index)",
+			Positional: []Arg{resourceArg()},
+			Args: concat([]Arg{
+				{Name: "id", Type: TypeString, Positive: true, Default: "the function's name in Kopf's spelling: ByLabel → by_label",
+					Doc: "the index's id, as its errors are logged"},
+				{Name: "param", Type: TypeString, Default: "none (nil)",
+					Doc: "a value passed to the function as kw.Param"},
+			}, filterArgs(indexHandler)),
 		},
 		{
 			Name:    Resource,

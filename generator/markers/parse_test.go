@@ -242,10 +242,10 @@ func TestParseErrors(t *testing.T) {
 		{"//kopf: this is great", []wantErr{{col: 8, msg: "missing marker name after //kopf: (no space is allowed after the colon)"}}},
 		{"//kopf:on.create ex\nid=x", []wantErr{{col: 20, msg: "a marker must fit on one line"}}},
 		{"//kopf:on.craete ex", []wantErr{{col: 8, msg: "unknown marker //kopf:on.craete; did you mean //kopf:on.create?"}}},
-		{"//kopf:frobnicate", []wantErr{{at: "frobnicate", msg: "unknown marker //kopf:frobnicate; known markers: on.resume, on.create, on.update, on.delete, on.field, on.event, daemon, timer, resource, test.values"}}},
+		{"//kopf:frobnicate", []wantErr{{at: "frobnicate", msg: "unknown marker //kopf:frobnicate; known markers: on.resume, on.create, on.update, on.delete, on.field, on.event, daemon, timer, index, resource, test.values"}}},
 
 		// Kopf's decorators that have no marker yet.
-		{"//kopf:index ex", []wantErr{{col: 8, msg: "//kopf:index is not supported yet (Kopf's @kopf.index); `kopf-gen markers` lists the markers this kopf-gen supports"}}},
+		{"//kopf:on.mutate ex", []wantErr{{col: 8, msg: "//kopf:on.mutate is not supported yet (Kopf's @kopf.on.mutate); `kopf-gen markers` lists the markers this kopf-gen supports"}}},
 		{"//kopf:on.startup", []wantErr{{col: 8, msg: "//kopf:on.startup is not supported yet (Kopf's @kopf.on.startup); `kopf-gen markers` lists the markers this kopf-gen supports"}}},
 		{"//kopf:on.cleanup", []wantErr{{col: 8, msg: "//kopf:on.cleanup is not supported yet (Kopf's @kopf.on.cleanup); `kopf-gen markers` lists the markers this kopf-gen supports"}}},
 		{"//kopf:on.login", []wantErr{{col: 8, msg: "//kopf:on.login is not supported yet (Kopf's @kopf.on.login); `kopf-gen markers` lists the markers this kopf-gen supports"}}},
@@ -257,7 +257,7 @@ func TestParseErrors(t *testing.T) {
 		{"//kopf:on.daemon ex", []wantErr{{col: 8, msg: "unknown marker //kopf:on.daemon; did you mean //kopf:daemon?"}}},
 		{"//kopf:on.timer ex", []wantErr{{col: 8, msg: "unknown marker //kopf:on.timer; did you mean //kopf:timer?"}}},
 		{"//kopf:create ex", []wantErr{{col: 8, msg: "unknown marker //kopf:create; did you mean //kopf:on.create?"}}},
-		{"//kopf:on.index ex", []wantErr{{col: 8, msg: "unknown marker //kopf:on.index; did you mean //kopf:index? (not supported yet)"}}},
+		{"//kopf:on.index ex", []wantErr{{col: 8, msg: "unknown marker //kopf:on.index; did you mean //kopf:index?"}}},
 		{"//kopf:on.resmue ex", []wantErr{{col: 8, msg: "unknown marker //kopf:on.resmue; did you mean //kopf:on.resume?"}}},
 
 		// Positional arguments.
@@ -589,7 +589,7 @@ func TestHelpCoversTheTable(t *testing.T) {
 		"//kopf:resource <resource>\n",
 		"//kopf:daemon <resource> [id=string] [param=string] [errors=ignored|temporary|permanent] [timeout=duration] [retries=int] [backoff=duration] [initial_delay=duration] [cancellation_backoff=duration] [cancellation_timeout=duration] [cancellation_polling=duration] [labels=",
 		"//kopf:timer <resource> [id=string] [param=string] [errors=ignored|temporary|permanent] [timeout=duration] [retries=int] [backoff=duration] [interval=duration] [idle=duration] [sharp=bool] [initial_delay=duration] [labels=",
-		"\n//kopf:index        Kopf's @kopf.index\n",
+		"//kopf:index <resource> [id=string] [param=string] [labels=",
 		"\n//kopf:on.validate  Kopf's @kopf.on.validate\n",
 		"\n//kopf:subhandler   not a marker: call kopf.Subhandler(ctx, handler) inside a changing handler to register sub-handlers at run time\n",
 		"\tv1 (core): pods services",

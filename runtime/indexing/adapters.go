@@ -17,8 +17,8 @@ import (
 // once per event: a body that does not decode is the function's error.
 
 // Func adapts an index function returning a map to the index idx.
-func Func[K comparable, V any](idx Index[K, V], fn func(context.Context, kwargs.Indexing) (map[K]V, error)) registry.IndexFn {
-	return writer[K, V]{idx.x, func(ctx context.Context, kw *kwargs.Indexing) (iter.Seq2[K, V], error) {
+func Func[K comparable, V any](idx Index[K, V], fn func(context.Context, kwargs.Index) (map[K]V, error)) registry.IndexFn {
+	return writer[K, V]{idx.x, func(ctx context.Context, kw *kwargs.Index) (iter.Seq2[K, V], error) {
 		m, err := fn(ctx, *kw)
 		return maps.All(m), err
 	}}
@@ -26,9 +26,9 @@ func Func[K comparable, V any](idx Index[K, V], fn func(context.Context, kwargs.
 
 // TypedFunc adapts an index function of a resource of Go type T returning
 // a map to the index idx.
-func TypedFunc[T any, K comparable, V any](idx Index[K, V], fn func(context.Context, kwargs.TypedIndexing[T]) (map[K]V, error)) registry.IndexFn {
-	return writer[K, V]{idx.x, func(ctx context.Context, kw *kwargs.Indexing) (iter.Seq2[K, V], error) {
-		typed, err := kwargs.DecodeIndexing[T](kw)
+func TypedFunc[T any, K comparable, V any](idx Index[K, V], fn func(context.Context, kwargs.TypedIndex[T]) (map[K]V, error)) registry.IndexFn {
+	return writer[K, V]{idx.x, func(ctx context.Context, kw *kwargs.Index) (iter.Seq2[K, V], error) {
+		typed, err := kwargs.DecodeIndex[T](kw)
 		if err != nil {
 			return nil, err
 		}
@@ -39,8 +39,8 @@ func TypedFunc[T any, K comparable, V any](idx Index[K, V], fn func(context.Cont
 
 // ValueFunc adapts an index function returning a single value, or none
 // (false), to the index idx, whose only key is None{}.
-func ValueFunc[V any](idx Index[None, V], fn func(context.Context, kwargs.Indexing) (V, bool)) registry.IndexFn {
-	return writer[None, V]{idx.x, func(ctx context.Context, kw *kwargs.Indexing) (iter.Seq2[None, V], error) {
+func ValueFunc[V any](idx Index[None, V], fn func(context.Context, kwargs.Index) (V, bool)) registry.IndexFn {
+	return writer[None, V]{idx.x, func(ctx context.Context, kw *kwargs.Index) (iter.Seq2[None, V], error) {
 		v, ok := fn(ctx, *kw)
 		return single(v, ok), nil
 	}}
@@ -48,9 +48,9 @@ func ValueFunc[V any](idx Index[None, V], fn func(context.Context, kwargs.Indexi
 
 // TypedValueFunc adapts an index function of a resource of Go type T
 // returning a single value, or none (false), to the index idx.
-func TypedValueFunc[T, V any](idx Index[None, V], fn func(context.Context, kwargs.TypedIndexing[T]) (V, bool)) registry.IndexFn {
-	return writer[None, V]{idx.x, func(ctx context.Context, kw *kwargs.Indexing) (iter.Seq2[None, V], error) {
-		typed, err := kwargs.DecodeIndexing[T](kw)
+func TypedValueFunc[T, V any](idx Index[None, V], fn func(context.Context, kwargs.TypedIndex[T]) (V, bool)) registry.IndexFn {
+	return writer[None, V]{idx.x, func(ctx context.Context, kw *kwargs.Index) (iter.Seq2[None, V], error) {
+		typed, err := kwargs.DecodeIndex[T](kw)
 		if err != nil {
 			return nil, err
 		}
@@ -76,10 +76,10 @@ func single[V any](v V, ok bool) iter.Seq2[None, V] {
 // writer is an index function with its index: registry.IndexFn.
 type writer[K comparable, V any] struct {
 	x  *index[K, V]
-	fn func(context.Context, *kwargs.Indexing) (iter.Seq2[K, V], error)
+	fn func(context.Context, *kwargs.Index) (iter.Seq2[K, V], error)
 }
 
-func (w writer[K, V]) Index(ctx context.Context, kw *kwargs.Indexing, obj string) error {
+func (w writer[K, V]) Index(ctx context.Context, kw *kwargs.Index, obj string) error {
 	pairs, err := w.fn(ctx, kw)
 	if err != nil {
 		return err

@@ -52,7 +52,7 @@ func (x *Indexer) Handle(ctx context.Context, ev watching.Event) {
 	}
 	b := body.Body(ev.Object)
 	logger := posting.ForObject(x.Logger, b)
-	kw := &kwargs.Indexing{Base: kwargs.FromBody(x.Resource, b.DeepCopy(), nil, logger, nil)}
+	kw := &kwargs.Index{Base: kwargs.FromBody(x.Resource, b.DeepCopy(), nil, logger, nil)}
 	kw.ShareDecoded()
 	for _, h := range x.Handlers {
 		name := fmt.Sprintf("Handler '%s'", h.ID)
@@ -77,7 +77,7 @@ func (x *Indexer) Handle(ctx context.Context, ev watching.Event) {
 
 // matches applies an index's filters: labels and annotations, the value
 // at its field, then when=.
-func matches(h *registry.IndexHandler, kw *kwargs.Indexing) bool {
+func matches(h *registry.IndexHandler, kw *kwargs.Index) bool {
 	if !h.Filter.MatchMeta(&kw.Base) {
 		return false
 	}

@@ -35,7 +35,7 @@ type podT struct {
 }
 
 // byLabel is Kopf's by_label of examples/16-indexing.
-func byLabel(_ context.Context, kw kwargs.Indexing) (map[[2]string]string, error) {
+func byLabel(_ context.Context, kw kwargs.Index) (map[[2]string]string, error) {
 	out := map[[2]string]string{}
 	for k, v := range kw.Labels {
 		if v == "fail" {
@@ -108,7 +108,7 @@ func TestIndexerHandle(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			labels := New[[2]string, string]()
 			running := New[None, bool]()
-			isRunning := func(_ context.Context, kw kwargs.TypedIndexing[podT]) (bool, bool) {
+			isRunning := func(_ context.Context, kw kwargs.TypedIndex[podT]) (bool, bool) {
 				if kw.Object.Status.Phase == "" {
 					return false, false
 				}
@@ -164,7 +164,7 @@ func TestIndexerHandle(t *testing.T) {
 // not seen by the watch (nor the handlers after it).
 func TestIndexerGivesACopy(t *testing.T) {
 	idx := New[string, string]()
-	x := &Indexer{Handlers: []*registry.IndexHandler{{ID: "meddler", Fn: Func(idx, func(_ context.Context, kw kwargs.Indexing) (map[string]string, error) {
+	x := &Indexer{Handlers: []*registry.IndexHandler{{ID: "meddler", Fn: Func(idx, func(_ context.Context, kw kwargs.Index) (map[string]string, error) {
 		kw.Body["spec"] = "changed"
 		kw.Labels["app"] = "changed"
 		return map[string]string{"k": kw.Name}, nil

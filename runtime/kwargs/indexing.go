@@ -2,30 +2,30 @@ package kwargs
 
 import "context"
 
-// Indexing are the arguments of an index function (Kopf's @kopf.index),
+// Index are the arguments of an index function (Kopf's @kopf.index),
 // in the body-only form: the object's resource kwargs. Patch is nil (an
 // index function changes nothing: Kopf discards what it patches) and so is
 // Memo (index functions run in the watch, apart from the object's
 // handlers).
-type Indexing struct {
+type Index struct {
 	Base
 	// Param is the index's param= option, as registered.
 	Param any
 }
 
-// TypedIndexing are the arguments of an index function of a resource
-// whose objects are of the Go type T: every kwarg of Indexing, and the
+// TypedIndex are the arguments of an index function of a resource
+// whose objects are of the Go type T: every kwarg of Index, and the
 // object decoded as T.
-type TypedIndexing[T any] struct {
-	Indexing
+type TypedIndex[T any] struct {
+	Index
 	// Object is the body decoded as a T.
 	Object *T
 }
 
-// DecodeIndexing returns kw in the typed form for T: the body decoded as
+// DecodeIndex returns kw in the typed form for T: the body decoded as
 // T, once per event and T (see the package doc).
-func DecodeIndexing[T any](kw *Indexing) (TypedIndexing[T], error) {
-	out := TypedIndexing[T]{Indexing: *kw}
+func DecodeIndex[T any](kw *Index) (TypedIndex[T], error) {
+	out := TypedIndex[T]{Index: *kw}
 	var err error
 	out.Object, err = decode[T](kw.decoded, 0, kw.Body)
 	return out, err
@@ -33,7 +33,7 @@ func DecodeIndexing[T any](kw *Indexing) (TypedIndexing[T], error) {
 
 // ShareDecoded starts a cache of typed views of kw's body, shared by kw and
 // by every copy made of it from now on (see Changing.ShareDecoded).
-func (kw *Indexing) ShareDecoded() {
+func (kw *Index) ShareDecoded() {
 	kw.decoded = &decodedCache{body: kw.Body}
 }
 
@@ -62,8 +62,8 @@ func (kw *Daemon) embedded() *Daemon                     { return kw }
 func (kw *TypedDaemon[T]) embedded() *TypedDaemon[T]     { return kw }
 func (kw *Timer) embedded() *Timer                       { return kw }
 func (kw *TypedTimer[T]) embedded() *TypedTimer[T]       { return kw }
-func (kw *Indexing) embedded() *Indexing                 { return kw }
-func (kw *TypedIndexing[T]) embedded() *TypedIndexing[T] { return kw }
+func (kw *Index) embedded() *Index                 { return kw }
+func (kw *TypedIndex[T]) embedded() *TypedIndex[T] { return kw }
 
 // WithIndices adapts a handler whose kwargs KW embed the kwargs K of its
 // kind and the package's indices to a handler of K: each call gets a copy

@@ -17,7 +17,7 @@ type IndexFn interface {
 	// whole contribution of the object obj (its "namespace/name") to the
 	// index: none if it returns nothing. On an error, the index is left
 	// as it was; the caller discards the object's contribution.
-	Index(ctx context.Context, kw *kwargs.Indexing, obj string) error
+	Index(ctx context.Context, kw *kwargs.Index, obj string) error
 	// Discard removes the object's contribution from the index.
 	Discard(obj string)
 }
@@ -37,7 +37,7 @@ type IndexHandler struct {
 	// handlers: an object that stops matching leaves the index.
 	Field  []string
 	Filter filters.Filter
-	When   func(kw *kwargs.Indexing) bool
+	When   func(kw *kwargs.Index) bool
 }
 
 // HasCallbacks reports whether selecting the index calls user code: a
@@ -86,15 +86,15 @@ func (r *Registry) HasHandlers(res resources.Resource) bool {
 }
 
 // IndexWhen adapts a when= callback of an index of the body-only kwargs.
-func IndexWhen(fn func(kwargs.Indexing) bool) func(*kwargs.Indexing) bool {
-	return func(kw *kwargs.Indexing) bool { return fn(*kw) }
+func IndexWhen(fn func(kwargs.Index) bool) func(*kwargs.Index) bool {
+	return func(kw *kwargs.Index) bool { return fn(*kw) }
 }
 
 // TypedIndexWhen adapts a when= callback of an index of a resource of Go
 // type T.
-func TypedIndexWhen[T any](fn func(kwargs.TypedIndexing[T]) bool) func(*kwargs.Indexing) bool {
-	return func(kw *kwargs.Indexing) bool {
-		typed, err := kwargs.DecodeIndexing[T](kw)
+func TypedIndexWhen[T any](fn func(kwargs.TypedIndex[T]) bool) func(*kwargs.Index) bool {
+	return func(kw *kwargs.Index) bool {
+		typed, err := kwargs.DecodeIndex[T](kw)
 		if err != nil {
 			return true // the index function runs and reports the decoding error
 		}
