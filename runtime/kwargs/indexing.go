@@ -62,8 +62,8 @@ func (kw *Daemon) embedded() *Daemon                     { return kw }
 func (kw *TypedDaemon[T]) embedded() *TypedDaemon[T]     { return kw }
 func (kw *Timer) embedded() *Timer                       { return kw }
 func (kw *TypedTimer[T]) embedded() *TypedTimer[T]       { return kw }
-func (kw *Index) embedded() *Index                 { return kw }
-func (kw *TypedIndex[T]) embedded() *TypedIndex[T] { return kw }
+func (kw *Index) embedded() *Index                       { return kw }
+func (kw *TypedIndex[T]) embedded() *TypedIndex[T]       { return kw }
 
 // WithIndices adapts a handler whose kwargs KW embed the kwargs K of its
 // kind and the package's indices to a handler of K: each call gets a copy
