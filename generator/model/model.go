@@ -160,6 +160,10 @@ type Package struct {
 	// Resources are the typed resources declared in the package itself
 	// (//kopf:resource), in source order.
 	Resources []*Typed
+	// Indices are the index functions (//kopf:index), in source order:
+	// with any, every other handler's kwargs are a struct embedding the
+	// kind's kwargs and the package's indices (see indices.go).
+	Indices []*Handler
 }
 
 // Import is a package imported by the generated file.
@@ -186,6 +190,8 @@ type Handler struct {
 	// Typed is the typed resource of every registration of the handler, or
 	// nil for untyped kwargs.
 	Typed *Typed
+	// Index describes the result of an index function (Kind Index).
+	Index *IndexResult
 }
 
 // Kind is the kind of a handler, which decides its kwargs, its adapters and
@@ -203,6 +209,8 @@ const (
 	Daemon
 	// Timers: timer (registry.TimerHandler).
 	Timer
+	// Index functions: index (registry.IndexHandler).
+	Index
 )
 
 // Name is the kind's name in the runtime's types: kwargs.Changing,
@@ -215,6 +223,8 @@ func (k Kind) Name() string {
 		return "Daemon"
 	case Timer:
 		return "Timer"
+	case Index:
+		return "Index"
 	default:
 		return "Changing"
 	}
@@ -229,6 +239,8 @@ func (k Kind) markers() string {
 		return markers.Prefix + markers.Daemon
 	case Timer:
 		return markers.Prefix + markers.Timer
+	case Index:
+		return markers.Prefix + markers.Index
 	default:
 		return "changing-handler"
 	}
@@ -247,6 +259,8 @@ func markerKind(name string) (Kind, bool) {
 		return Daemon, true
 	case markers.Timer:
 		return Timer, true
+	case markers.Index:
+		return Index, true
 	}
 	_, changing := reasonsOf(name)
 	return Changing, changing
@@ -355,6 +369,9 @@ const (
 type Callback struct {
 	Func string
 	Form CallbackForm
+	// Own is set for a when= callback taking the handler's own kwargs
+	// type FKwargs (a struct with the indices in a package with indices).
+	Own bool
 }
 
 // reasonsOf returns the reasons a changing marker registers for.
@@ -404,6 +421,7 @@ func Build(ctx context.Context, pkg *load.Package, table *markers.Table) (*Packa
 	for _, mf := range marked {
 		b.funcDecl(mf.decl, mf.markers)
 	}
+	b.indices()
 	b.checkGeneratedNames()
 	b.warns.Sort()
 	if len(b.errs) > 0 {
@@ -653,6 +671,9 @@ func commonTyped(typed []*Typed, markers int) *Typed {
 
 // signature checks a handler's signature and records its result form.
 func (b *builder) signature(d *ast.FuncDecl, h *Handler) bool {
+	if h.Kind == Index {
+		return b.indexSignature(d, h)
+	}
 	want := fmt.Sprintf("want func %s(ctx context.Context, kw %s) (any, error) or func %[1]s(ctx context.Context, kw %[2]s) error", h.Func, h.Kwargs)
 	if h.Kind == Event {
 		want = fmt.Sprintf("want func %s(ctx context.Context, kw %s) error (event handlers return no result)", h.Func, h.Kwargs)
@@ -986,7 +1007,7 @@ func selectorString(s resources.Selector) string { return s.String() }
 // reservedLocals are the names of the generated code's variables in scope
 // where it refers to handlers and callbacks: functions of these names would
 // be shadowed.
-var reservedLocals = []string{"ctx", "kw", "r", "args", "err", "value", "str"}
+var reservedLocals = []string{"ctx", "kw", "r", "args", "err", "value", "str", "indices"}
 
 // checkGeneratedNames reports hand-written declarations of the names that
 // the generated file declares or imports.
@@ -1003,6 +1024,9 @@ func (b *builder) checkGeneratedNames() {
 		b.errorf(b.pos(obj.Pos()), "%s is declared here, but kopf-gen generates %s; rename one of them", name, what)
 	}
 	check(RegisterFunc, "the package's "+RegisterFunc+" function")
+	if len(b.out.Indices) > 0 {
+		check(IndicesType, "the type of the package's indices")
+	}
 	for _, h := range b.out.Handlers {
 		check(h.Kwargs, "it as the kwargs type of handler "+h.Func)
 	}
