@@ -69,11 +69,14 @@ func Watch(ctx context.Context, kw WatchKwargs) error {
 
 // Monitor is a daemon of a typed resource reading an index.
 //
-//kopf:daemon pods
+//kopf:daemon pods when=monitored
 func Monitor(ctx context.Context, kw MonitorKwargs) error {
 	Seen["monitor"] = kw.ByLabel.Len()
 	return nil
 }
+
+// monitored is a typed when= callback with the indices.
+func monitored(kw MonitorKwargs) bool { return kw.Object != nil && kw.IsRunning.Len() > 0 }
 
 // Tick is a timer reading an index.
 //

@@ -63,6 +63,9 @@ func TestIndices(t *testing.T) {
 		}
 	}
 	for _, h := range r.DaemonHandlers(pods) {
+		if !h.When(&kopf.DaemonKwargs{Base: kopf.ResourceKwargs{Body: pod("a", "Running", nil)}}) {
+			t.Errorf("the typed when= callback did not see the index IsRunning")
+		}
 		if _, err := h.Fn(ctx, &kopf.DaemonKwargs{Base: kopf.ResourceKwargs{Body: pod("a", "Running", nil)}}); err != nil {
 			t.Fatal(err)
 		}

@@ -60,7 +60,7 @@ type WatchKwargs struct {
 
 // MonitorKwargs are the arguments of the handler Monitor, registered by:
 //
-//	//kopf:daemon pods
+//	//kopf:daemon pods when=monitored
 type MonitorKwargs struct {
 	kopf.TypedDaemonKwargs[corev1.Pod]
 	Indices
@@ -129,6 +129,7 @@ func Register(r *kopf.Registry) error {
 		ID:       "monitor",
 		Selector: kopf.Selector{Name: "pods"},
 		Fn:       kopf.TypedDaemonFunc(kopf.WithIndices[kopf.TypedDaemonKwargs[corev1.Pod]](MonitorKwargs{Indices: indices}, kopf.NoResult(Monitor))),
+		When:     kopf.TypedDaemonWhen(kopf.WithIndicesWhen[kopf.TypedDaemonKwargs[corev1.Pod]](MonitorKwargs{Indices: indices}, monitored)),
 	}); err != nil {
 		return err
 	}
