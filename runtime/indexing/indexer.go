@@ -35,7 +35,9 @@ type Indexer struct {
 // functions, their filters and when= callbacks are user code, called
 // through execution.Guard: their errors and panics are logged (as Kopf
 // logs an index's, "Handler 'id' failed with an exception and will ignore
-// it: ...") and leave the index as it was.
+// it: ...") and leave the index as it was. Successes are logged at DEBUG
+// only: Kopf's terse logger of indices hides them unless verbose, as
+// there can be thousands of them.
 //
 // Index functions get a deep copy of the object, made once per event and
 // shared by the index functions (and their callbacks) of the event, as
@@ -71,6 +73,8 @@ func (x *Indexer) Handle(ctx context.Context, ev watching.Event) {
 		if _, err := execution.Guard(func() (struct{}, error) { return struct{}{}, h.Fn.Index(ctx, &hkw, ev.Key) }); err != nil {
 			logger.Error(fmt.Sprintf("%s failed with an exception and will ignore it: %s", name, err))
 			execution.LogPanicStack(logger, err)
+		} else if logger.Enabled(ctx, slog.LevelDebug) {
+			logger.Debug(name + " succeeded.")
 		}
 	}
 }
