@@ -12,7 +12,10 @@ import (
 // The adapters below make a registry.IndexFn of an index function and the
 // index it fills, one call per index in generated Register functions.
 // Index functions return a map[K]V (Kopf's dict) or a single value V and
-// whether there is one (Kopf's single value, under the key None); NoError
+// whether there is one (Kopf's single value, under the key None). A nil
+// map, or no single value, is Kopf's None: the result is ignored and the
+// object's values in the index stay as they are; an empty map removes the
+// object from the index. NoError
 // adapts those that return no error. The typed ones decode the object as T
 // once per event: a body that does not decode is the function's error.
 
@@ -20,7 +23,7 @@ import (
 func Func[K comparable, V any](idx Index[K, V], fn func(context.Context, kwargs.Index) (map[K]V, error)) registry.IndexFn {
 	return writer[K, V]{idx.x, func(ctx context.Context, kw *kwargs.Index) (iter.Seq2[K, V], error) {
 		m, err := fn(ctx, *kw)
-		return maps.All(m), err
+		return seq(m), err
 	}}
 }
 
@@ -33,7 +36,7 @@ func TypedFunc[T any, K comparable, V any](idx Index[K, V], fn func(context.Cont
 			return nil, err
 		}
 		m, err := fn(ctx, typed)
-		return maps.All(m), err
+		return seq(m), err
 	}}
 }
 
@@ -65,12 +68,22 @@ func NoError[KW any, K comparable, V any](fn func(context.Context, KW) map[K]V) 
 	return func(ctx context.Context, kw KW) (map[K]V, error) { return fn(ctx, kw), nil }
 }
 
-func single[V any](v V, ok bool) iter.Seq2[None, V] {
-	return func(yield func(None, V) bool) {
-		if ok {
-			yield(None{}, v)
-		}
+// seq returns the pairs of a map; nil for a nil map (Kopf's None: the
+// result is ignored), none for an empty one (the object leaves the index).
+func seq[K comparable, V any](m map[K]V) iter.Seq2[K, V] {
+	if m == nil {
+		return nil
 	}
+	return maps.All(m)
+}
+
+// single returns a single value under None{}; nil for none (Kopf's None:
+// the result is ignored).
+func single[V any](v V, ok bool) iter.Seq2[None, V] {
+	if !ok {
+		return nil
+	}
+	return func(yield func(None, V) bool) { yield(None{}, v) }
 }
 
 // writer is an index function with its index: registry.IndexFn.
@@ -81,8 +94,8 @@ type writer[K comparable, V any] struct {
 
 func (w writer[K, V]) Index(ctx context.Context, kw *kwargs.Index, obj string) error {
 	pairs, err := w.fn(ctx, kw)
-	if err != nil {
-		return err
+	if err != nil || pairs == nil {
+		return err // nothing returned: the index is left as it is
 	}
 	w.x.replace(obj, pairs)
 	return nil

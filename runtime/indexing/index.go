@@ -10,15 +10,15 @@
 // [Store]: the values contributed under that key by all the objects, one
 // per object. A new event of an object replaces its whole contribution
 // (keys it no longer returns lose its value; a key left with no values
-// leaves the index); a deleted object, one that stops matching the
-// filters, and one whose index function returns nothing contribute
-// nothing. An index function that fails (returns an error or panics) is
-// logged and ignored, as Kopf's indices are (errors=ignored): the object
-// keeps its previous contribution until its next event calls the function
-// again. This is Kopf's OperatorIndexer, with two differences: an index
-// function returning nothing removes the object's earlier contribution
-// (Kopf keeps it), and objects are told apart by namespace and name (Kopf
-// adds the uid, which a relist's deletions lack).
+// leaves the index); a deleted object and one that stops matching the
+// filters contribute nothing, and so does one whose function returns an
+// empty map. A function that returns nothing (a nil map, or no single
+// value: Kopf's None) leaves the object's contribution as it was, and so
+// does one that fails (returns an error or panics), which is logged and
+// ignored, as Kopf's indices are (errors=ignored): the stale values stay
+// until the object's next event calls the function again. This is Kopf's
+// OperatorIndexer, except that objects are told apart by namespace and
+// name (Kopf adds the uid, which a relist's deletions lack).
 //
 // Kopf's shapes of results become Go types: a dict is a map[K]V, whose
 // key type K may be any comparable type (Kopf's tuples are arrays such as

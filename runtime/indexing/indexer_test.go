@@ -48,6 +48,9 @@ func byLabel(_ context.Context, kw kwargs.Index) (map[[2]string]string, error) {
 		if v == "panic" {
 			panic("kaboom")
 		}
+		if v == "nil" {
+			return nil, nil
+		}
 		out[[2]string{k, v}] = kw.Name
 	}
 	return out, nil
@@ -103,10 +106,20 @@ func TestIndexerHandle(t *testing.T) {
 			{typ: watching.Added, name: "a", labels: map[string]any{"app": "x"}, phase: "Running"},
 			{typ: watching.Modified, name: "a", labels: map[string]any{"app": "y"}, wakeup: true},
 		}, map[[2]string][]string{{"app", "x"}: {"a"}}, []bool{true}, nil},
-		{"a single value of none leaves the index", []event{
+		{"no single value keeps the previous one (Kopf's None)", []event{
 			{typ: watching.Added, name: "a", labels: map[string]any{"app": "x"}, phase: "Running"},
 			{typ: watching.Modified, name: "a", labels: map[string]any{"app": "x"}, phase: ""},
-		}, map[[2]string][]string{{"app", "x"}: {"a"}}, nil, nil},
+			{typ: watching.Added, name: "b", labels: map[string]any{"app": "x"}, phase: ""},
+		}, map[[2]string][]string{{"app", "x"}: {"a", "b"}}, []bool{true}, nil},
+		{"a nil map keeps the previous contribution (Kopf's None)", []event{
+			{typ: watching.Added, name: "a", labels: map[string]any{"app": "x"}, phase: "Running"},
+			{typ: watching.Modified, name: "a", labels: map[string]any{"app": "nil"}, phase: "Running"},
+			{typ: watching.Added, name: "b", labels: map[string]any{"app": "nil"}, phase: "Running"},
+		}, map[[2]string][]string{{"app", "x"}: {"a"}}, []bool{true, true}, nil},
+		{"an empty map removes the object", []event{
+			{typ: watching.Added, name: "a", labels: map[string]any{"app": "x"}, phase: "Running"},
+			{typ: watching.Modified, name: "a", labels: map[string]any{}, phase: "Running"},
+		}, map[[2]string][]string{}, []bool{true}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -15,8 +15,8 @@ import (
 type IndexFn interface {
 	// Index calls the index function with kw and makes its result the
 	// whole contribution of the object obj (its "namespace/name") to the
-	// index: none if it returns nothing. On an error, the index is left
-	// as it was; the caller discards the object's contribution.
+	// index; if it returns nothing (Kopf's None), or fails, the index is
+	// left as it is.
 	Index(ctx context.Context, kw *kwargs.Index, obj string) error
 	// Discard removes the object's contribution from the index.
 	Discard(obj string)
