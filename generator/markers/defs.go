@@ -426,6 +426,18 @@ func behaviourArgs() []Arg {
 	}
 }
 
+// indexErrorArgs are the error options of indices: Kopf's, with errors
+// ignored by default.
+func indexErrorArgs() []Arg {
+	args := behaviourArgs()
+	args[0].Default = "ignored"
+	args[0].Doc = "what an error does: ignored keeps the object's values (stale) until its next event; permanent removes them and excludes the object; temporary removes them and excludes the object for backoff= (TemporaryError and PermanentError do so in any mode)"
+	args[1].Doc = "with errors=temporary: exclude the object for good after this time since its first failure"
+	args[2].Doc = "with errors=temporary: exclude the object for good after this many failures"
+	args[3].Doc = "with errors=temporary: how long the object is excluded after a failure"
+	return args
+}
+
 // handlerArgs are the behaviour options common to Kopf's changing handlers.
 func handlerArgs() []Arg {
 	return append(idArgs("the function's name in Kopf's spelling: CreateFn → create_fn, GetURL → get_url, Handler2 → handler2"), behaviourArgs()...)
@@ -598,7 +610,7 @@ func kopfDefinitions() []Definition {
 					Doc: "the index's id, as its errors are logged"},
 				{Name: "param", Type: TypeString, Default: "none (nil)",
 					Doc: "a value passed to the function as kw.Param"},
-			}, filterArgs(indexHandler)),
+			}, indexErrorArgs(), filterArgs(indexHandler)),
 		},
 		{
 			Name:    Resource,

@@ -10,10 +10,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kopf-go/kopf/internal/testutil"
+	"github.com/kopf-go/kopf/runtime/execution"
 	"github.com/kopf-go/kopf/runtime/filters"
 	"github.com/kopf-go/kopf/runtime/kwargs"
 	"github.com/kopf-go/kopf/runtime/registry"
@@ -232,3 +235,107 @@ func BenchmarkHandle(b *testing.B) {
 // podJSON is a pod as the API server returns it (created with one
 // container, not scheduled), without managedFields.
 const podJSON = `{"apiVersion":"v1","kind":"Pod","metadata":{"creationTimestamp":"2026-11-23T12:00:00Z","labels":{"app":"bench","pod":"pod-00001"},"name":"pod-00001","namespace":"default","resourceVersion":"12345","uid":"0d5f7c1e-8d6a-4a8e-9a55-0c1f1f3a9b21"},"spec":{"containers":[{"image":"busybox","imagePullPolicy":"Always","name":"main","resources":{},"terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File"}],"dnsPolicy":"ClusterFirst","enableServiceLinks":true,"preemptionPolicy":"PreemptLowerPriority","priority":0,"restartPolicy":"Always","schedulerName":"default-scheduler","securityContext":{},"terminationGracePeriodSeconds":30,"tolerations":[{"effect":"NoExecute","key":"node.kubernetes.io/not-ready","operator":"Exists","tolerationSeconds":300},{"effect":"NoExecute","key":"node.kubernetes.io/unreachable","operator":"Exists","tolerationSeconds":300}]},"status":{"phase":"Pending","qosClass":"BestEffort"}}`
+
+// Kopf's errors= of indices: ignored keeps the values, permanent and
+// PermanentError exclude the object, temporary and TemporaryError exclude
+// it for a while, retries= makes it permanent; deletion forgets.
+func TestIndexerErrors(t *testing.T) {
+	type step struct {
+		after   time.Duration // wait before the event
+		fail    error         // what the function returns (nil: succeed)
+		deleted bool
+		called  bool // whether the function must be called
+		indexed bool // whether the object is in the index afterwards
+	}
+	boom := errors.New("boom")
+	tests := []struct {
+		name    string
+		h       registry.IndexHandler
+		steps   []step
+		retries []int // kw.Retry of each call
+		logs    []string
+	}{
+		{"ignored by default: the values stay", registry.IndexHandler{}, []step{
+			{called: true, indexed: true},
+			{fail: boom, called: true, indexed: true},
+			{called: true, indexed: true},
+		}, []int{0, 0, 0}, []string{"Handler 'idx' failed with an exception and will ignore it: boom"}},
+		{"errors=permanent excludes the object while it exists", registry.IndexHandler{Errors: registry.ErrorsPermanent}, []step{
+			{called: true, indexed: true},
+			{fail: boom, called: true, indexed: false},
+			{after: time.Hour, called: false, indexed: false},
+			{deleted: true},
+			{called: true, indexed: true},
+		}, []int{0, 0, 0}, []string{"Handler 'idx' failed with an exception and will stop now: boom"}},
+		{"a PermanentError excludes the object in any mode", registry.IndexHandler{}, []step{
+			{called: true, indexed: true},
+			{fail: execution.NewPermanentError("no"), called: true, indexed: false},
+			{called: false, indexed: false},
+		}, []int{0, 0}, []string{"Handler 'idx' failed permanently: no"}},
+		{"errors=temporary excludes the object for the backoff", registry.IndexHandler{Errors: registry.ErrorsTemporary, Backoff: 10 * time.Second}, []step{
+			{called: true, indexed: true},
+			{fail: boom, called: true, indexed: false},
+			{after: 5 * time.Second, called: false, indexed: false},
+			{after: 5 * time.Second, called: true, indexed: true},
+			{called: true, indexed: true},
+		}, []int{0, 0, 1, 0}, []string{"Handler 'idx' failed with an exception and will try again in 10 seconds: boom"}},
+		{"a TemporaryError excludes the object for its delay", registry.IndexHandler{}, []step{
+			{fail: execution.NewTemporaryError("later", 3*time.Second), called: true, indexed: false},
+			{after: 2 * time.Second, called: false, indexed: false},
+			{after: time.Second, called: true, indexed: true},
+		}, []int{0, 1}, []string{"Handler 'idx' failed temporarily: later"}},
+		{"retries= makes the exclusion permanent", registry.IndexHandler{Errors: registry.ErrorsTemporary, Backoff: time.Second, Retries: 2}, []step{
+			{fail: boom, called: true, indexed: false},
+			{after: time.Second, fail: boom, called: true, indexed: false},
+			{after: time.Hour, called: false, indexed: false},
+		}, []int{0, 1}, []string{"will stop now (it would exceed 2 retries on the next attempt): boom"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				idx := New[string, string]()
+				var fail error
+				var calls, retries []int
+				h := tt.h
+				h.ID = "idx"
+				h.Fn = Func(idx, func(_ context.Context, kw kwargs.Index) (map[string]string, error) {
+					calls = append(calls, 1)
+					retries = append(retries, kw.Retry)
+					if fail != nil {
+						return nil, fail
+					}
+					return map[string]string{"k": kw.Name}, nil
+				})
+				var buf testutil.Buffer
+				x := &Indexer{Handlers: []*registry.IndexHandler{&h}, Logger: slog.New(slog.NewTextHandler(&buf, nil)), Backoff: time.Minute}
+				for i, s := range tt.steps {
+					time.Sleep(s.after)
+					fail = s.fail
+					before := len(calls)
+					typ := watching.Modified
+					if s.deleted {
+						typ = watching.Deleted
+					}
+					x.Handle(t.Context(), watching.Event{Type: typ, Key: "ns/a", Object: pod("a", nil, "Running")})
+					if s.deleted {
+						continue
+					}
+					if called := len(calls) > before; called != s.called {
+						t.Errorf("step %d: called = %v, want %v", i, called, s.called)
+					}
+					if indexed := idx.Len() > 0; indexed != s.indexed {
+						t.Errorf("step %d: indexed = %v, want %v", i, indexed, s.indexed)
+					}
+				}
+				if !slices.Equal(retries, tt.retries) {
+					t.Errorf("kw.Retry of the calls = %v, want %v", retries, tt.retries)
+				}
+				for _, want := range tt.logs {
+					if !strings.Contains(buf.String(), want) {
+						t.Errorf("the log lacks %q:\n%s", want, buf.String())
+					}
+				}
+			})
+		})
+	}
+}

@@ -1,6 +1,9 @@
 package kwargs
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Index are the arguments of an index function (Kopf's @kopf.index),
 // in the body-only form: the object's resource kwargs. Patch is nil (an
@@ -11,6 +14,13 @@ type Index struct {
 	Base
 	// Param is the index's param= option, as registered.
 	Param any
+	// Retry counts the failed attempts since the first failure of the
+	// function for this object (0 when it last succeeded); Started is
+	// when the first of them began (now, if none); Runtime is the time
+	// since then. They matter with errors=temporary only.
+	Retry   int
+	Started time.Time
+	Runtime time.Duration
 }
 
 // TypedIndex are the arguments of an index function of a resource

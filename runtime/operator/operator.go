@@ -388,7 +388,7 @@ func serveResource(ctx context.Context, wg *sync.WaitGroup, cl clients, reg *reg
 	// The indices are updated in the watch, before the object's worker
 	// gets the event (see indexing.Indexer); a resource with indices only
 	// needs no workers.
-	indexer := &indexing.Indexer{Resource: res, Handlers: reg.IndexHandlers(res), Logger: opts.Logger}
+	indexer := &indexing.Indexer{Resource: res, Handlers: reg.IndexHandlers(res), Logger: opts.Logger, Backoff: opts.Settings.Execution.DefaultBackoff}
 	put := mux.Put
 	switch handled := reg.HasHandlers(res); {
 	case len(indexer.Handlers) > 0 && handled:

@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/kopf-go/kopf/runtime/filters"
 	"github.com/kopf-go/kopf/runtime/kwargs"
@@ -25,14 +26,25 @@ type IndexFn interface {
 // IndexHandler is one index (Kopf's @kopf.index): a function called on
 // every watch event of every object of a resource that matches the
 // filters, whose results make an in-memory index given to every handler.
-// Errors are logged and ignored (Kopf's errors=ignored, the only mode of
-// indices here): the object contributes nothing until its next event.
 type IndexHandler struct {
 	// ID is the index's identity, unique per resource among indices.
 	ID       string
 	Selector resources.Selector
 	Fn       IndexFn
 	Param    any
+	// Errors says what an arbitrary error does, as Kopf's errors= of
+	// indices: ErrorsIgnored ("", the default of indices) logs it and
+	// keeps the object's values (stale) until its next event;
+	// ErrorsPermanent (and any PermanentError) removes the object's values
+	// and excludes the object from the index while it exists;
+	// ErrorsTemporary (and any TemporaryError) removes them and excludes
+	// the object for Backoff (or the error's delay), after which its next
+	// event indexes it again, until Retries or Timeout make the exclusion
+	// permanent. Nothing is retried without an event.
+	Errors  ErrorsMode
+	Timeout time.Duration
+	Retries int
+	Backoff time.Duration
 	// Field, Filter and When restrict the objects indexed, as for event
 	// handlers: an object that stops matching leaves the index.
 	Field  []string

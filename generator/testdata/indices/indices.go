@@ -27,7 +27,7 @@ func ByLabel(ctx context.Context, kw ByLabelKwargs) map[[2]string]string {
 
 // IsRunning indexes pods by namespace and name, typed, with an error.
 //
-//kopf:index v1/pods id=running labels={app: PRESENT}
+//kopf:index v1/pods id=running labels={app: PRESENT} errors=temporary backoff=30s retries=3
 func IsRunning(ctx context.Context, kw IsRunningKwargs) (map[PodKey]bool, error) {
 	if kw.Object == nil {
 		return nil, fmt.Errorf("no pod")

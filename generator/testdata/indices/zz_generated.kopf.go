@@ -19,7 +19,7 @@ type Indices struct {
 	ByLabel kopf.Index[[2]string, string]
 	// IsRunning is filled by IsRunning, registered by:
 	//
-	//	//kopf:index v1/pods id=running labels={app: PRESENT}
+	//	//kopf:index v1/pods id=running labels={app: PRESENT} errors=temporary backoff=30s retries=3
 	IsRunning kopf.Index[PodKey, bool]
 	// Phases is filled by Phases, registered by:
 	//
@@ -34,7 +34,7 @@ type ByLabelKwargs = kopf.TypedIndexKwargs[corev1.Pod]
 
 // IsRunningKwargs are the arguments of the handler IsRunning, registered by:
 //
-//	//kopf:index v1/pods id=running labels={app: PRESENT}
+//	//kopf:index v1/pods id=running labels={app: PRESENT} errors=temporary backoff=30s retries=3
 type IsRunningKwargs = kopf.TypedIndexKwargs[corev1.Pod]
 
 // PhasesKwargs are the arguments of the handler Phases, registered by:
@@ -93,6 +93,9 @@ func Register(r *kopf.Registry) error {
 		ID:       "running",
 		Selector: kopf.Selector{Version: "v1", Name: "pods", Core: true},
 		Fn:       kopf.TypedIndexFunc(indices.IsRunning, IsRunning),
+		Errors:   kopf.ErrorsTemporary,
+		Retries:  3,
+		Backoff:  30 * time.Second,
 		Filter: kopf.Filter{
 			Labels: map[string]kopf.Matcher{
 				"app": kopf.Present(),
