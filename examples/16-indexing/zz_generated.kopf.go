@@ -23,12 +23,12 @@ type Indices struct {
 	ByLabel kopf.Index[[2]string, string]
 }
 
-// IsRunningKwargs are the arguments of the handler IsRunning, registered by:
+// IsRunningKwargs are the arguments of the index function IsRunning, registered by:
 //
 //	//kopf:index pods
 type IsRunningKwargs = kopf.TypedIndexKwargs[corev1.Pod]
 
-// ByLabelKwargs are the arguments of the handler ByLabel, registered by:
+// ByLabelKwargs are the arguments of the index function ByLabel, registered by:
 //
 //	//kopf:index pods
 type ByLabelKwargs = kopf.TypedIndexKwargs[corev1.Pod]

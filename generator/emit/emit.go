@@ -224,7 +224,11 @@ func groupImports(src []byte) ([]byte, error) {
 
 func kwargsDoc(pkg *model.Package, h *model.Handler) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "// %s are the arguments of the handler %s, registered by:\n//", h.Kwargs, h.Func)
+	what := "handler"
+	if h.Kind == model.Index {
+		what = "index function"
+	}
+	fmt.Fprintf(&b, "// %s are the arguments of the %s %s, registered by:\n//", h.Kwargs, what, h.Func)
 	for _, r := range pkg.Registrations {
 		if r.Handler != h {
 			continue

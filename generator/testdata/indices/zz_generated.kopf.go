@@ -27,17 +27,17 @@ type Indices struct {
 	Phases kopf.Index[kopf.None, string]
 }
 
-// ByLabelKwargs are the arguments of the handler ByLabel, registered by:
+// ByLabelKwargs are the arguments of the index function ByLabel, registered by:
 //
 //	//kopf:index pods
 type ByLabelKwargs = kopf.TypedIndexKwargs[corev1.Pod]
 
-// IsRunningKwargs are the arguments of the handler IsRunning, registered by:
+// IsRunningKwargs are the arguments of the index function IsRunning, registered by:
 //
 //	//kopf:index v1/pods id=running labels={app: PRESENT} errors=temporary backoff=30s retries=3
 type IsRunningKwargs = kopf.TypedIndexKwargs[corev1.Pod]
 
-// PhasesKwargs are the arguments of the handler Phases, registered by:
+// PhasesKwargs are the arguments of the index function Phases, registered by:
 //
 //	//kopf:index kopfexamples when=hasPhase
 type PhasesKwargs = kopf.IndexKwargs
