@@ -69,7 +69,7 @@ func F(ctx context.Context, kw FKwargs) error {
 	},
 	{
 		name: "planned",
-		files: map[string]string{"p.go": header + `//kopf:index kopfexamples
+		files: map[string]string{"p.go": header + `//kopf:on.mutate kopfexamples
 func D(ctx context.Context, kw DKwargs) error { return nil }
 
 //kopf:on.validate kopfexamples
@@ -79,9 +79,46 @@ func S(ctx context.Context, kw SKwargs) error { return nil }
 func H(ctx context.Context, kw HKwargs) error { return nil }
 `},
 		errors: []diag{
-			{"index kopfexamples", "//kopf:index is not supported yet (Kopf's @kopf.index)" + sameName},
 			{"on.validate kopfexamples", "//kopf:on.validate is not supported yet (Kopf's @kopf.on.validate)" + sameName},
+			{"on.mutate kopfexamples", "//kopf:on.mutate is not supported yet (Kopf's @kopf.on.mutate)" + sameName},
 			{"subhandler", "//kopf:subhandler is not a marker (Kopf's @kopf.subhandler): call kopf.Subhandler(ctx, handler) inside a changing handler to register sub-handlers at run time"},
+		},
+	},
+	{
+		name: "indices",
+		files: map[string]string{"p.go": header + `type M map[string]int
+
+//kopf:index kopfexamples
+func NoResult(ctx context.Context, kw NoResultKwargs) error { return nil }
+
+//kopf:index kopfexamples
+func Defined(ctx context.Context, kw DefinedKwargs) M { return nil }
+
+//kopf:index kopfexamples
+func Unnamed(ctx context.Context, kw UnnamedKwargs) map[struct{ A string }]int { return nil }
+
+//kopf:index kopfexamples
+func Params(ctx context.Context) map[string]int { return nil }
+
+//kopf:index kopfexamples
+func Name(ctx context.Context, kw NameKwargs) map[string]int { return nil }
+
+//kopf:index kopfexamples id=a
+//kopf:index pods id=b
+func Twice(ctx context.Context, kw TwiceKwargs) (int, bool) { return 0, false }
+
+//kopf:index kopfexamples
+//kopf:on.create kopfexamples
+func Mixed(ctx context.Context, kw MixedKwargs) map[string]int { return nil }
+`},
+		errors: []diag{
+			{"error { return nil }", "index function NoResult has the wrong signature: it returns error; want func NoResult(ctx context.Context, kw NoResultKwargs) map[K]V, (map[K]V, error), or (V, bool) for a single value"},
+			{"M { return nil }", "index function Defined has the wrong signature: it returns M, a defined map type; return a map[K]V; want func Defined(ctx context.Context, kw DefinedKwargs) map[K]V, (map[K]V, error), or (V, bool) for a single value"},
+			{"map[struct{ A string }]int", "index function Unnamed: the index's key type struct{A string} cannot be spelt by generated code: kopf-gen does not render unnamed struct types; use a named type"},
+			{"(ctx context.Context) map", "index function Params has the wrong signature: it has 1 parameter; want func Params(ctx context.Context, kw ParamsKwargs) map[K]V, (map[K]V, error), or (V, bool) for a single value"},
+			{"Name(ctx", "index function Name would hide kw.Name of the handlers' kwargs, where the index is kw.Name; rename the function"},
+			{"//kopf:index pods id=b", "//kopf:index is repeated on Twice (first at line 22): an index is filled from one resource; use one function per index"},
+			{"//kopf:on.create kopfexamples\nfunc Mixed", "//kopf:on.create cannot share a function with //kopf:index markers: each kind of handler takes kwargs of its own; use a separate function"},
 		},
 	},
 	{

@@ -228,12 +228,12 @@ func CreateFn(ctx context.Context, kw CreateFnKwargs) (any, error) { return nil,
 	}
 
 	// With errors, the warnings are among them, by position.
-	write(t, filepath.Join(dir, "op", "op.go"), nearMiss+"\n//kopf:index kopfexamples\nfunc D(ctx context.Context, kw DKwargs) error { return nil }\n\n//+kopf:on.delete kopfexamples\n")
+	write(t, filepath.Join(dir, "op", "op.go"), nearMiss+"\n//kopf:on.mutate kopfexamples\nfunc D(ctx context.Context, kw DKwargs) error { return nil }\n\n//+kopf:on.delete kopfexamples\n")
 	write(t, filepath.Join(dir, "a", "a.go"), "package a\n\n//kopf:on.craete ex\nfunc F() {}\n")
 	code, out, errOut := kopfGen(t, "verify")
 	want := "a/a.go:3:8: unknown marker //kopf:on.craete; did you mean //kopf:on.create?\n" +
 		warning +
-		"op/op.go:9:8: //kopf:index is not supported yet (Kopf's @kopf.index); `kopf-gen markers` lists the markers this kopf-gen supports\n" +
+		"op/op.go:9:8: //kopf:on.mutate is not supported yet (Kopf's @kopf.on.mutate); `kopf-gen markers` lists the markers this kopf-gen supports\n" +
 		"op/op.go:12:1: warning: not a marker: did you mean //kopf:on.delete? markers have no '+' (that is kubebuilder's style)\n"
 	if code != 1 || out != "" || errOut != want {
 		t.Errorf("verify with errors: exit %d, stdout %q, stderr:\n%s\nwant:\n%s", code, out, errOut, want)

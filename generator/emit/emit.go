@@ -26,7 +26,9 @@
 // TypedDaemonFunc, TimerFunc, TypedTimerFunc), and returns the first error
 // of the registry.
 // Nothing is generated per kwargs type: decoding a typed object (once per
-// cycle) is the runtime's. Options that were not set in a marker are left
+// cycle) is the runtime's. A package with index functions (//kopf:index)
+// also gets its Indices struct, and its handlers' kwargs types embed it
+// (see indices.go). Options that were not set in a marker are left
 // out of the handler literal, so the runtime's defaults apply.
 //
 // # Filters
@@ -145,15 +147,21 @@ func File(pkg *model.Package, version string) ([]byte, error) {
 		}
 	}
 
+	e.indicesType(f)
 	for _, h := range pkg.Handlers {
 		f.Comment(kwargsDoc(pkg, h))
-		f.Type().Id(h.Kwargs).Op("=").Add(e.kwargsType(h))
+		if e.withIndices(h) {
+			f.Type().Id(h.Kwargs).Struct(e.kwargsType(h), jen.Id(model.IndicesType))
+		} else {
+			f.Type().Id(h.Kwargs).Op("=").Add(e.kwargsType(h))
+		}
 		f.Line()
 	}
 
 	var litErr error
 	f.Comment(fmt.Sprintf("// %s adds the package's handlers to r, in source order, and returns the\n// first error of the registry.", model.RegisterFunc))
 	f.Func().Id(model.RegisterFunc).Params(jen.Id("r").Op("*").Qual(KopfPath, "Registry")).Error().BlockFunc(func(g *jen.Group) {
+		e.indicesVar(g)
 		for _, reg := range pkg.Registrations {
 			lit, err := e.handlerLit(reg)
 			if err != nil {
@@ -216,7 +224,11 @@ func groupImports(src []byte) ([]byte, error) {
 
 func kwargsDoc(pkg *model.Package, h *model.Handler) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "// %s are the arguments of the handler %s, registered by:\n//", h.Kwargs, h.Func)
+	what := "handler"
+	if h.Kind == model.Index {
+		what = "index function"
+	}
+	fmt.Fprintf(&b, "// %s are the arguments of the %s %s, registered by:\n//", h.Kwargs, what, h.Func)
 	for _, r := range pkg.Registrations {
 		if r.Handler != h {
 			continue
@@ -375,9 +387,18 @@ func (e *emitter) fnLit(h *model.Handler) jen.Code {
 	if h.Kind == model.Login {
 		return kopf("LoginFunc").Call(jen.Id(h.Func))
 	}
+	if h.Kind == model.Index {
+		return e.indexFnLit(h)
+	}
 	fn := jen.Id(h.Func)
 	if h.Kind != model.Event && !h.ReturnsResult {
 		fn = kopf("NoResult").Call(fn)
+	}
+	if e.withIndices(h) {
+		fn = e.withIndicesLit(h, "WithIndices", fn)
+		if h.Kind == model.Event {
+			fn = e.withIndicesLit(h, "WithIndicesEvent", jen.Id(h.Func))
+		}
 	}
 	return kopf(adapter).Call(fn)
 }
@@ -392,6 +413,9 @@ func (e *emitter) whenLit(h *model.Handler, cb *model.Callback) jen.Code {
 	adapter := h.Kind.Name() + "When"
 	if h.Typed != nil && cb.Form == model.WhenKwargs {
 		adapter = "Typed" + adapter
+	}
+	if cb.Own && e.withIndices(h) {
+		return kopf(adapter).Call(e.withIndicesLit(h, "WithIndicesWhen", jen.Id(cb.Func)))
 	}
 	return kopf(adapter).Call(jen.Id(cb.Func))
 }

@@ -142,7 +142,7 @@ func Role(pkgs []*model.Package, opts RoleOptions) ([]byte, error) {
 				"  # the runtime's patches goes there.\n")
 			writeRule(&b, ru.group, []string{ru.plural + "/status"}, "patch")
 		} else {
-			b.WriteString("  # list, watch: the runtime watches them (on.event handlers cause no writes).\n")
+			b.WriteString("  # list, watch: the runtime watches them (on.event handlers and indices cause no writes).\n")
 			writeRule(&b, ru.group, []string{ru.plural}, "list", "watch")
 		}
 	}

@@ -361,6 +361,9 @@ const (
 	OnLogin   = "on.login"
 	OnProbe   = "on.probe"
 )
+// Index is the marker of index functions (Kopf's @kopf.index): their
+// results make an in-memory index given to every handler of the package.
+const Index = "index"
 
 // Resource is the marker of typed resources: Go struct types that objects
 // of a resource decode into.
@@ -388,7 +391,6 @@ func Kopf() *Table {
 // kopfDefinitions.
 func kopfPlanned() []Planned {
 	return []Planned{
-		{Name: "index", Kopf: "@kopf.index"},
 		{Name: "on.validate", Kopf: "@kopf.on.validate"},
 		{Name: "on.mutate", Kopf: "@kopf.on.mutate"},
 		{Name: "subhandler", Kopf: "@kopf.subhandler",
@@ -428,6 +430,18 @@ func behaviourArgs() []Arg {
 	}
 }
 
+// indexErrorArgs are the error options of indices: Kopf's, with errors
+// ignored by default.
+func indexErrorArgs() []Arg {
+	args := behaviourArgs()
+	args[0].Default = "ignored"
+	args[0].Doc = "what an error does: ignored keeps the object's values (stale) until its next event; permanent removes them and excludes the object; temporary removes them and excludes the object for backoff= (TemporaryError and PermanentError do so in any mode)"
+	args[1].Doc = "with errors=temporary: exclude the object for good after this time since its first failure"
+	args[2].Doc = "with errors=temporary: exclude the object for good after this many failures"
+	args[3].Doc = "with errors=temporary: how long the object is excluded after a failure"
+	return args
+}
+
 // handlerArgs are the behaviour options common to Kopf's changing handlers.
 func handlerArgs() []Arg {
 	return append(idArgs("the function's name in Kopf's spelling: CreateFn → create_fn, GetURL → get_url, Handler2 → handler2"), behaviourArgs()...)
@@ -440,6 +454,7 @@ const (
 	eventHandler
 	daemonHandler
 	timerHandler
+	indexHandler
 )
 
 // filterArgs are the filters of every resource handler of a kind.
@@ -448,12 +463,14 @@ func filterArgs(kind int) []Arg {
 	field := Arg{Name: "field", Type: TypeFieldPath, Default: "none (the whole object)",
 		Doc: "the field to watch, dotted (spec.a.b) or a list ([spec, \"a.b\"]): old, new and diff are reduced to it and value= checks it"}
 	switch kind {
-	case eventHandler, daemonHandler, timerHandler:
+	case eventHandler, daemonHandler, timerHandler, indexHandler:
 		switch kind {
 		case eventHandler:
 			kwargs = "*kopf.EventKwargs"
 		case daemonHandler:
 			kwargs = "*kopf.DaemonKwargs"
+		case indexHandler:
+			kwargs = "*kopf.IndexKwargs"
 		default:
 			kwargs = "*kopf.TimerKwargs"
 		}
@@ -618,6 +635,18 @@ func kopfDefinitions() []Definition {
 			Targets: TargetFunc,
 			Summary: "report a value under the handler's id on each call of the health endpoint (Kopf's @kopf.on.probe)",
 			Args:    activityArgs(),
+		},
+		{
+			Name:       Index,
+			Targets:    TargetFunc,
+			Summary:    "index the objects of a resource in memory: the function returns each object's contribution (a map[K]V, or a single value V and whether there is one), and every handler of the package gets the index as kw.<Function> of type kopf.Index[K, V]; errors are logged and ignored (Kopf's @kopf.index)",
+			Positional: []Arg{resourceArg()},
+			Args: concat([]Arg{
+				{Name: "id", Type: TypeString, Positive: true, Default: "the function's name in Kopf's spelling: ByLabel → by_label",
+					Doc: "the index's id, as its errors are logged"},
+				{Name: "param", Type: TypeString, Default: "none (nil)",
+					Doc: "a value passed to the function as kw.Param"},
+			}, indexErrorArgs(), filterArgs(indexHandler)),
 		},
 		{
 			Name:    Resource,

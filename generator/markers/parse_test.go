@@ -249,7 +249,7 @@ func TestParseErrors(t *testing.T) {
 		{"//kopf:on.probe field=spec", []wantErr{{at: "field", msg: "unknown argument field of //kopf:on.probe; it is an argument of //kopf:on.resume, //kopf:on.create, //kopf:on.update, //kopf:on.delete, //kopf:on.field, //kopf:on.event, //kopf:daemon, //kopf:timer"}}},
 
 		// Kopf's decorators that have no marker yet.
-		{"//kopf:index ex", []wantErr{{col: 8, msg: "//kopf:index is not supported yet (Kopf's @kopf.index); `kopf-gen markers` lists the markers this kopf-gen supports"}}},
+		{"//kopf:on.mutate ex", []wantErr{{col: 8, msg: "//kopf:on.mutate is not supported yet (Kopf's @kopf.on.mutate); `kopf-gen markers` lists the markers this kopf-gen supports"}}},
 		{"//kopf:on.validate ex", []wantErr{{col: 8, msg: "//kopf:on.validate is not supported yet (Kopf's @kopf.on.validate); `kopf-gen markers` lists the markers this kopf-gen supports"}}},
 		{"//kopf:on.mutate ex", []wantErr{{col: 8, msg: "//kopf:on.mutate is not supported yet (Kopf's @kopf.on.mutate); `kopf-gen markers` lists the markers this kopf-gen supports"}}},
 		{"//kopf:subhandler", []wantErr{{col: 8, msg: "//kopf:subhandler is not a marker (Kopf's @kopf.subhandler): call kopf.Subhandler(ctx, handler) inside a changing handler to register sub-handlers at run time"}}},
@@ -257,7 +257,7 @@ func TestParseErrors(t *testing.T) {
 		{"//kopf:on.daemon ex", []wantErr{{col: 8, msg: "unknown marker //kopf:on.daemon; did you mean //kopf:daemon?"}}},
 		{"//kopf:on.timer ex", []wantErr{{col: 8, msg: "unknown marker //kopf:on.timer; did you mean //kopf:timer?"}}},
 		{"//kopf:create ex", []wantErr{{col: 8, msg: "unknown marker //kopf:create; did you mean //kopf:on.create?"}}},
-		{"//kopf:on.index ex", []wantErr{{col: 8, msg: "unknown marker //kopf:on.index; did you mean //kopf:index? (not supported yet)"}}},
+		{"//kopf:on.index ex", []wantErr{{col: 8, msg: "unknown marker //kopf:on.index; did you mean //kopf:index?"}}},
 		{"//kopf:on.resmue ex", []wantErr{{col: 8, msg: "unknown marker //kopf:on.resmue; did you mean //kopf:on.resume?"}}},
 
 		// Positional arguments.
@@ -341,7 +341,7 @@ func TestParseErrors(t *testing.T) {
 		{"//kopf:on.field ex", []wantErr{{col: 8, msg: `missing field=a.b.c|[a, b, c]: //kopf:on.field requires it (the field to watch, dotted (spec.a.b) or a list ([spec, "a.b"]): the handler runs when it changes, with old, new and diff reduced to it)`}}},
 		{"//kopf:on.field ex field=", []wantErr{{col: 26, msg: "missing value after field="}}},
 		{"//kopf:on.create ex old=1", []wantErr{{at: "old", msg: "unknown argument old of //kopf:on.create; it is an argument of //kopf:on.update, //kopf:on.field"}}},
-		{"//kopf:on.event ex errors=ignored", []wantErr{{at: "errors", msg: "unknown argument errors of //kopf:on.event; it is an argument of //kopf:on.resume, //kopf:on.create, //kopf:on.update, //kopf:on.delete, //kopf:on.field, //kopf:daemon, //kopf:timer, //kopf:on.startup, //kopf:on.cleanup, //kopf:on.login, //kopf:on.probe"}}},
+		{"//kopf:on.event ex errors=ignored", []wantErr{{at: "errors", msg: "unknown argument errors of //kopf:on.event; it is an argument of //kopf:on.resume, //kopf:on.create, //kopf:on.update, //kopf:on.delete, //kopf:on.field, //kopf:daemon, //kopf:timer, //kopf:on.startup, //kopf:on.cleanup, //kopf:on.login, //kopf:on.probe, //kopf:index"}}},
 		{"//kopf:daemon ex old=1", []wantErr{{at: "old", msg: "unknown argument old of //kopf:daemon; it is an argument of //kopf:on.update, //kopf:on.field"}}},
 		{"//kopf:timer ex cancellation_timeout=1", []wantErr{{at: "cancellation_timeout", msg: "unknown argument cancellation_timeout of //kopf:timer; it is an argument of //kopf:daemon"}}},
 		{"//kopf:daemon ex interval=1", []wantErr{{at: "interval", msg: "unknown argument interval of //kopf:daemon; it is an argument of //kopf:timer"}}},
@@ -589,7 +589,7 @@ func TestHelpCoversTheTable(t *testing.T) {
 		"//kopf:resource <resource>\n",
 		"//kopf:daemon <resource> [id=string] [param=string] [errors=ignored|temporary|permanent] [timeout=duration] [retries=int] [backoff=duration] [initial_delay=duration] [cancellation_backoff=duration] [cancellation_timeout=duration] [cancellation_polling=duration] [labels=",
 		"//kopf:timer <resource> [id=string] [param=string] [errors=ignored|temporary|permanent] [timeout=duration] [retries=int] [backoff=duration] [interval=duration] [idle=duration] [sharp=bool] [initial_delay=duration] [labels=",
-		"\n//kopf:index        Kopf's @kopf.index\n",
+		"//kopf:index <resource> [id=string] [param=string] [errors=ignored|temporary|permanent] [timeout=duration] [retries=int] [backoff=duration] [labels=",
 		"\n//kopf:on.validate  Kopf's @kopf.on.validate\n",
 		"\n//kopf:subhandler   not a marker: call kopf.Subhandler(ctx, handler) inside a changing handler to register sub-handlers at run time\n",
 		"\tv1 (core): pods services",

@@ -127,7 +127,7 @@ func (b *builder) callback(h *Handler, name string, pos token.Position, label st
 		t := b.typeOf(params[0])
 		switch {
 		case isIdent(params[0], h.Kwargs):
-			form = WhenKwargs
+			return &Callback{Func: name, Form: WhenKwargs, Own: true}
 		case isPtrTo(t, KwargsPath, runtime):
 			form = WhenRuntime
 		case isNamed(t, KwargsPath, runtime):

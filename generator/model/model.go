@@ -160,6 +160,10 @@ type Package struct {
 	// Resources are the typed resources declared in the package itself
 	// (//kopf:resource), in source order.
 	Resources []*Typed
+	// Indices are the index functions (//kopf:index), in source order:
+	// with any, every other handler's kwargs are a struct embedding the
+	// kind's kwargs and the package's indices (see indices.go).
+	Indices []*Handler
 }
 
 // Import is a package imported by the generated file.
@@ -186,6 +190,8 @@ type Handler struct {
 	// Typed is the typed resource of every registration of the handler, or
 	// nil for untyped kwargs.
 	Typed *Typed
+	// Index describes the result of an index function (Kind Index).
+	Index *IndexResult
 }
 
 // Kind is the kind of a handler, which decides its kwargs, its adapters and
@@ -209,6 +215,8 @@ const (
 	// Logins: on.login (registry.ActivityHandler of a function returning
 	// its credentials).
 	Login
+	// Index functions: index (registry.IndexHandler).
+	Index
 )
 
 // Name is the kind's name in the runtime's types: kwargs.Changing,
@@ -223,6 +231,8 @@ func (k Kind) Name() string {
 		return "Timer"
 	case Activity, Login:
 		return "Activity"
+	case Index:
+		return "Index"
 	default:
 		return "Changing"
 	}
@@ -241,6 +251,8 @@ func (k Kind) markers() string {
 		return "activity-handler"
 	case Login:
 		return markers.Prefix + markers.OnLogin
+	case Index:
+		return markers.Prefix + markers.Index
 	default:
 		return "changing-handler"
 	}
@@ -263,6 +275,8 @@ func markerKind(name string) (Kind, bool) {
 		return Activity, true
 	case markers.OnLogin:
 		return Login, true
+	case markers.Index:
+		return Index, true
 	}
 	_, changing := reasonsOf(name)
 	return Changing, changing
@@ -373,6 +387,9 @@ const (
 type Callback struct {
 	Func string
 	Form CallbackForm
+	// Own is set for a when= callback taking the handler's own kwargs
+	// type FKwargs (a struct with the indices in a package with indices).
+	Own bool
 }
 
 // reasonsOf returns the reasons a changing marker registers for.
@@ -422,6 +439,7 @@ func Build(ctx context.Context, pkg *load.Package, table *markers.Table) (*Packa
 	for _, mf := range marked {
 		b.funcDecl(mf.decl, mf.markers)
 	}
+	b.indices()
 	b.checkGeneratedNames()
 	b.warns.Sort()
 	if len(b.errs) > 0 {
@@ -676,6 +694,9 @@ func commonTyped(typed []*Typed, markers int) *Typed {
 
 // signature checks a handler's signature and records its result form.
 func (b *builder) signature(d *ast.FuncDecl, h *Handler) bool {
+	if h.Kind == Index {
+		return b.indexSignature(d, h)
+	}
 	want := fmt.Sprintf("want func %s(ctx context.Context, kw %s) (any, error) or func %[1]s(ctx context.Context, kw %[2]s) error", h.Func, h.Kwargs)
 	switch h.Kind {
 	case Event:
@@ -1028,7 +1049,7 @@ func selectorString(s resources.Selector) string { return s.String() }
 // reservedLocals are the names of the generated code's variables in scope
 // where it refers to handlers and callbacks: functions of these names would
 // be shadowed.
-var reservedLocals = []string{"ctx", "kw", "r", "args", "err", "value", "str"}
+var reservedLocals = []string{"ctx", "kw", "r", "args", "err", "value", "str", "indices"}
 
 // checkGeneratedNames reports hand-written declarations of the names that
 // the generated file declares or imports.
@@ -1045,6 +1066,9 @@ func (b *builder) checkGeneratedNames() {
 		b.errorf(b.pos(obj.Pos()), "%s is declared here, but kopf-gen generates %s; rename one of them", name, what)
 	}
 	check(RegisterFunc, "the package's "+RegisterFunc+" function")
+	if len(b.out.Indices) > 0 {
+		check(IndicesType, "the type of the package's indices")
+	}
 	for _, h := range b.out.Handlers {
 		check(h.Kwargs, "it as the kwargs type of handler "+h.Func)
 	}

@@ -32,7 +32,10 @@
 //
 // and registers the handler through the adapters of package registry
 // (registry.ChangingFunc, registry.TypedChangingFunc, ...), which convert
-// the reactor's kwargs into the handler's. Daemons and timers have [Daemon]
+// the reactor's kwargs into the handler's. In a package with indices
+// (Kopf's @kopf.index), the kwargs type is instead a struct embedding the
+// kind's type and the package's generated Indices, filled by [WithIndices]
+// (see indexing.go); index functions get [Index] and [TypedIndex][T]. Daemons and timers have [Daemon]
 // and [Timer], with [TypedDaemon][T] and [TypedTimer][T] (decoded on every
 // invocation: they are built once per call, not per cycle); the kinds to
 // come (webhooks) each add a body-only type embedding [Base] and a typed

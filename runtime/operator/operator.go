@@ -29,6 +29,7 @@ import (
 	"github.com/kopf-go/kopf/runtime/execution"
 	"github.com/kopf-go/kopf/runtime/kwargs"
 	"github.com/kopf-go/kopf/runtime/metrics"
+	"github.com/kopf-go/kopf/runtime/indexing"
 	"github.com/kopf-go/kopf/runtime/posting"
 	"github.com/kopf-go/kopf/runtime/queueing"
 	"github.com/kopf-go/kopf/runtime/reactor"
@@ -127,6 +128,7 @@ type Options struct {
 	monitor         *watchMonitor              // nil: no health endpoints
 	probe           *atomic.Pointer[ProbeFunc] // the probe handlers' runner, once the clients are made
 	metrics         *metrics.Metrics           // nil: no metrics (see MetricsAddress)
+	indexed         *indexGate                 // holds the handlers until the indices are filled; nil without indices
 }
 
 // Run serves the registry's handlers until ctx is done. It returns nil on a
@@ -314,6 +316,9 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 		<-ctx.Done()
 		opts.daemons.Shutdown()
 	}()
+	if reg.HasIndices() {
+		opts.indexed = newIndexGate()
+	}
 	pending := reg.Selectors()
 	served := map[string]bool{}
 	// While discovery fails, it is retried with backoff, and its failures
@@ -326,6 +331,9 @@ rescan:
 		var delay time.Duration
 		pending, err = serve(ctx, &wg, dc, cl, reg, opts, sc, served, pending)
 		var derr *discoveryError
+		if opts.indexed != nil && !errors.As(err, &derr) {
+			opts.indexed.seal() // the watches of the indexed resources found are started
+		}
 		switch {
 		case errors.As(err, &derr):
 			delay = retry.Step()
@@ -461,20 +469,34 @@ func serveResource(ctx context.Context, wg *sync.WaitGroup, cl clients, reg *reg
 	if opts.releaser != nil {
 		qopts.OnIdle = opts.releaser.idle
 	}
-	mux := queueing.NewMultiplexer(workCtx, qopts, r.Process)
+	mux := queueing.NewMultiplexer(workCtx, qopts, opts.indexed.hold(r.Process))
 	mr := opts.instrumentResource(res, r, mux)
 	r.Daemons = opts.daemons
 	opts.releaser.watch(mux.Workers)
 	// Namespaced resources are watched per namespace when the patterns are
 	// plain names, else cluster-wide and filtered here.
 	namespaces, exact := sc.ExactNamespaces()
+	// The indices are updated in the watch, before the object's worker
+	// gets the event (see indexing.Indexer); a resource with indices only
+	// needs no workers.
+	indexer := &indexing.Indexer{Resource: res, Handlers: reg.IndexHandlers(res), Logger: opts.Logger, Backoff: opts.Settings.Execution.DefaultBackoff}
 	put := mux.Put
+	switch handled := reg.HasHandlers(res); {
+	case len(indexer.Handlers) > 0 && handled:
+		put = func(ev watching.Event) {
+			indexer.Handle(ctx, ev)
+			mux.Put(ev)
+		}
+	case len(indexer.Handlers) > 0:
+		put = func(ev watching.Event) { indexer.Handle(ctx, ev) }
+	}
 	if !res.Namespaced || !exact {
 		namespaces = []string{""}
 		if res.Namespaced && !sc.Clusterwide() {
+			deliver := put
 			put = func(ev watching.Event) {
 				if sc.Matches(body.Body(ev.Object).Meta().Namespace()) {
-					mux.Put(ev)
+					deliver(ev)
 				}
 			}
 		}
@@ -487,6 +509,14 @@ func serveResource(ctx context.Context, wg *sync.WaitGroup, cl clients, reg *reg
 			where += " in " + ns
 		}
 		report := newWatchReporter(where, opts.server, opts.Logger, timeout)
+		listed := opts.ready.watch()
+		if len(indexer.Handlers) > 0 && opts.indexed != nil {
+			ready, indexed := listed, opts.indexed.watch()
+			listed = func() {
+				indexed()
+				ready()
+			}
+		}
 		w := &watching.Watcher{
 			REST:              cl.rest,
 			Path:              res.Path(ns),
@@ -498,7 +528,7 @@ func serveResource(ctx context.Context, wg *sync.WaitGroup, cl clients, reg *reg
 			Logger:            opts.Logger,
 			OnError:           report.failed,
 			OnWatching:        report.watching,
-			OnListed:          opts.ready.watch(),
+			OnListed:          listed,
 			AwaitServer:       func(ctx context.Context) bool { return opts.health.await(ctx, time.Minute) },
 			OnStall: func() {
 				opts.Logger.Warn(fmt.Sprintf("The watch stream of %s has been silent for %s seconds; re-establishing it.", where, execution.Seconds(timeout)))

@@ -103,6 +103,7 @@ type Registry struct {
 	timers   []*TimerHandler
 	// activities serve no resource: Selectors does not list them.
 	activities []*ActivityHandler
+	indices  []*IndexHandler
 }
 
 // New returns an empty registry.
@@ -191,6 +192,9 @@ func (r *Registry) Selectors() []resources.Selector {
 		add(h.Selector)
 	}
 	for _, h := range r.timers {
+		add(h.Selector)
+	}
+	for _, h := range r.indices {
 		add(h.Selector)
 	}
 	return out
