@@ -105,9 +105,10 @@ var shared = []string{
 // modules table of docs/ARCHITECTURE.md). prometheus/client_golang is the
 // metrics' (runtime/metrics; controller-runtime links it too, so operators
 // that mix both link it once); client_model is its data model, which the
-// metrics' tests read.
+// metrics' tests read. spf13/pflag is cobra's flag set, which the operator
+// binary's flags (runtime/cli) use directly.
 var runtimeRequires = []string{
-	"github.com/go-json-experiment/json", "github.com/go-logr/logr", "github.com/spf13/cobra",
+	"github.com/go-json-experiment/json", "github.com/go-logr/logr", "github.com/spf13/cobra", "github.com/spf13/pflag",
 	"golang.org/x/crypto", "k8s.io/api", "k8s.io/apimachinery", "k8s.io/client-go", "k8s.io/klog/v2", "k8s.io/utils",
 	"github.com/prometheus/client_golang", "github.com/prometheus/client_model",
 }

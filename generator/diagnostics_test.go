@@ -79,8 +79,8 @@ func S(ctx context.Context, kw SKwargs) error { return nil }
 func H(ctx context.Context, kw HKwargs) error { return nil }
 `},
 		errors: []diag{
-			{"on.validate kopfexamples", "//kopf:on.validate is not supported yet (Kopf's @kopf.on.validate)" + sameName},
 			{"on.mutate kopfexamples", "//kopf:on.mutate is not supported yet (Kopf's @kopf.on.mutate)" + sameName},
+			{"on.validate kopfexamples", "//kopf:on.validate is not supported yet (Kopf's @kopf.on.validate)" + sameName},
 			{"subhandler", "//kopf:subhandler is not a marker (Kopf's @kopf.subhandler): call kopf.Subhandler(ctx, handler) inside a changing handler to register sub-handlers at run time"},
 		},
 	},

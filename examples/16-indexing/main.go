@@ -9,8 +9,8 @@
 // kw.IsRunning is a kopf.Index[[2]string, bool] and kw.ByLabel a
 // kopf.Index[[2]string, string].
 //
-// Kopf's example also has two probes (pod_count, pod_names) that read
-// is_running; they come with the liveness endpoint.
+// Its two probes (pod_count, pod_names) read is_running too: the liveness
+// endpoint (-L) serves their results.
 //
 // Run it against a cluster with the KopfExample CRD (../crd.yaml):
 //
@@ -94,6 +94,23 @@ func pformat(idx kopf.Index[[2]string, string]) string {
 	}
 	slices.Sort(items)
 	return "{" + strings.Join(items, ",\n ") + "}"
+}
+
+// PodCount returns the number of pods in sight.
+//
+//kopf:on.probe
+func PodCount(ctx context.Context, kw PodCountKwargs) (any, error) { return kw.IsRunning.Len(), nil }
+
+// PodNames returns the names of the pods in sight.
+//
+//kopf:on.probe
+func PodNames(ctx context.Context, kw PodNamesKwargs) (any, error) {
+	names := []string{}
+	for key := range kw.IsRunning.Keys() {
+		names = append(names, key[1])
+	}
+	slices.Sort(names)
+	return names, nil
 }
 
 func main() {

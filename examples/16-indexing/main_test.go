@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -55,6 +57,27 @@ func TestIndexing(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitRunning(t, objs, []string{"default::pod-b", "default::pod-d"})
+
+	// The probes read is_running: every pod in sight, running or not.
+	want := map[string]string{"pod_count": "3", "pod_names": "[pod-b pod-c pod-d]"}
+	var got map[string]string
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		probes, err := op.Probe(ctx)
+		if err != nil {
+			t.Fatalf("probing: %v", err)
+		}
+		got = map[string]string{}
+		for id, v := range probes {
+			got[id] = fmt.Sprint(v)
+		}
+		if maps.Equal(got, want) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("probes: got %v, want %v", got, want)
+	}
 
 	if err := op.Stop(); err != nil {
 		t.Fatalf("the operator: %v", err)

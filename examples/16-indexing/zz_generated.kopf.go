@@ -41,6 +41,22 @@ type IntervalledKwargs struct {
 	Indices
 }
 
+// PodCountKwargs are the arguments of the handler PodCount, registered by:
+//
+//	//kopf:on.probe
+type PodCountKwargs struct {
+	kopf.ActivityKwargs
+	Indices
+}
+
+// PodNamesKwargs are the arguments of the handler PodNames, registered by:
+//
+//	//kopf:on.probe
+type PodNamesKwargs struct {
+	kopf.ActivityKwargs
+	Indices
+}
+
 // Register adds the package's handlers to r, in source order, and returns the
 // first error of the registry.
 func Register(r *kopf.Registry) error {
@@ -67,6 +83,20 @@ func Register(r *kopf.Registry) error {
 		Selector: kopf.Selector{Name: "kex"},
 		Fn:       kopf.TimerFunc(kopf.WithIndices[kopf.TimerKwargs](IntervalledKwargs{Indices: indices}, kopf.NoResult(Intervalled))),
 		Interval: 5 * time.Second,
+	}); err != nil {
+		return err
+	}
+	if err := r.AddActivity(kopf.ActivityHandler{
+		ID:       "pod_count",
+		Activity: kopf.ActivityProbe,
+		Fn:       kopf.ActivityFunc(kopf.WithIndices[kopf.ActivityKwargs](PodCountKwargs{Indices: indices}, PodCount)),
+	}); err != nil {
+		return err
+	}
+	if err := r.AddActivity(kopf.ActivityHandler{
+		ID:       "pod_names",
+		Activity: kopf.ActivityProbe,
+		Fn:       kopf.ActivityFunc(kopf.WithIndices[kopf.ActivityKwargs](PodNamesKwargs{Indices: indices}, PodNames)),
 	}); err != nil {
 		return err
 	}

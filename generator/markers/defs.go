@@ -361,6 +361,7 @@ const (
 	OnLogin   = "on.login"
 	OnProbe   = "on.probe"
 )
+
 // Index is the marker of index functions (Kopf's @kopf.index): their
 // results make an in-memory index given to every handler of the package.
 const Index = "index"

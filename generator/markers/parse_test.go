@@ -242,11 +242,11 @@ func TestParseErrors(t *testing.T) {
 		{"//kopf: this is great", []wantErr{{col: 8, msg: "missing marker name after //kopf: (no space is allowed after the colon)"}}},
 		{"//kopf:on.create ex\nid=x", []wantErr{{col: 20, msg: "a marker must fit on one line"}}},
 		{"//kopf:on.craete ex", []wantErr{{col: 8, msg: "unknown marker //kopf:on.craete; did you mean //kopf:on.create?"}}},
-		{"//kopf:frobnicate", []wantErr{{at: "frobnicate", msg: "unknown marker //kopf:frobnicate; known markers: on.resume, on.create, on.update, on.delete, on.field, on.event, daemon, timer, on.startup, on.cleanup, on.login, on.probe, resource, test.values"}}},
+		{"//kopf:frobnicate", []wantErr{{at: "frobnicate", msg: "unknown marker //kopf:frobnicate; known markers: on.resume, on.create, on.update, on.delete, on.field, on.event, daemon, timer, on.startup, on.cleanup, on.login, on.probe, index, resource, test.values"}}},
 
 		// Activities serve no resource.
 		{"//kopf:on.startup kopfexamples", []wantErr{{at: "kopfexamples", msg: "unexpected positional argument kopfexamples: //kopf:on.startup takes no positional arguments"}}},
-		{"//kopf:on.probe field=spec", []wantErr{{at: "field", msg: "unknown argument field of //kopf:on.probe; it is an argument of //kopf:on.resume, //kopf:on.create, //kopf:on.update, //kopf:on.delete, //kopf:on.field, //kopf:on.event, //kopf:daemon, //kopf:timer"}}},
+		{"//kopf:on.probe field=spec", []wantErr{{at: "field", msg: "unknown argument field of //kopf:on.probe; it is an argument of //kopf:on.resume, //kopf:on.create, //kopf:on.update, //kopf:on.delete, //kopf:on.field, //kopf:on.event, //kopf:daemon, //kopf:timer, //kopf:index"}}},
 
 		// Kopf's decorators that have no marker yet.
 		{"//kopf:on.mutate ex", []wantErr{{col: 8, msg: "//kopf:on.mutate is not supported yet (Kopf's @kopf.on.mutate); `kopf-gen markers` lists the markers this kopf-gen supports"}}},

@@ -157,9 +157,11 @@ func kwargsNames() map[string]bool {
 		out[kind.Name()+KwargsSuffix] = true
 		out["Typed"+kind.Name()+KwargsSuffix] = true
 	}
+	out[Activity.Name()+KwargsSuffix] = true
 	for _, t := range []reflect.Type{
 		reflect.TypeFor[kwargs.TypedChanging[struct{}]](), reflect.TypeFor[kwargs.TypedEvent[struct{}]](),
 		reflect.TypeFor[kwargs.TypedDaemon[struct{}]](), reflect.TypeFor[kwargs.TypedTimer[struct{}]](),
+		reflect.TypeFor[kwargs.Activity](),
 	} {
 		for _, f := range reflect.VisibleFields(t) {
 			out[f.Name] = true

@@ -119,3 +119,5 @@ func WithIndicesWhen[K, KW any, P interface {
 		return fn(out)
 	}
 }
+
+func (kw *Activity) embedded() *Activity { return kw }

@@ -103,7 +103,7 @@ type Registry struct {
 	timers   []*TimerHandler
 	// activities serve no resource: Selectors does not list them.
 	activities []*ActivityHandler
-	indices  []*IndexHandler
+	indices    []*IndexHandler
 }
 
 // New returns an empty registry.
