@@ -3,7 +3,6 @@ package model
 import (
 	"go/ast"
 	"go/types"
-	"time"
 
 	"github.com/kopf-go/kopf/generator/markers"
 	"github.com/kopf-go/kopf/runtime/causes"
@@ -44,20 +43,10 @@ func (b *builder) activityRegistration(h *Handler, m *markers.Marker) (*Registra
 	}
 	ok := true
 	for _, a := range m.Args {
+		if r.setCommonOption(a) {
+			continue
+		}
 		switch a.Name {
-		case "id":
-			r.ID = a.Go.(string)
-		case "param":
-			s := a.Go.(string)
-			r.Param = &s
-		case "errors":
-			r.Errors = registry.ErrorsMode(a.Go.(string))
-		case "timeout":
-			r.Timeout = a.Go.(time.Duration)
-		case "retries":
-			r.Retries = a.Go.(int)
-		case "backoff":
-			r.Backoff = a.Go.(time.Duration)
 		default:
 			b.errorf(a.NamePos, "argument %s of %s%s is not supported by this kopf-gen", a.Name, markers.Prefix, m.Name)
 			ok = false

@@ -868,20 +868,10 @@ func (b *builder) registration(h *Handler, m *markers.Marker) (*Registration, *T
 	}
 	ok := true
 	for _, a := range m.Args {
+		if r.setCommonOption(a) {
+			continue
+		}
 		switch a.Name {
-		case "id":
-			r.ID = a.Go.(string)
-		case "param":
-			s := a.Go.(string)
-			r.Param = &s
-		case "errors":
-			r.Errors = registry.ErrorsMode(a.Go.(string))
-		case "timeout":
-			r.Timeout = a.Go.(time.Duration)
-		case "retries":
-			r.Retries = a.Go.(int)
-		case "backoff":
-			r.Backoff = a.Go.(time.Duration)
 		case "optional":
 			r.Optional = a.Go.(bool)
 		case "deleted":
@@ -1117,4 +1107,28 @@ func (b *builder) checkGeneratedNames() {
 			}
 		}
 	}
+}
+
+// setCommonOption sets the option a if it is one that every kind of
+// handler with retries takes (id, param, errors, timeout, retries,
+// backoff), and reports whether it was.
+func (r *Registration) setCommonOption(a markers.NamedArg) bool {
+	switch a.Name {
+	case "id":
+		r.ID = a.Go.(string)
+	case "param":
+		s := a.Go.(string)
+		r.Param = &s
+	case "errors":
+		r.Errors = registry.ErrorsMode(a.Go.(string))
+	case "timeout":
+		r.Timeout = a.Go.(time.Duration)
+	case "retries":
+		r.Retries = a.Go.(int)
+	case "backoff":
+		r.Backoff = a.Go.(time.Duration)
+	default:
+		return false
+	}
+	return true
 }
