@@ -172,8 +172,19 @@ func (h *Handler) review(r *http.Request, req *request, id string, logger *slog.
 	memo := kwargs.Memo{}
 	maps.Copy(memo, h.Memo)
 	objLogger := logging.ForObject(logger, objectRef(ar.Namespace, ar.Name, b))
+	// User code gets copies: the patch is computed against b as received,
+	// whatever handlers do to their body.
+	userBody, userOld, userNew := b.DeepCopy(), req.old, req.object
+	if req.object != nil {
+		userNew = userBody
+		if req.old != nil {
+			userOld = req.old.DeepCopy()
+		}
+	} else {
+		userOld = userBody
+	}
 	kw := &kwargs.Admission{
-		Base:        kwargs.FromBody(res, b, patch, objLogger, memo),
+		Base:        kwargs.FromBody(res, userBody, patch, objLogger, memo),
 		DryRun:      ar.DryRun != nil && *ar.DryRun,
 		Headers:     headers(r.Header),
 		SSLPeer:     sslPeer(r),
@@ -181,8 +192,8 @@ func (h *Handler) review(r *http.Request, req *request, id string, logger *slog.
 		Warnings:    &warnings,
 		Operation:   string(ar.Operation),
 		Subresource: ar.SubResource,
-		Old:         req.old,
-		New:         req.object,
+		Old:         userOld,
+		New:         userNew,
 	}
 	kw.Diff = diffs.Compute(nilIfEmpty(req.old), nilIfEmpty(req.object))
 	kw.ShareDecoded()
