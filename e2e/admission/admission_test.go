@@ -282,16 +282,11 @@ func TestReplicasShareTheCertificate(t *testing.T) {
 			})})
 	}
 	ports := []int{freePort(t), freePort(t)}
-	ops := make([]*kopftest.Operator, 2)
-	var wg sync.WaitGroup
-	for i := range ops {
-		wg.Add(1)
-		go func() { // at once: both race to create the Secret
-			defer wg.Done()
-			ops[i] = kopftest.Start(t, env.Config, register, server(ports[i])...)
-		}()
+	// Both start at once, and race to create the Secret.
+	ops := []*kopftest.Operator{
+		kopftest.Start(t, env.Config, register, server(ports[0])...),
+		kopftest.Start(t, env.Config, register, server(ports[1])...),
 	}
-	wg.Wait()
 	for _, op := range ops {
 		op.WaitReady(60 * time.Second)
 	}
