@@ -76,7 +76,18 @@ func (m *manager) start(ctx context.Context) error {
 	if err := m.renewLease(ctx); err != nil {
 		return fmt.Errorf("taking the lease of the admission webhooks %s: %w", m.name, err)
 	}
-	return m.apply(ctx)
+	// Not allowed to: the operator cannot work as configured (Kopf's
+	// manager fails the operator too). Anything else is retried every
+	// interval.
+	err := m.apply(ctx)
+	if apierrors.IsForbidden(err) {
+		m.logger.Error(fmt.Sprintf("Not enough RBAC permissions to manage the admission webhooks %s: %s", m.name, err))
+		return err
+	}
+	if err != nil {
+		m.logger.Error(fmt.Sprintf("The admission webhooks %s cannot be configured: %s", m.name, err))
+	}
+	return nil
 }
 
 // run keeps the configurations and the lease until ctx is done, then
