@@ -169,6 +169,9 @@ func File(pkg *model.Package, version string) ([]byte, error) {
 				return
 			}
 			add := "Add" + reg.Handler.Kind.Name()
+			if reg.Handler.Kind == model.Webhook {
+				add = "AddWebhook"
+			}
 			g.If(
 				jen.Err().Op(":=").Id("r").Dot(add).Call(lit),
 				jen.Err().Op("!=").Nil(),
@@ -247,6 +250,9 @@ func (e *emitter) handlerLit(r *model.Registration) (jen.Code, error) {
 	var items []jen.Code
 	kv := func(name string, value jen.Code) { items = append(items, jen.Id(name).Op(":").Add(value)) }
 	h := r.Handler
+	if h.Kind == model.Webhook {
+		return e.webhookLit(r)
+	}
 
 	kv("ID", jen.Lit(r.ID))
 	if h.Kind.IsActivity() {
@@ -391,12 +397,13 @@ func (e *emitter) fnLit(h *model.Handler) jen.Code {
 		return e.indexFnLit(h)
 	}
 	fn := jen.Id(h.Func)
-	if h.Kind != model.Event && !h.ReturnsResult {
+	noResult := h.Kind == model.Event || h.Kind == model.Webhook
+	if !noResult && !h.ReturnsResult {
 		fn = kopf("NoResult").Call(fn)
 	}
 	if e.withIndices(h) {
 		fn = e.withIndicesLit(h, "WithIndices", fn)
-		if h.Kind == model.Event {
+		if noResult {
 			fn = e.withIndicesLit(h, "WithIndicesEvent", jen.Id(h.Func))
 		}
 	}

@@ -74,8 +74,11 @@ func WriteHelp(w io.Writer, t *Table) error {
 			typ := a.valueSyntax()
 			if a.Positive {
 				typ += ", > 0"
-				if a.Type == TypeString {
+				switch a.Type {
+				case TypeString:
 					typ = "string, non-empty"
+				case TypeStringList:
+					typ = a.valueSyntax() + ", non-empty"
 				}
 			}
 			def := "default: " + a.Default
