@@ -37,9 +37,9 @@
 // kind's type and the package's generated Indices, filled by [WithIndices]
 // (see indexing.go); index functions get [Index] and [TypedIndex][T]. Daemons and timers have [Daemon]
 // and [Timer], with [TypedDaemon][T] and [TypedTimer][T] (decoded on every
-// invocation: they are built once per call, not per cycle); the kinds to
-// come (webhooks) each add a body-only type embedding [Base] and a typed
-// one embedding it, with their adapters.
+// invocation: they are built once per call, not per cycle); admission
+// webhook handlers have [Admission] and [TypedAdmission][T] (decoded once
+// per admission request).
 //
 // # Decoding once per cycle
 //

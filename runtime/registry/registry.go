@@ -104,6 +104,9 @@ type Registry struct {
 	// activities serve no resource: Selectors does not list them.
 	activities []*ActivityHandler
 	indices    []*IndexHandler
+	// webhooks serve admission requests, not watches: Selectors does not
+	// list them (see WebhookSelectors).
+	webhooks []*WebhookHandler
 }
 
 // New returns an empty registry.

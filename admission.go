@@ -1,0 +1,65 @@
+package kopf
+
+import (
+	"context"
+
+	"github.com/kopf-go/kopf/runtime/admission"
+	"github.com/kopf-go/kopf/runtime/kwargs"
+	"github.com/kopf-go/kopf/runtime/registry"
+)
+
+// Admission webhooks (Kopf's @kopf.on.validate and @kopf.on.mutate): see
+// docs/admission.md and package runtime/admission.
+type (
+	// WebhookHandler is one validating or mutating admission handler.
+	WebhookHandler = registry.WebhookHandler
+	// WebhookFn is the function behind a WebhookHandler.
+	WebhookFn = registry.WebhookFn
+	// WebhookKind says whether a webhook handler validates or mutates.
+	WebhookKind = registry.WebhookKind
+	// AdmissionKwargs are the arguments of an admission handler of a
+	// resource without a Go type (the body-only form).
+	AdmissionKwargs = kwargs.Admission
+	// AdmissionError refuses the request under admission with a message
+	// and a code (Kopf's kopf.AdmissionError; a zero Code is 500).
+	AdmissionError = admission.Error
+)
+
+// TypedAdmissionKwargs are the arguments of an admission handler of a
+// resource whose objects are of the Go type T: every kwarg of
+// AdmissionKwargs, with the object and the old and new objects decoded as
+// T.
+type TypedAdmissionKwargs[T any] = kwargs.TypedAdmission[T]
+
+// The kinds of webhook handlers.
+const (
+	WebhookValidating = registry.WebhookValidating // @kopf.on.validate
+	WebhookMutating   = registry.WebhookMutating   // @kopf.on.mutate
+)
+
+// NewAdmissionError returns an AdmissionError: Kopf's
+// kopf.AdmissionError(message, code=code); code 0 means 500.
+func NewAdmissionError(message string, code int) error { return admission.NewError(message, code) }
+
+// AdmissionFunc adapts an admission handler of AdmissionKwargs.
+func AdmissionFunc(fn func(context.Context, AdmissionKwargs) error) WebhookFn {
+	return registry.AdmissionFunc(fn)
+}
+
+// TypedAdmissionFunc adapts an admission handler of a resource of Go type
+// T: the objects are decoded once per request; one that does not decode
+// as T is the handler's error.
+func TypedAdmissionFunc[T any](fn func(context.Context, TypedAdmissionKwargs[T]) error) WebhookFn {
+	return registry.TypedAdmissionFunc(fn)
+}
+
+// AdmissionWhen adapts a when= callback of an admission handler.
+func AdmissionWhen(fn func(AdmissionKwargs) bool) func(*AdmissionKwargs) bool {
+	return registry.AdmissionWhen(fn)
+}
+
+// TypedAdmissionWhen adapts a when= callback of an admission handler of a
+// resource of Go type T.
+func TypedAdmissionWhen[T any](fn func(TypedAdmissionKwargs[T]) bool) func(*AdmissionKwargs) bool {
+	return registry.TypedAdmissionWhen(fn)
+}
