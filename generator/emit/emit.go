@@ -11,7 +11,7 @@
 // type, an alias of the kind's kwargs type of the runtime (see
 // runtime/kwargs), documented with the markers that register F:
 //
-//	type FKwargs = kopf.ChangingKwargs          // or EventKwargs, DaemonKwargs, TimerKwargs
+//	type FKwargs = kopf.ChangingKwargs          // or EventKwargs, DaemonKwargs, TimerKwargs, AdmissionKwargs
 //	type FKwargs = kopf.TypedChangingKwargs[T]  // typed resource T (TypedEventKwargs[T], ...)
 //
 // then one function
@@ -23,8 +23,9 @@
 // its kind (kopf.ChangingFunc(F), kopf.ChangingFunc(kopf.NoResult(F)) for
 // handlers returning only an error, kopf.TypedChangingFunc(F),
 // kopf.EventFunc(F), kopf.TypedEventFunc(F), and likewise DaemonFunc,
-// TypedDaemonFunc, TimerFunc, TypedTimerFunc), and returns the first error
-// of the registry.
+// TypedDaemonFunc, TimerFunc, TypedTimerFunc; admission webhook handlers
+// with AddWebhook behind kopf.AdmissionFunc or kopf.TypedAdmissionFunc, see
+// admission.go), and returns the first error of the registry.
 // Nothing is generated per kwargs type: decoding a typed object (once per
 // cycle) is the runtime's. A package with index functions (//kopf:index)
 // also gets its Indices struct, and its handlers' kwargs types embed it

@@ -18,12 +18,13 @@
 //
 //	func F(ctx context.Context, kw FKwargs) error
 //
-// and one carrying daemon or timer markers either of the signatures of
+// (as does a function carrying on.validate or on.mutate markers, see
+// admission.go), and one carrying daemon or timer markers either of the signatures of
 // changing handlers (a daemon's or timer's result is stored in
 // status.<id> as a changing handler's), where FKwargs (the function's name
 // followed by "Kwargs") is generated as an alias of the kind's kwargs type
-// (see runtime/kwargs: Changing, Event, Daemon, Timer, or their typed
-// forms). A function carries markers of one kind only ([Kind]). Names that the generated file declares (each FKwargs,
+// (see runtime/kwargs: Changing, Event, Daemon, Timer, Admission, or
+// their typed forms). A function carries markers of one kind only ([Kind]). Names that the generated file declares (each FKwargs,
 // and Register) must not be declared by hand, nor may package-level names
 // clash with the generated file's imports.
 //
