@@ -50,8 +50,8 @@ func Role(pkgs []*model.Package, opts RoleOptions) ([]byte, error) {
 	handlers := 0
 	for _, p := range pkgs {
 		for _, r := range p.Registrations {
-			if r.Handler.Kind.IsActivity() {
-				continue // serves no resource
+			if r.Handler.Kind.IsActivity() || r.Handler.Kind == model.Webhook {
+				continue // serves no resource, or is called by the API server (webhooks.go)
 			}
 			group, plural, why := resolve(r, declared)
 			if why != "" {
@@ -106,7 +106,8 @@ func Role(pkgs []*model.Package, opts RoleOptions) ([]byte, error) {
 		b.WriteString("# Peering is not implemented by the runtime yet: kopf-gen --peering adds its rules.\n")
 	}
 	fmt.Fprintf(&b, "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: %s\n", opts.Name)
-	if len(sorted) == 0 && !opts.Peering {
+	validating, mutating := WebhookKinds(pkgs)
+	if len(sorted) == 0 && !opts.Peering && !validating && !mutating {
 		b.WriteString("rules: []\n")
 		return []byte(b.String()), nil
 	}
@@ -151,6 +152,7 @@ func Role(pkgs []*model.Package, opts RoleOptions) ([]byte, error) {
 			"  # kopf.Info, kopf.Warn and kopf.Exception.\n")
 		writeRule(&b, "", []string{"events"}, "create")
 	}
+	writeWebhookRules(&b, validating, mutating)
 	if opts.Peering {
 		b.WriteString("  # Peering: Kopf's objects for knowing which other operators serve the same\n" +
 			"  # resources (cluster-wide and per namespace).\n")
