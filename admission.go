@@ -6,6 +6,7 @@ import (
 	"github.com/kopf-go/kopf/runtime/admission"
 	"github.com/kopf-go/kopf/runtime/kwargs"
 	"github.com/kopf-go/kopf/runtime/registry"
+	"github.com/kopf-go/kopf/runtime/settings"
 )
 
 // Admission webhooks (Kopf's @kopf.on.validate and @kopf.on.mutate): see
@@ -62,4 +63,52 @@ func AdmissionWhen(fn func(AdmissionKwargs) bool) func(*AdmissionKwargs) bool {
 // resource of Go type T.
 func TypedAdmissionWhen[T any](fn func(TypedAdmissionKwargs[T]) bool) func(*AdmissionKwargs) bool {
 	return registry.TypedAdmissionWhen(fn)
+}
+
+// Admission servers (Kopf's settings.admission.server).
+type (
+	// WebhookServer is the operator's HTTPS server of admission webhooks
+	// (Kopf's kopf.WebhookServer): where it listens, how the API server
+	// reaches it, its certificate.
+	WebhookServer = settings.WebhookServer
+	// WebhookService is the Service in front of an in-cluster webhook
+	// server.
+	WebhookService = settings.WebhookService
+)
+
+// WithWebhookServer serves the admission webhooks with the server s
+// (Kopf's settings.admission.server = kopf.WebhookServer(...)).
+func WithWebhookServer(s WebhookServer) Option {
+	return WithSettings(func(st *Settings) { st.Admission.Server = &s })
+}
+
+// WithManagedWebhooks makes the operator create and keep the
+// ValidatingWebhookConfiguration and MutatingWebhookConfiguration named
+// name (Kopf's settings.admission.managed), e.g. "auto.kopf.dev".
+func WithManagedWebhooks(name string) Option {
+	return WithSettings(func(st *Settings) { st.Admission.Managed = name })
+}
+
+// WebhookK3dServer is s reached from a K3d cluster through the host
+// host.k3d.internal (Kopf's kopf.WebhookK3dServer), unless s has a Host.
+func WebhookK3dServer(s WebhookServer) WebhookServer { return withHost(s, admission.K3dHost) }
+
+// WebhookMinikubeServer is s reached from a Minikube cluster through the
+// host host.minikube.internal (Kopf's kopf.WebhookMinikubeServer).
+func WebhookMinikubeServer(s WebhookServer) WebhookServer {
+	return withHost(s, admission.MinikubeHost)
+}
+
+// WebhookDockerDesktopServer is s reached from Docker Desktop's cluster
+// through the host host.docker.internal (Kopf's
+// kopf.WebhookDockerDesktopServer).
+func WebhookDockerDesktopServer(s WebhookServer) WebhookServer {
+	return withHost(s, admission.DockerDesktopHost)
+}
+
+func withHost(s WebhookServer, host string) WebhookServer {
+	if s.Host == "" {
+		s.Host = host
+	}
+	return s
 }

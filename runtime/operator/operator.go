@@ -292,6 +292,11 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	ctx = posting.WithPoster(ctx, poster)
 	ctx = withRESTConfig(ctx, handlersCfg)
 	ctx = withClients(ctx)
+	stopAdmission, err := serveAdmission(ctx, cfg, reg, opts, dc)
+	if err != nil {
+		return err
+	}
+	defer stopAdmission()
 	probe := prober(ctx, reg, opts)
 	opts.probe.Store(&probe)
 	if opts.Prober != nil {

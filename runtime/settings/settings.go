@@ -5,7 +5,7 @@
 // group and field names its Kopf equivalent, or says that Kopf has none.
 //
 // Kopf's groups that kopf-go does not have (yet): process
-// (ultimate_exiting_timeout), peering, scanning and admission.
+// (ultimate_exiting_timeout), peering and scanning.
 // Kopf's fields that it does not have are listed with their group.
 //
 // Settings are read by the operator while it runs, so they are set before
@@ -32,6 +32,7 @@ type Settings struct {
 	Networking  Networking  // settings.networking
 	Posting     Posting     // settings.posting
 	Background  Background  // settings.background
+	Admission   Admission   // settings.admission (admission.go)
 }
 
 // Persistence says where and how the operator keeps its state in objects

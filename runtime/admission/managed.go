@@ -1,0 +1,418 @@
+package admission
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	admissionregv1 "k8s.io/api/admissionregistration/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	admissionregv1client "k8s.io/client-go/kubernetes/typed/admissionregistration/v1"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/kopf-go/kopf/runtime/filters"
+	"github.com/kopf-go/kopf/runtime/registry"
+	"github.com/kopf-go/kopf/runtime/resources"
+)
+
+// replicaLabel marks the leases of the replicas serving managed
+// configurations; its value is the configurations' name.
+const replicaLabel = "kopf.dev/admission-managed"
+
+// manager keeps the managed ValidatingWebhookConfiguration and
+// MutatingWebhookConfiguration (Kopf's configuration_manager): one webhook
+// per handler, updated only when what it holds differs from what the
+// handlers call for, and reduced to the persistent handlers' webhooks at
+// exit by the last replica.
+//
+// Replicas: each replica holds a Lease of its own (labelled
+// kopf.dev/admission-managed=<name>, in the certificate's namespace),
+// renewed every interval and valid for three; at exit, a replica deletes
+// its lease and cleans the configurations up only if no other replica's
+// lease is valid. Two replicas exiting at once may both see the other and
+// both keep the webhooks: the error is on the side of keeping them (the
+// next replica to start takes them over; with IgnoreFailures the API
+// server admits meanwhile).
+type manager struct {
+	name         string
+	registry     *registry.Registry
+	configs      admissionregv1client.AdmissionregistrationV1Interface
+	leases       coordinationv1client.LeasesGetter
+	namespace    string
+	discover     func(ctx context.Context) ([]resources.Resource, error)
+	clientConfig func() admissionregv1.WebhookClientConfig
+	interval     time.Duration
+	logger       *slog.Logger
+	wake         chan struct{}
+	onFound      func([]resources.Resource)
+	lease        string
+	found        []resources.Resource
+}
+
+// poke asks for the configurations to be checked again (a new CA bundle).
+func (m *manager) poke() {
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+// start takes this replica's lease and applies the configurations once.
+func (m *manager) start(ctx context.Context) error {
+	suffix := make([]byte, 4)
+	_, _ = rand.Read(suffix)
+	m.lease = m.name + "." + hex.EncodeToString(suffix)
+	if err := m.renewLease(ctx); err != nil {
+		return fmt.Errorf("taking the lease of the admission webhooks %s: %w", m.name, err)
+	}
+	return m.apply(ctx)
+}
+
+// run keeps the configurations and the lease until ctx is done, then
+// cleans up.
+func (m *manager) run(ctx context.Context) {
+	t := time.NewTicker(m.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			m.cleanup(context.WithoutCancel(ctx))
+			return
+		case <-t.C:
+			if err := m.renewLease(ctx); err != nil && ctx.Err() == nil {
+				m.logger.Error(fmt.Sprintf("The lease of the admission webhooks %s cannot be renewed: %s", m.name, err))
+			}
+		case <-m.wake:
+		}
+		if err := m.apply(ctx); err != nil && ctx.Err() == nil {
+			m.logger.Error(fmt.Sprintf("The admission webhooks %s cannot be configured: %s", m.name, err))
+		}
+	}
+}
+
+func (m *manager) renewLease(ctx context.Context) error {
+	leases := m.leases.Leases(m.namespace)
+	now := metav1.NewMicroTime(time.Now())
+	seconds := int32((3 * m.interval).Seconds())
+	l, err := leases.Get(ctx, m.lease, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		l = &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Name: m.lease, Namespace: m.namespace, Labels: map[string]string{replicaLabel: m.name}},
+			Spec:       coordinationv1.LeaseSpec{HolderIdentity: ptr.To(m.lease), LeaseDurationSeconds: &seconds, AcquireTime: &now, RenewTime: &now},
+		}
+		_, err = leases.Create(ctx, l, metav1.CreateOptions{})
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	l.Spec.RenewTime = &now
+	l.Spec.LeaseDurationSeconds = &seconds
+	_, err = leases.Update(ctx, l, metav1.UpdateOptions{})
+	return err
+}
+
+// othersAlive reports whether another replica's lease is valid.
+func (m *manager) othersAlive(ctx context.Context) (bool, error) {
+	list, err := m.leases.Leases(m.namespace).List(ctx, metav1.ListOptions{LabelSelector: replicaLabel + "=" + m.name})
+	if err != nil {
+		return false, err
+	}
+	now := time.Now()
+	for _, l := range list.Items {
+		if l.Name == m.lease || l.Spec.RenewTime == nil || l.Spec.LeaseDurationSeconds == nil {
+			continue
+		}
+		if l.Spec.RenewTime.Add(time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second).After(now) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// cleanup releases the lease and, if no other replica lives, leaves only
+// the persistent handlers' webhooks (Kopf's cleanup at exit).
+func (m *manager) cleanup(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := m.leases.Leases(m.namespace).Delete(ctx, m.lease, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		m.logger.Warn(fmt.Sprintf("The lease of the admission webhooks %s cannot be released: %s", m.name, err))
+	}
+	alive, err := m.othersAlive(ctx)
+	if err != nil {
+		m.logger.Error(fmt.Sprintf("The admission webhooks %s are left as they are: the other replicas cannot be counted: %s", m.name, err))
+		return
+	}
+	if alive {
+		m.logger.Info(fmt.Sprintf("Keeping the admission webhook %s: other replicas serve it.", m.name))
+		return
+	}
+	m.logger.Info(fmt.Sprintf("Cleaning up the admission webhook %s.", m.name))
+	if err := m.reconcile(ctx, true); err != nil {
+		m.logger.Error(fmt.Sprintf("The admission webhooks %s cannot be cleaned up: %s", m.name, err))
+	}
+}
+
+// apply makes both configurations hold what the handlers call for.
+func (m *manager) apply(ctx context.Context) error {
+	if m.discover != nil {
+		found, err := m.discover(ctx)
+		if err != nil {
+			return fmt.Errorf("discovering the resources: %w", err)
+		}
+		m.found = found
+		if m.onFound != nil {
+			m.onFound(found)
+		}
+	}
+	return m.reconcile(ctx, false)
+}
+
+func (m *manager) reconcile(ctx context.Context, persistentOnly bool) error {
+	cc := m.clientConfig()
+	if hs := m.registry.WebhookHandlers(registry.WebhookValidating); len(hs) > 0 {
+		want := buildWebhooks(hs, m.found, m.name, cc, persistentOnly)
+		if err := m.applyValidating(ctx, want); err != nil {
+			return err
+		}
+	}
+	if hs := m.registry.WebhookHandlers(registry.WebhookMutating); len(hs) > 0 {
+		want := buildWebhooks(hs, m.found, m.name, cc, persistentOnly)
+		mutating := make([]admissionregv1.MutatingWebhook, len(want))
+		for i, w := range want {
+			mutating[i] = admissionregv1.MutatingWebhook{
+				Name: w.Name, ClientConfig: w.ClientConfig, Rules: w.Rules, FailurePolicy: w.FailurePolicy,
+				MatchPolicy: w.MatchPolicy, NamespaceSelector: w.NamespaceSelector, ObjectSelector: w.ObjectSelector,
+				SideEffects: w.SideEffects, TimeoutSeconds: w.TimeoutSeconds, AdmissionReviewVersions: w.AdmissionReviewVersions,
+				ReinvocationPolicy: ptr.To(admissionregv1.NeverReinvocationPolicy),
+			}
+		}
+		if err := m.applyMutating(ctx, mutating); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *manager) applyValidating(ctx context.Context, want []admissionregv1.ValidatingWebhook) error {
+	api := m.configs.ValidatingWebhookConfigurations()
+	for attempt := 0; ; attempt++ {
+		cur, err := api.Get(ctx, m.name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			m.logger.Info(fmt.Sprintf("Reconfiguring the validating webhook %s.", m.name))
+			_, err = api.Create(ctx, &admissionregv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: m.name}, Webhooks: want}, metav1.CreateOptions{})
+		} else if err == nil {
+			if equalValidating(cur.Webhooks, want) {
+				return nil
+			}
+			m.logger.Info(fmt.Sprintf("Reconfiguring the validating webhook %s.", m.name))
+			cur = cur.DeepCopy()
+			cur.Webhooks = want
+			_, err = api.Update(ctx, cur, metav1.UpdateOptions{})
+		}
+		if (apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)) && attempt < 5 {
+			continue // another replica wrote it: compare again
+		}
+		return err
+	}
+}
+
+func (m *manager) applyMutating(ctx context.Context, want []admissionregv1.MutatingWebhook) error {
+	api := m.configs.MutatingWebhookConfigurations()
+	for attempt := 0; ; attempt++ {
+		cur, err := api.Get(ctx, m.name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			m.logger.Info(fmt.Sprintf("Reconfiguring the mutating webhook %s.", m.name))
+			_, err = api.Create(ctx, &admissionregv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: m.name}, Webhooks: want}, metav1.CreateOptions{})
+		} else if err == nil {
+			if equality.Semantic.DeepEqual(normalMutating(cur.Webhooks), normalMutating(want)) {
+				return nil
+			}
+			m.logger.Info(fmt.Sprintf("Reconfiguring the mutating webhook %s.", m.name))
+			cur = cur.DeepCopy()
+			cur.Webhooks = want
+			_, err = api.Update(ctx, cur, metav1.UpdateOptions{})
+		}
+		if (apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)) && attempt < 5 {
+			continue
+		}
+		return err
+	}
+}
+
+// equalValidating compares webhooks as stored and as built.
+func equalValidating(a, b []admissionregv1.ValidatingWebhook) bool {
+	return equality.Semantic.DeepEqual(normalValidating(a), normalValidating(b))
+}
+
+// normalValidating fills in what the API server defaults, so that a
+// stored configuration compares equal to the one it was made of.
+func normalValidating(ws []admissionregv1.ValidatingWebhook) []admissionregv1.ValidatingWebhook {
+	out := make([]admissionregv1.ValidatingWebhook, len(ws))
+	for i, w := range ws {
+		w = *w.DeepCopy()
+		w.NamespaceSelector = normalSelector(w.NamespaceSelector)
+		w.ObjectSelector = normalSelector(w.ObjectSelector)
+		w.ClientConfig = normalClientConfig(w.ClientConfig)
+		w.MatchConditions = nil
+		if len(w.Rules) == 0 {
+			w.Rules = nil
+		}
+		out[i] = w
+	}
+	return out
+}
+
+func normalMutating(ws []admissionregv1.MutatingWebhook) []admissionregv1.MutatingWebhook {
+	out := make([]admissionregv1.MutatingWebhook, len(ws))
+	for i, w := range ws {
+		w = *w.DeepCopy()
+		w.NamespaceSelector = normalSelector(w.NamespaceSelector)
+		w.ObjectSelector = normalSelector(w.ObjectSelector)
+		w.ClientConfig = normalClientConfig(w.ClientConfig)
+		w.MatchConditions = nil
+		if len(w.Rules) == 0 {
+			w.Rules = nil
+		}
+		out[i] = w
+	}
+	return out
+}
+
+func normalSelector(s *metav1.LabelSelector) *metav1.LabelSelector {
+	if s == nil {
+		return &metav1.LabelSelector{}
+	}
+	return s
+}
+
+func normalClientConfig(cc admissionregv1.WebhookClientConfig) admissionregv1.WebhookClientConfig {
+	if cc.Service != nil && cc.Service.Port == nil {
+		cc.Service.Port = ptr.To[int32](443)
+	}
+	if cc.Service != nil && cc.Service.Path != nil && *cc.Service.Path == "" {
+		cc.Service.Path = nil
+	}
+	return cc
+}
+
+// buildWebhooks is Kopf's build_webhooks: one webhook per handler, for the
+// resources its selector names, with Kopf's conventions.
+func buildWebhooks(hs []*registry.WebhookHandler, found []resources.Resource, suffix string, cc admissionregv1.WebhookClientConfig, persistentOnly bool) []admissionregv1.ValidatingWebhook {
+	var out []admissionregv1.ValidatingWebhook
+	for _, h := range hs {
+		if persistentOnly && !h.Persistent {
+			continue
+		}
+		ops := []admissionregv1.OperationType{admissionregv1.OperationAll}
+		if len(h.Operations) > 0 {
+			ops = nil
+			for _, op := range h.Operations {
+				ops = append(ops, admissionregv1.OperationType(op))
+			}
+		}
+		var rules []admissionregv1.RuleWithOperations
+		for _, r := range resources.ResolveAll(found, h.Selector) {
+			plural := r.Plural
+			if h.Subresource != "" {
+				plural += "/" + h.Subresource
+			}
+			rules = append(rules, admissionregv1.RuleWithOperations{
+				Operations: ops,
+				Rule: admissionregv1.Rule{
+					APIGroups:   []string{r.Group},
+					APIVersions: []string{r.Version},
+					Resources:   []string{plural},
+					Scope:       ptr.To(admissionregv1.AllScopes),
+				},
+			})
+		}
+		sideEffects := admissionregv1.SideEffectClassNone
+		if h.SideEffects {
+			sideEffects = admissionregv1.SideEffectClassNoneOnDryRun
+		}
+		failure := admissionregv1.Fail
+		if h.IgnoreFailures {
+			failure = admissionregv1.Ignore
+		}
+		out = append(out, admissionregv1.ValidatingWebhook{
+			Name:                    webhookName(h.ID, suffix),
+			ClientConfig:            withHandlerID(cc, h.ID),
+			Rules:                   rules,
+			FailurePolicy:           &failure,
+			MatchPolicy:             ptr.To(admissionregv1.Equivalent),
+			ObjectSelector:          labelSelector(h.Filter.Labels),
+			SideEffects:             &sideEffects,
+			TimeoutSeconds:          ptr.To[int32](30), // the most allowed
+			AdmissionReviewVersions: []string{"v1"},
+		})
+	}
+	return out
+}
+
+var badWebhookName = regexp.MustCompile(`[^\w\d.-]`)
+
+// webhookName is Kopf's _normalize_name.
+func webhookName(id, suffix string) string {
+	name := strings.NewReplacer("/", ".", "_", "-").Replace(id)
+	name = badWebhookName.ReplaceAllStringFunc(name, func(s string) string { return hex.EncodeToString([]byte(s)) })
+	if suffix != "" {
+		return name + "." + suffix
+	}
+	return name
+}
+
+// withHandlerID is Kopf's _inject_handler_id: the handler's id is the
+// last element of the URL's or the Service's path.
+func withHandlerID(cc admissionregv1.WebhookClientConfig, id string) admissionregv1.WebhookClientConfig {
+	cc = *cc.DeepCopy()
+	esc := url.PathEscape(id)
+	if cc.URL != nil {
+		cc.URL = ptr.To(strings.TrimRight(*cc.URL, "/") + "/" + esc)
+	}
+	if cc.Service != nil {
+		path := ""
+		if cc.Service.Path != nil {
+			path = strings.TrimRight(*cc.Service.Path, "/")
+		}
+		cc.Service.Path = ptr.To(path + "/" + esc)
+	}
+	return cc
+}
+
+// labelSelector is Kopf's _build_labels_selector: the label filters
+// without callbacks.
+func labelSelector(labels map[string]filters.Matcher) *metav1.LabelSelector {
+	var exprs []metav1.LabelSelectorRequirement
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		m := labels[k]
+		switch m.Op {
+		case filters.Present:
+			exprs = append(exprs, metav1.LabelSelectorRequirement{Key: k, Operator: metav1.LabelSelectorOpExists})
+		case filters.Absent:
+			exprs = append(exprs, metav1.LabelSelectorRequirement{Key: k, Operator: metav1.LabelSelectorOpDoesNotExist})
+		case filters.Equal:
+			exprs = append(exprs, metav1.LabelSelectorRequirement{Key: k, Operator: metav1.LabelSelectorOpIn, Values: []string{fmt.Sprint(m.Value)}})
+		}
+	}
+	if len(exprs) == 0 {
+		return nil
+	}
+	return &metav1.LabelSelector{MatchExpressions: exprs}
+}
