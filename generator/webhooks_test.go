@@ -94,7 +94,10 @@ func TestWebhookManifests(t *testing.T) {
 	if err := yaml.UnmarshalStrict(got["config/rbac/webhook_role.yaml"], &role); err != nil {
 		t.Fatalf("the Role: %v", err)
 	}
-	wantRules := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "create", "update", "patch"}}}
+	wantRules := []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "create", "update", "patch"}},
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "create", "update", "delete"}},
+	}
 	if role.Name != "bench-operator-webhooks" || !reflect.DeepEqual(role.Rules, wantRules) {
 		t.Errorf("the Role: %+v", role)
 	}

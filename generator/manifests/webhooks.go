@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/kopf-go/kopf/generator/model"
+	"github.com/kopf-go/kopf/runtime/admission"
 )
 
 // Admission webhooks (//kopf:on.validate, //kopf:on.mutate) are called by
@@ -19,8 +20,9 @@ import (
 //     app.kubernetes.io/name=<the role's name>, as `kopf-gen init`'s
 //     Deployment has) on their port WebhookTargetPort, where the runtime
 //     listens;
-//   - rbac/webhook_role.yaml: a Role for the certificate Secret, in the
-//     operator's namespace;
+//   - rbac/webhook_role.yaml: a Role for the certificate Secret and, with
+//     managed configurations, the Leases by which the replicas know of one
+//     another, in the operator's namespace;
 //
 // and the ClusterRole (rbac/role.yaml) gets the rules of the managed
 // configurations (settings.Admission.Managed): the validating and mutating
@@ -32,12 +34,12 @@ import (
 // Role match.
 const (
 	// WebhookServiceName is the Service in front of the webhook server.
-	WebhookServiceName = "kopf-webhooks"
+	WebhookServiceName = admission.DefaultServiceName
 	// WebhookServicePort is the Service's port, which the API server calls.
 	WebhookServicePort = 443
 	// WebhookTargetPort is the port the operator's webhook server listens
 	// on, and WebhookPortName the name of that port in its pods.
-	WebhookTargetPort = 9443
+	WebhookTargetPort = admission.DefaultPort
 	WebhookPortName   = "webhooks"
 )
 
@@ -124,8 +126,10 @@ func WebhookRole(opts WebhookOptions) ([]byte, error) {
 # The Role of the operator's admission webhooks, in the operator's namespace:
 # the runtime generates a CA and a serving certificate and keeps them in a
 # Secret there, so that every replica serves the same certificate, and
-# renews it before it expires. Bind it to the operator's service account with
-# a RoleBinding in that namespace. It has no namespace: apply it in the
+# renews it before it expires; with managed webhook configurations, each
+# replica holds a Lease there, so that the last one to exit cleans them up.
+# Bind it to the operator's service account with a RoleBinding in that
+# namespace. It has no namespace: apply it in the
 # operator's (kubectl apply -n NAMESPACE -f ...). This file is rewritten by
 # kopf-gen.
 apiVersion: rbac.authorization.k8s.io/v1
@@ -137,6 +141,9 @@ rules:
   # first replica stores a new one. update, patch: a renewal replaces it.
 `, name)
 	writeRule(&b, "", []string{"secrets"}, "get", "create", "update", "patch")
+	b.WriteString("  # Managed configurations: a replica creates and renews its Lease, lists\n" +
+		"  # the others' and deletes its own at exit.\n")
+	writeRule(&b, "coordination.k8s.io", []string{"leases"}, "get", "list", "create", "update", "delete")
 	return []byte(b.String()), nil
 }
 
