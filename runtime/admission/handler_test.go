@@ -301,3 +301,21 @@ func FuzzDecodeReview(f *testing.F) {
 		}
 	})
 }
+
+// A handler that changes its body does not change what the mutation is
+// computed against.
+func TestMutationAgainstTheReceivedObject(t *testing.T) {
+	h, _ := newHandler(t, registry.WebhookHandler{ID: "m", Kind: registry.WebhookMutating, Fn: func(_ context.Context, kw *kwargs.Admission) error {
+		kw.Spec["field"] = "changed in the body" // not a mutation: not sent
+		kw.New["extra"] = true
+		kw.Patch.Spec()["injected"] = "x"
+		return nil
+	}})
+	_, out, text := post(t, h, "/m", review("CREATE", "", example, ""))
+	if out == nil {
+		t.Fatal(text)
+	}
+	if got := string(out.Response.Patch); got != `[{"op":"add","path":"/spec/injected","value":"x"}]` {
+		t.Errorf("patch = %s", got)
+	}
+}

@@ -172,8 +172,19 @@ func (h *Handler) review(r *http.Request, req *request, id string, logger *slog.
 	memo := kwargs.Memo{}
 	maps.Copy(memo, h.Memo)
 	objLogger := logging.ForObject(logger, objectRef(ar.Namespace, ar.Name, b))
+	// User code gets copies: the patch is computed against b as received,
+	// whatever handlers do to their body.
+	userBody, userOld, userNew := b.DeepCopy(), req.old, req.object
+	if req.object != nil {
+		userNew = userBody
+		if req.old != nil {
+			userOld = req.old.DeepCopy()
+		}
+	} else {
+		userOld = userBody
+	}
 	kw := &kwargs.Admission{
-		Base:        kwargs.FromBody(res, b, patch, objLogger, memo),
+		Base:        kwargs.FromBody(res, userBody, patch, objLogger, memo),
 		DryRun:      ar.DryRun != nil && *ar.DryRun,
 		Headers:     headers(r.Header),
 		SSLPeer:     sslPeer(r),
@@ -181,8 +192,8 @@ func (h *Handler) review(r *http.Request, req *request, id string, logger *slog.
 		Warnings:    &warnings,
 		Operation:   string(ar.Operation),
 		Subresource: ar.SubResource,
-		Old:         req.old,
-		New:         req.object,
+		Old:         userOld,
+		New:         userNew,
 	}
 	kw.Diff = diffs.Compute(nilIfEmpty(req.old), nilIfEmpty(req.object))
 	kw.ShareDecoded()
@@ -393,8 +404,8 @@ func sslPeer(r *http.Request) map[string]any {
 		return out
 	}
 	c := r.TLS.PeerCertificates[0]
-	out["subject"] = names(c.Subject.Names)
-	out["issuer"] = names(c.Issuer.Names)
+	out["subject"] = names(c.Subject.ToRDNSequence())
+	out["issuer"] = names(c.Issuer.ToRDNSequence())
 	out["serialNumber"] = strings.ToUpper(c.SerialNumber.Text(16))
 	out["notBefore"] = c.NotBefore.UTC().Format(time.RFC3339)
 	out["notAfter"] = c.NotAfter.UTC().Format(time.RFC3339)
@@ -410,10 +421,29 @@ func sslPeer(r *http.Request) map[string]any {
 	return out
 }
 
-func names(attrs []pkix.AttributeTypeAndValue) [][2]string {
-	var out [][2]string
-	for _, a := range attrs {
-		out = append(out, [2]string{a.Type.String(), fmt.Sprint(a.Value)})
+// oidNames are Python's ssl names of the usual attributes of a
+// certificate's subject and issuer.
+var oidNames = map[string]string{
+	"2.5.4.3": "commonName", "2.5.4.5": "serialNumber", "2.5.4.6": "countryName", "2.5.4.7": "localityName",
+	"2.5.4.8": "stateOrProvinceName", "2.5.4.9": "streetAddress", "2.5.4.10": "organizationName",
+	"2.5.4.11": "organizationalUnitName", "1.2.840.113549.1.9.1": "emailAddress",
+}
+
+// names renders a distinguished name as Python's getpeercert() does: a
+// list of relative distinguished names, each a list of (name, value)
+// pairs, e.g. [[["commonName", "kube-apiserver"]]].
+func names(rdns pkix.RDNSequence) [][][2]string {
+	out := [][][2]string{}
+	for _, rdn := range rdns {
+		var pairs [][2]string
+		for _, a := range rdn {
+			name, ok := oidNames[a.Type.String()]
+			if !ok {
+				name = a.Type.String()
+			}
+			pairs = append(pairs, [2]string{name, fmt.Sprint(a.Value)})
+		}
+		out = append(out, pairs)
 	}
 	return out
 }

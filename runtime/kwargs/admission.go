@@ -33,10 +33,13 @@ type Admission struct {
 	// the first value of each header.
 	Headers map[string]string
 	// SSLPeer describes the client certificate of the API server calling
-	// the webhook, if it presented one (Kopf's sslpeer): "subject" (a
-	// list of [name, value] pairs as Python's ssl gives, here as
-	// [][2]string), "issuer", "serialNumber", "notBefore", "notAfter"
-	// (RFC 3339) and "subjectAltName"; empty without a client certificate.
+	// the webhook, if it presented one (Kopf's sslpeer, as Python's
+	// getpeercert() gives it): "subject" and "issuer" (lists of relative
+	// distinguished names, each a list of [name, value] pairs, e.g.
+	// [][][2]string{{{"commonName", "kube-apiserver"}}}), "serialNumber",
+	// "notBefore", "notAfter" (RFC 3339), "subjectAltName" ([][2]string of
+	// "DNS" or "IP Address" and the value) and "certificate" (the
+	// *x509.Certificate); empty without a client certificate.
 	SSLPeer map[string]any
 	// UserInfo is who sends the request under admission (Kopf's userinfo).
 	UserInfo authenticationv1.UserInfo
