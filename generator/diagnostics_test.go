@@ -93,7 +93,6 @@ func Pointer(ctx context.Context, kw *PointerKwargs) error { return nil }
 func Options(ctx context.Context, kw OptionsKwargs) error { return nil }
 
 //kopf:on.validate kopfexamples id=same
-//kopf:on.mutate kopfexamples id=same
 //kopf:on.validate pods id=same
 func Same(ctx context.Context, kw SameKwargs) error { return nil }
 
@@ -120,8 +119,8 @@ func isOK(kw *WhenKwargs) bool { return true }
 			{"Status id=v2", "subresource=Status is not a subresource: want its name (status, scale, ...) or * for the object and every subresource"},
 			{"CREAT]", `operations: unknown item "CREAT"; did you mean CREATE?`},
 			{"value=x id=v4", "value= needs field=: it checks the value at that field"},
-			{"//kopf:on.validate pods id=same", `handler id "same" is already used by the //kopf:on.validate handler of kopfexamples (this function) at line 19: the id is the webhook's path, unique among the on.validate handlers; set a distinct id=`},
-			{"//kopf:on.mutate widgets id=same", `handler id "same" is already used by the //kopf:on.mutate handler of kopfexamples (Same) at line 20: the id is the webhook's path, unique among the on.mutate handlers; set a distinct id=`},
+			{"//kopf:on.validate pods id=same", `handler id "same" is already used by the //kopf:on.validate handler of kopfexamples (this function) at line 19: the id is the webhook's path, unique among the admission handlers; set a distinct id=`},
+			{"//kopf:on.mutate widgets id=same", `handler id "same" is already used by the //kopf:on.validate handler of kopfexamples (Same) at line 19: the id is the webhook's path, unique among the admission handlers; set a distinct id=`},
 			{"//kopf:on.event kopfexamples\nfunc Mixed", "//kopf:on.event cannot share a function with admission-handler markers: each kind of handler takes kwargs of its own; use a separate function"},
 			{"isOK id=w", "when: isOK has the wrong signature func(kw *WhenKwargs) bool; want func(kw WhenKwargs) bool, func(kw kopf.AdmissionKwargs) bool or func(kw *kopf.AdmissionKwargs) bool"},
 		},

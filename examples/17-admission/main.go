@@ -69,13 +69,15 @@ func Authhook(ctx context.Context, kw AuthhookKwargs) error {
 		userAgent = "(unidentified)"
 	}
 	kw.Warn(fmt.Sprintf("Accessing as user-agent: %s", userAgent))
-	subject, _ := kw.SSLPeer["subject"].([][2]string)
+	// The subject's relative distinguished names, each a list of
+	// (key, value) pairs, as Python's getpeercert() gives them.
+	subject, _ := kw.SSLPeer["subject"].([][][2]string)
 	if len(subject) == 0 {
 		kw.Warn("SSL peer is not identified.")
 		return nil
 	}
 	var commonNames []string
-	for _, kv := range subject {
+	for _, kv := range subject[0] {
 		if kv[0] == "commonName" {
 			commonNames = append(commonNames, kv[1])
 		}

@@ -582,7 +582,7 @@ func webhookArgs() []Arg {
 // webhookIDArgs are the identity options of admission webhook handlers.
 func webhookIDArgs() []Arg {
 	args := idArgs("the function's name in Kopf's spelling: Validate1 → validate1, CheckSpec → check_spec")
-	args[0].Doc = "the handler's id: the path of its webhook (/<id>) and the first part of the webhook's name; unique among the handlers of on.validate (of on.mutate); with field=, \"/\" and the dotted field are appended"
+	args[0].Doc = "the handler's id: the path of its webhook (/<id>) and the first part of the webhook's name; unique among the admission handlers (on.validate and on.mutate); with field=, \"/\" and the dotted field are appended"
 	return args
 }
 

@@ -12,9 +12,11 @@ import (
 //
 // with FKwargs an alias of kopf.AdmissionKwargs (kopf.TypedAdmissionKwargs[T]
 // for a typed resource T). Each marker is one registry.WebhookHandler: the
-// API server calls it at the path /<id>, so an id is unique among the
-// handlers of its kind (validating or mutating) whatever their resources,
-// and markers are never merged. The checks beyond the grammar's (which
+// API server calls it at the path /<id>, where the runtime serves every
+// admission handler of that id, so an id is unique among the admission
+// handlers, validating and mutating, whatever their resources (a shared
+// id would run a mutating handler for a validating webhook, whose patch
+// the API server refuses), and markers are never merged. The checks beyond the grammar's (which
 // rejects unknown and repeated operations):
 //
 //   - on.mutate with DELETE among other operations: Kopf calls a mutating
@@ -98,16 +100,16 @@ func isSubresource(s string) bool {
 	return true
 }
 
-// webhookDuplicate reports a webhook id used twice within its kind.
+// webhookDuplicate reports a webhook id used twice.
 func (b *builder) webhookDuplicate(prev, r *Registration, m *markers.Marker) {
 	kind := markers.OnValidate
-	if r.Mutating {
+	if prev.Mutating {
 		kind = markers.OnMutate
 	}
 	by := prev.Handler.Func
 	if prev.Handler == r.Handler {
 		by = "this function"
 	}
-	b.errorf(m.Pos, "handler id %q is already used by the %s%s handler of %s (%s) at %s: the id is the webhook's path, unique among the %[3]s handlers; set a distinct id=",
+	b.errorf(m.Pos, "handler id %q is already used by the %s%s handler of %s (%s) at %s: the id is the webhook's path, unique among the admission handlers; set a distinct id=",
 		r.ID, markers.Prefix, kind, selectorString(prev.Selector), by, where(prev.Pos, m.Pos))
 }

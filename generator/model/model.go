@@ -474,9 +474,6 @@ type regKey struct {
 	id       string
 	sel      resources.Selector
 	activity causes.Activity
-	// mutating tells on.mutate from on.validate handlers, whose ids are
-	// unique per kind whatever their resource.
-	mutating bool
 }
 
 type markedFunc struct {
@@ -995,8 +992,9 @@ func (b *builder) add(r *Registration, m *markers.Marker) {
 	}
 	key := regKey{kind: kind, id: r.ID, sel: r.Selector, activity: r.Activity}
 	if kind == Webhook {
-		// The id is the webhook's path: unique among all the resources.
-		key = regKey{kind: kind, id: r.ID, mutating: r.Mutating}
+		// The id is the webhook's path: unique among all the resources,
+		// validating and mutating.
+		key = regKey{kind: kind, id: r.ID}
 		if prev, dup := b.byKey[key]; dup {
 			b.webhookDuplicate(prev, r, m)
 			return
