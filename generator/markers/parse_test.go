@@ -267,6 +267,8 @@ func TestParseErrors(t *testing.T) {
 		{"//kopf:on.timer ex", []wantErr{{col: 8, msg: "unknown marker //kopf:on.timer; did you mean //kopf:timer?"}}},
 		{"//kopf:create ex", []wantErr{{col: 8, msg: "unknown marker //kopf:create; did you mean //kopf:on.create?"}}},
 		{"//kopf:on.index ex", []wantErr{{col: 8, msg: "unknown marker //kopf:on.index; did you mean //kopf:index?"}}},
+		{"//kopf:on.valdiate ex", []wantErr{{col: 8, msg: "unknown marker //kopf:on.valdiate; did you mean //kopf:on.validate?"}}},
+		{"//kopf:mutate ex", []wantErr{{col: 8, msg: "unknown marker //kopf:mutate; did you mean //kopf:on.mutate?"}}},
 		{"//kopf:on.resmue ex", []wantErr{{col: 8, msg: "unknown marker //kopf:on.resmue; did you mean //kopf:on.resume?"}}},
 
 		// Positional arguments.
