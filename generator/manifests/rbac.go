@@ -50,8 +50,12 @@ func Role(pkgs []*model.Package, opts RoleOptions) ([]byte, error) {
 	handlers := 0
 	for _, p := range pkgs {
 		for _, r := range p.Registrations {
-			if r.Handler.Kind.IsActivity() || r.Handler.Kind == model.Webhook {
-				continue // serves no resource, or is called by the API server (webhooks.go)
+			if r.Handler.Kind.IsActivity() {
+				continue // serves no resource
+			}
+			if r.Handler.Kind == model.Webhook {
+				handlers++ // kopf.Info and the like post events from them too
+				continue   // called by the API server: nothing is watched (webhooks.go)
 			}
 			group, plural, why := resolve(r, declared)
 			if why != "" {
