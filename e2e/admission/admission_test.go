@@ -353,3 +353,110 @@ func TestReplicasShareTheCertificate(t *testing.T) {
 		t.Errorf("webhooks after the last replica's exit: %d", len(cfg.Webhooks))
 	}
 }
+
+// TestConfigurationsWrittenOnlyWhenTheyDiffer: an operator that starts
+// again with the same handlers, server and certificate writes nothing;
+// one whose handlers change rewrites its configuration.
+func TestConfigurationsWrittenOnlyWhenTheyDiffer(t *testing.T) {
+	env := startEnv(t)
+	ctx := t.Context()
+	port := freePort(t)
+	register := func(ids ...string) func(r *kopf.Registry) error {
+		return func(r *kopf.Registry) error {
+			for _, id := range ids {
+				if err := r.AddWebhook(kopf.WebhookHandler{ID: id, Kind: kopf.WebhookValidating, Selector: examples, Persistent: true,
+					Fn: kopf.AdmissionFunc(func(context.Context, kopf.AdmissionKwargs) error { return nil })}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	cs := kubernetes.NewForConfigOrDie(env.Config)
+	version := func() string {
+		t.Helper()
+		cfg, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, managed, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg.ResourceVersion
+	}
+	run := func(ids ...string) *kopftest.Operator {
+		t.Helper()
+		op := kopftest.Start(t, env.Config, register(ids...), server(port)...)
+		op.WaitReady(60 * time.Second)
+		return op
+	}
+	op := run("a", "b")
+	first := version()
+	if err := op.Stop(); err != nil { // persistent: nothing to clean
+		t.Fatal(err)
+	}
+	if v := version(); v != first {
+		t.Errorf("the exit rewrote the configuration of persistent webhooks (%s → %s)", first, v)
+	}
+	op = run("a", "b")
+	if v := version(); v != first {
+		t.Errorf("a restart rewrote the configuration (%s → %s)", first, v)
+	}
+	if n := op.CountLog("Reconfiguring the validating webhook"); n != 0 {
+		t.Errorf("a restart logged %d reconfigurations", n)
+	}
+	if err := op.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	op = run("a")
+	if v := version(); v == first {
+		t.Error("a handler removed: the configuration is not rewritten")
+	}
+	op.WaitLog("Reconfiguring the validating webhook auto.kopf.dev.", 5*time.Second)
+}
+
+// TestCertificateRenewal: a serving certificate due for renewal is
+// replaced in the Secret and served at once, signed by the same CA, so
+// the API server keeps calling the webhook without a restart.
+func TestCertificateRenewal(t *testing.T) {
+	env := startEnv(t)
+	ctx := t.Context()
+	port := freePort(t)
+	op := kopftest.Start(t, env.Config, func(r *kopf.Registry) error {
+		return r.AddWebhook(kopf.WebhookHandler{ID: "validate1", Kind: kopf.WebhookValidating, Selector: examples,
+			Fn: kopf.AdmissionFunc(func(_ context.Context, kw kopf.AdmissionKwargs) error {
+				if kw.Spec["field"] == "wrong" {
+					return kopf.NewAdmissionError("wrong", 400)
+				}
+				return nil
+			})})
+	},
+		// Valid 45 s (and a minute before): due for renewal ~10 s after it is made.
+		kopf.WithWebhookServer(kopf.WebhookServer{Addr: "127.0.0.1", Port: port, CheckInterval: time.Second, CertValidity: 45 * time.Second}),
+		kopf.WithManagedWebhooks(managed),
+	)
+	op.WaitReady(60 * time.Second)
+	served := func() []byte {
+		t.Helper()
+		conn, err := tls.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port), &tls.Config{InsecureSkipVerify: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		return conn.ConnectionState().PeerCertificates[0].Raw
+	}
+	first := served()
+	deadline := time.Now().Add(40 * time.Second)
+	for string(served()) == string(first) {
+		if time.Now().After(deadline) {
+			t.Fatal("the certificate is not renewed")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	op.WaitLog("Serving the renewed webhook certificate", 5*time.Second)
+	objs := client(t, env.Config, nil).Namespace("default")
+	_, err := objs.Create(ctx, example("wrong", nil, map[string]any{"field": "wrong"}), metav1.CreateOptions{})
+	if err == nil || !strings.Contains(err.Error(), "denied the request: wrong") {
+		t.Fatalf("after the renewal: %v, want the webhook's refusal", err)
+	}
+	if n := op.CountLog("Reconfiguring the validating webhook"); n != 1 {
+		t.Errorf("the renewal with the same CA reconfigured the webhooks: %d reconfigurations, want 1", n)
+	}
+}

@@ -43,9 +43,14 @@ type badRequest struct {
 func (e *badRequest) Error() string { return e.msg }
 
 // readReview reads and decodes an AdmissionReview from r, at most max
-// bytes of it.
-func readReview(r io.Reader, max int64) (*request, error) {
-	data, err := io.ReadAll(io.LimitReader(r, max+1))
+// bytes of it (size is its announced length, -1 if unknown).
+func readReview(r io.Reader, size, max int64) (*request, error) {
+	var buf bytes.Buffer
+	if size > 0 && size <= max {
+		buf.Grow(int(size) + bytes.MinRead)
+	}
+	_, err := buf.ReadFrom(io.LimitReader(r, max+1))
+	data := buf.Bytes()
 	if err != nil {
 		return nil, &badRequest{http.StatusBadRequest, fmt.Sprintf("reading the admission review: %v", err)}
 	}
@@ -61,12 +66,8 @@ func readReview(r io.Reader, max int64) (*request, error) {
 // never panics.
 func decodeReview(data []byte) (*request, error) {
 	req := &request{bodySize: len(data)}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&req.review); err != nil {
+	if err := json.Unmarshal(data, &req.review); err != nil {
 		return nil, &badRequest{http.StatusBadRequest, fmt.Sprintf("malformed admission review: %v", err)}
-	}
-	if dec.More() {
-		return nil, &badRequest{http.StatusBadRequest, "malformed admission review: data after the review"}
 	}
 	rv := &req.review
 	if rv.APIVersion != reviewVersion || rv.Kind != "AdmissionReview" {

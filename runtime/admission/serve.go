@@ -283,9 +283,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		},
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
 	}
-	wg.Add(1)
+	served := make(chan struct{})
 	go func() {
-		defer wg.Done()
+		defer close(served)
 		if err := srv.ServeTLS(ln, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			logger.Error(fmt.Sprintf("The webhook server has failed: %s", err))
 		}
@@ -315,11 +315,13 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		arc, err := admissionregv1client.NewForConfigAndClient(cfg.RESTConfig, hc)
 		if err != nil {
 			_ = srv.Close()
+			<-served
 			return fail(err)
 		}
 		coord, err := coordinationv1client.NewForConfigAndClient(cfg.RESTConfig, hc)
 		if err != nil {
 			_ = srv.Close()
+			<-served
 			return fail(err)
 		}
 		mgr = &manager{
@@ -338,6 +340,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		store.onCABundle(func([]byte) { mgr.poke() })
 		if err := mgr.start(ctx); err != nil {
 			_ = srv.Close()
+			<-served
 			return fail(err)
 		}
 		wg.Add(1)
@@ -356,6 +359,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			if err := srv.Shutdown(shutdown); err != nil {
 				_ = srv.Close()
 			}
+			<-served
 		})
 	}
 	return s, nil

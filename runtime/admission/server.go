@@ -106,7 +106,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if max <= 0 {
 		max = DefaultMaxRequestBytes
 	}
-	req, err := readReview(r.Body, max)
+	req, err := readReview(r.Body, r.ContentLength, max)
 	if err == nil {
 		var out *reviewResult
 		out, err = h.review(r, req, id, logger)
