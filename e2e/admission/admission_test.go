@@ -109,12 +109,16 @@ func TestValidateAndMutate(t *testing.T) {
 	env := startEnv(t)
 	ctx := t.Context()
 	var dryRuns, statusCalls atomic.Int32
+	var seen atomic.Pointer[kopf.AdmissionKwargs]
 	op := kopftest.Start(t, env.Config, func(r *kopf.Registry) error {
 		return errors.Join(
 			r.AddWebhook(kopf.WebhookHandler{ID: "validate1", Kind: kopf.WebhookValidating, Selector: examples,
 				Fn: kopf.AdmissionFunc(func(_ context.Context, kw kopf.AdmissionKwargs) error {
 					if kw.DryRun {
 						dryRuns.Add(1)
+					}
+					if kw.Name == "good" {
+						seen.Store(&kw)
 					}
 					switch kw.Spec["field"] {
 					case "wrong":
@@ -179,6 +183,21 @@ func TestValidateAndMutate(t *testing.T) {
 	}
 	if stored.GetLabels()["mutated"] != "yes" {
 		t.Errorf("labels = %v, want the mutation", stored.GetLabels())
+	}
+	// The validating handler saw the request as the API server sent it,
+	// after the mutation.
+	if kw := seen.Load(); kw == nil {
+		t.Error("validate1 did not see the object")
+	} else {
+		if kw.Operation != "CREATE" || kw.Subresource != "" || kw.Old != nil || kw.New == nil || kw.UserInfo.Username == "" {
+			t.Errorf("kwargs: operation %q, subresource %q, old %v, user %q", kw.Operation, kw.Subresource, kw.Old, kw.UserInfo.Username)
+		}
+		if kw.Spec["injected"] != "by mutate1" {
+			t.Errorf("validate1 saw spec %v, want the mutation (validating webhooks run after the mutating ones)", kw.Spec)
+		}
+		if !strings.HasPrefix(kw.Headers["Content-Type"], "application/json") {
+			t.Errorf("headers: %v", kw.Headers)
+		}
 	}
 
 	// A dry run: the handlers know it; nothing is stored.

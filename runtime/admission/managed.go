@@ -73,10 +73,23 @@ func (m *manager) start(ctx context.Context) error {
 	suffix := make([]byte, 4)
 	_, _ = rand.Read(suffix)
 	m.lease = m.name + "." + hex.EncodeToString(suffix)
-	if err := m.renewLease(ctx); err != nil {
+	if err := m.renewLease(ctx); apierrors.IsForbidden(err) {
 		return fmt.Errorf("taking the lease of the admission webhooks %s: %w", m.name, err)
+	} else if err != nil {
+		m.logger.Error(fmt.Sprintf("The lease of the admission webhooks %s cannot be taken yet: %s", m.name, err))
 	}
-	return m.apply(ctx)
+	// Not allowed to: the operator cannot work as configured (Kopf's
+	// manager fails the operator too). Anything else is retried every
+	// interval.
+	err := m.apply(ctx)
+	if apierrors.IsForbidden(err) {
+		m.logger.Error(fmt.Sprintf("Not enough RBAC permissions to manage the admission webhooks %s: %s", m.name, err))
+		return err
+	}
+	if err != nil {
+		m.logger.Error(fmt.Sprintf("The admission webhooks %s cannot be configured: %s", m.name, err))
+	}
+	return nil
 }
 
 // run keeps the configurations and the lease until ctx is done, then
@@ -181,6 +194,9 @@ func (m *manager) apply(ctx context.Context) error {
 
 func (m *manager) reconcile(ctx context.Context, persistentOnly bool) error {
 	cc := m.clientConfig()
+	if len(cc.CABundle) == 0 {
+		return nil // no certificate yet: configured once there is one
+	}
 	if hs := m.registry.WebhookHandlers(registry.WebhookValidating); len(hs) > 0 {
 		want := buildWebhooks(hs, m.found, m.name, cc, persistentOnly)
 		if err := m.applyValidating(ctx, want); err != nil {

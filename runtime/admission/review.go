@@ -26,10 +26,9 @@ const reviewVersion = "admission.k8s.io/v1"
 
 // request is an AdmissionReview's request, decoded and checked.
 type request struct {
-	review   admissionv1.AdmissionReview
-	object   body.Body // nil if absent
-	old      body.Body // nil if absent
-	bodySize int
+	review admissionv1.AdmissionReview
+	object body.Body // nil if absent
+	old    body.Body // nil if absent
 }
 
 // badRequest is a webhook request that cannot be served: not an
@@ -65,7 +64,7 @@ func readReview(r io.Reader, size, max int64) (*request, error) {
 // objects). Whatever the input, it returns a request or a *badRequest,
 // never panics.
 func decodeReview(data []byte) (*request, error) {
-	req := &request{bodySize: len(data)}
+	req := &request{}
 	if err := json.Unmarshal(data, &req.review); err != nil {
 		return nil, &badRequest{http.StatusBadRequest, fmt.Sprintf("malformed admission review: %v", err)}
 	}

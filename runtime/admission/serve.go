@@ -17,6 +17,7 @@ import (
 	"time"
 
 	admissionregv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	admissionregv1client "k8s.io/client-go/kubernetes/typed/admissionregistration/v1"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -212,26 +213,44 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		}()
 	} else {
 		sc := &secretCerts{client: core, namespace: ws.CertNamespace, name: ws.CertSecret, hosts: hosts, validity: ws.CertValidity, logger: logger, now: time.Now}
+		// The API server may be unreachable at start, as the operator
+		// allows: the certificate is then made as soon as it answers (the
+		// server refuses TLS handshakes meanwhile); only a refusal by
+		// RBAC fails the operator.
 		kp, err := sc.ensure(ctx)
-		if err != nil {
+		switch {
+		case apierrors.IsForbidden(err):
 			return fail(err)
+		case err != nil:
+			logger.Error(fmt.Sprintf("The webhook certificate cannot be made yet: %s", err))
+		default:
+			store.set(kp)
 		}
-		store.set(kp)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			every(bg, ws.CheckInterval, func() {
+			retry := time.Second
+			for {
+				wait := ws.CheckInterval
+				if store.cur.Load() == nil {
+					wait, retry = min(retry, ws.CheckInterval), retry*2
+				}
+				select {
+				case <-bg.Done():
+					return
+				case <-time.After(wait):
+				}
 				kp, err := sc.ensure(bg)
 				if err != nil {
 					if bg.Err() == nil {
 						logger.Error(fmt.Sprintf("The webhook certificate cannot be checked for renewal: %s", err))
 					}
-					return
+					continue
 				}
 				if store.set(kp) {
 					logger.Info(fmt.Sprintf("Serving the renewed webhook certificate, valid until %s.", kp.leaf.NotAfter.Format(time.RFC3339)))
 				}
-			})
+			}
 		}()
 	}
 

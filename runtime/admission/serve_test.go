@@ -19,7 +19,9 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/client-go/rest"
 
+	"github.com/kopf-go/kopf/internal/testutil"
 	"github.com/kopf-go/kopf/runtime/kwargs"
+	"github.com/kopf-go/kopf/runtime/logging"
 	"github.com/kopf-go/kopf/runtime/registry"
 	"github.com/kopf-go/kopf/runtime/settings"
 )
@@ -135,4 +137,31 @@ func freePortT(t *testing.T) int {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// TestStartWithTheAPIServerDown: the operator starts (as it does without
+// webhooks); the certificate is made once the API server answers.
+func TestStartWithTheAPIServerDown(t *testing.T) {
+	reg := registry.New()
+	if err := reg.AddWebhook(registry.WebhookHandler{ID: "check", Selector: examples, Kind: registry.WebhookValidating,
+		Fn: func(context.Context, *kwargs.Admission) error { return nil }}); err != nil {
+		t.Fatal(err)
+	}
+	var logs testutil.Buffer
+	s := &settings.Settings{Admission: settings.Admission{
+		Server:  &settings.WebhookServer{Addr: "127.0.0.1", Port: freePortT(t), CheckInterval: time.Hour},
+		Managed: "auto.kopf.dev",
+	}}
+	srv, err := Start(t.Context(), Config{Registry: reg, Settings: s, Logger: logging.New(&logs, logging.Plain, slog.LevelDebug),
+		RESTConfig: &rest.Config{Host: "https://127.0.0.1:1", Timeout: 2 * time.Second}})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	defer srv.Stop()
+	if srv.CABundle() != nil {
+		t.Error("a CA bundle without an API server")
+	}
+	if !strings.Contains(logs.String(), "The webhook certificate cannot be made yet:") {
+		t.Errorf("the log:\n%s", logs.String())
+	}
 }

@@ -1,6 +1,7 @@
 package kwargs
 
 import (
+	"context"
 	"testing"
 
 	"github.com/kopf-go/kopf/runtime/body"
@@ -73,4 +74,36 @@ func TestAdmissionWarn(t *testing.T) {
 		t.Errorf("warnings = %q, want [one two]", warnings)
 	}
 	Admission{}.Warn("nowhere") // no list: no panic
+}
+
+// The kwargs of an admission handler in a package with indices embed
+// Admission (or TypedAdmission[T]) and the indices: WithIndicesEvent
+// fills them.
+func TestAdmissionWithIndices(t *testing.T) {
+	type withIndices struct {
+		Admission
+		Indices string
+	}
+	fn := WithIndicesEvent[Admission](withIndices{Indices: "idx"}, func(_ context.Context, kw withIndices) error {
+		if kw.Indices != "idx" || kw.Operation != "CREATE" {
+			t.Errorf("kwargs: %q, %q", kw.Indices, kw.Operation)
+		}
+		return nil
+	})
+	if err := fn(context.Background(), Admission{Operation: "CREATE"}); err != nil {
+		t.Fatal(err)
+	}
+	type typedWithIndices struct {
+		TypedAdmission[example]
+		Indices string
+	}
+	typed := WithIndicesEvent[TypedAdmission[example]](typedWithIndices{Indices: "idx"}, func(_ context.Context, kw typedWithIndices) error {
+		if kw.Indices != "idx" || kw.Object == nil {
+			t.Errorf("typed kwargs: %q, %v", kw.Indices, kw.Object)
+		}
+		return nil
+	})
+	if err := typed(context.Background(), TypedAdmission[example]{Object: &example{}}); err != nil {
+		t.Fatal(err)
+	}
 }
