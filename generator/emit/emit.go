@@ -45,9 +45,9 @@
 // ignore it. A when= callback taking *kopf.ChangingKwargs (or
 // *kopf.EventKwargs, ...) is used as it is; one taking FKwargs or the
 // kind's kwargs type is adapted with kopf.ChangingWhen or
-// kopf.TypedChangingWhen (kopf.EventWhen, kopf.DaemonWhen, kopf.TimerWhen, kopf.AdmissionWhen
-// and their typed forms), which match when the body does not decode, so
-// that the handler runs and reports the decoding error.
+// kopf.TypedChangingWhen (kopf.EventWhen, kopf.DaemonWhen, kopf.TimerWhen,
+// kopf.AdmissionWhen and their typed forms), which match when the body does
+// not decode, so that the handler runs and reports the decoding error.
 //
 // The generated code imports only the standard library, the facade package
 // github.com/kopf-go/kopf and, for typed resources, their packages: it
