@@ -69,19 +69,60 @@ func F(ctx context.Context, kw FKwargs) error {
 	},
 	{
 		name: "planned",
-		files: map[string]string{"p.go": header + `//kopf:on.mutate kopfexamples
-func D(ctx context.Context, kw DKwargs) error { return nil }
-
-//kopf:on.validate kopfexamples
-func S(ctx context.Context, kw SKwargs) error { return nil }
-
-//kopf:subhandler
+		files: map[string]string{"p.go": header + `//kopf:subhandler
 func H(ctx context.Context, kw HKwargs) error { return nil }
 `},
 		errors: []diag{
-			{"on.mutate kopfexamples", "//kopf:on.mutate is not supported yet (Kopf's @kopf.on.mutate)" + sameName},
-			{"on.validate kopfexamples", "//kopf:on.validate is not supported yet (Kopf's @kopf.on.validate)" + sameName},
 			{"subhandler", "//kopf:subhandler is not a marker (Kopf's @kopf.subhandler): call kopf.Subhandler(ctx, handler) inside a changing handler to register sub-handlers at run time"},
+		},
+	},
+	{
+		name: "admission",
+		files: map[string]string{"p.go": header + `//kopf:on.validate kopfexamples
+func Result(ctx context.Context, kw ResultKwargs) (any, error) { return nil, nil }
+
+//kopf:on.mutate kopfexamples
+func Pointer(ctx context.Context, kw *PointerKwargs) error { return nil }
+
+//kopf:on.mutate kopfexamples operations=[CREATE, DELETE, UPDATE] id=m1
+//kopf:on.mutate kopfexamples operations=[DELETE] id=m2
+//kopf:on.validate kopfexamples subresource=status/x id=v1
+//kopf:on.validate kopfexamples subresource=Status id=v2
+//kopf:on.validate kopfexamples operations=[CREAT] id=v3
+//kopf:on.validate kopfexamples value=x id=v4
+func Options(ctx context.Context, kw OptionsKwargs) error { return nil }
+
+//kopf:on.validate kopfexamples id=same
+//kopf:on.validate pods id=same
+func Same(ctx context.Context, kw SameKwargs) error { return nil }
+
+//kopf:on.validate kopfexamples id=same field=spec
+func Other(ctx context.Context, kw OtherKwargs) error { return nil }
+
+//kopf:on.mutate widgets id=same
+func Third(ctx context.Context, kw ThirdKwargs) error { return nil }
+
+//kopf:on.validate kopfexamples
+//kopf:on.event kopfexamples
+func Mixed(ctx context.Context, kw MixedKwargs) error { return nil }
+
+//kopf:on.validate kopfexamples when=isOK id=w
+func When(ctx context.Context, kw WhenKwargs) error { return nil }
+
+func isOK(kw *WhenKwargs) bool { return true }
+`},
+		errors: []diag{
+			{"(any, error)", "handler Result has the wrong signature: it returns (any, error); want func Result(ctx context.Context, kw ResultKwargs) error (admission handlers return no result: an error refuses the request)"},
+			{"*PointerKwargs", "handler Pointer has the wrong signature: the second parameter is *PointerKwargs, not PointerKwargs; want func Pointer(ctx context.Context, kw PointerKwargs) error (admission handlers return no result: an error refuses the request)"},
+			{"DELETE, UPDATE]", "//kopf:on.mutate is called for DELETE only when DELETE is its only operation (as in Kopf): here DELETE would never be mutated; use a marker of its own with operations=[DELETE]"},
+			{"status/x", "subresource=status/x is not a subresource: want its name (status, scale, ...) or * for the object and every subresource"},
+			{"Status id=v2", "subresource=Status is not a subresource: want its name (status, scale, ...) or * for the object and every subresource"},
+			{"CREAT]", `operations: unknown item "CREAT"; did you mean CREATE?`},
+			{"value=x id=v4", "value= needs field=: it checks the value at that field"},
+			{"//kopf:on.validate pods id=same", `handler id "same" is already used by the //kopf:on.validate handler of kopfexamples (this function) at line 19: the id is the webhook's path, unique among the admission handlers; set a distinct id=`},
+			{"//kopf:on.mutate widgets id=same", `handler id "same" is already used by the //kopf:on.validate handler of kopfexamples (Same) at line 19: the id is the webhook's path, unique among the admission handlers; set a distinct id=`},
+			{"//kopf:on.event kopfexamples\nfunc Mixed", "//kopf:on.event cannot share a function with admission-handler markers: each kind of handler takes kwargs of its own; use a separate function"},
+			{"isOK id=w", "when: isOK has the wrong signature func(kw *WhenKwargs) bool; want func(kw WhenKwargs) bool, func(kw kopf.AdmissionKwargs) bool or func(kw *kopf.AdmissionKwargs) bool"},
 		},
 	},
 	{

@@ -84,6 +84,15 @@ func extras(ctx context.Context, opts Options, pkgs []*load.Package, models []*m
 				return nil, err
 			}
 		}
+		webhooks, err := planWebhooks(dir, name, models)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range webhooks {
+			if err := keep(f.File, f.ok, f.err); err != nil {
+				return nil, err
+			}
+		}
 		for _, m := range models {
 			req.Resources = append(req.Resources, m.Resources...)
 		}

@@ -46,7 +46,11 @@
 // With Options.Manifests set, the same run also plans, under that
 // directory, rbac/role.yaml (the ClusterRole the handlers need, from every
 // package's markers) and crd/<group>_<plural>.yaml (the CRD of every
-// //kopf:resource type declared in the matched packages); with
+// //kopf:resource type declared in the matched packages), and, when the
+// packages have admission webhook handlers, webhook/service.yaml (the
+// webhooks' Service) and rbac/webhook_role.yaml (the Role of their
+// certificate Secret), which are removed when they have none any more;
+// with
 // Options.DeepCopy, zz_generated.deepcopy.go in the matched packages that
 // ask for DeepCopy methods with their markers. See package manifests for
 // what they hold. The same rules apply to these files: a file that is not

@@ -92,6 +92,7 @@ If go mod tidy cannot resolve kopf-go, init says which of these flags fixes it.`
 	f.StringVar(&o.Namespace, "namespace", "", "the `namespace` of the Deployment and service account (default \"default\")")
 	f.StringVar(&o.KopfVersion, "kopf-version", "", "the `version` of github.com/kopf-go/kopf to require (default: kopf-gen's own)")
 	f.StringVar(&o.KopfReplace, "kopf-replace", "", "replace github.com/kopf-go/kopf with the checkout in `PATH` (unpublished kopf-go, or developing kopf-go); go.mod names it relative to DIR")
+	f.BoolVar(&o.Webhooks, "webhooks", false, "also scaffold admission webhooks: a validating and a mutating handler, their managed configurations, the Service and RBAC that kopf-gen writes for them, the Deployment's webhook port")
 	f.BoolVar(&o.Force, "force", false, "overwrite existing files that differ from the templates")
 	f.BoolVar(&skipGenerate, "skip-generate", false, "only write the files: run neither go mod tidy nor the generation")
 	return cmd

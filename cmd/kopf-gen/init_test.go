@@ -396,3 +396,48 @@ func TestManifestsFlags(t *testing.T) {
 		t.Errorf("verify without --peering: exit %d\n%s\n%s", code, out, errOut)
 	}
 }
+
+// TestInitWebhooks scaffolds an operator with --webhooks against this
+// checkout: kopf-gen writes the webhooks' Service and Role along with the
+// rest; the repository builds, vets, its unit tests of the admission
+// handlers pass, and verify passes.
+func TestInitWebhooks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a scaffolded repository (go mod tidy, go build, kopf-gen)")
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "widget-operator")
+	code, out, errOut := kopfGen(t, "init", dir, "--module", "github.com/acme/widget-operator", "--group", "example.com",
+		"--version", "v1alpha1", "--kind", "Widget", "--kopf-replace", root, "--webhooks")
+	if code != 0 || errOut != "" {
+		t.Fatalf("init: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		"created     internal/handlers/webhooks.go\n", "created     internal/handlers/webhooks_test.go\n",
+		"created     config/rbac/webhook_role_binding.yaml\n",
+		"generated   config/webhook/service.yaml\n", "generated   config/rbac/webhook_role.yaml\n", "generated   config/rbac/role.yaml\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("init's output lacks %q:\n%s", want, out)
+		}
+	}
+	role, err := os.ReadFile(filepath.Join(dir, "config", "rbac", "role.yaml"))
+	if err != nil || !strings.Contains(string(role), `resources: ["validatingwebhookconfigurations", "mutatingwebhookconfigurations"]`) {
+		t.Errorf("the ClusterRole lacks the managed configurations (%v):\n%s", err, role)
+	}
+	goIn(t, dir, nil, "go", "build", "./...")
+	goIn(t, dir, nil, "go", "vet", "./...")
+	out = goIn(t, dir, noControlPlane(t), "go", "test", "-count=1", "-v", "./internal/...")
+	for _, want := range []string{"--- PASS: TestValidate", "--- PASS: TestDefault", "--- PASS: TestCreate"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("go test -v ./internal/... lacks %q:\n%s", want, out)
+		}
+	}
+	t.Chdir(dir)
+	if code, out, errOut := kopfGen(t, "verify", "--manifests=config", "--deepcopy", "--clients=pkg/generated"); code != 0 {
+		t.Errorf("verify: exit %d\n%s\n%s", code, out, errOut)
+	}
+}

@@ -90,6 +90,8 @@ func TestMarkersHelp(t *testing.T) {
 		"//kopf:on.cleanup [id=string]",
 		"//kopf:on.login [id=string]",
 		"//kopf:on.probe [id=string]",
+		"//kopf:on.validate <resource> [id=string] [param=string] [operations=[CREATE|UPDATE|DELETE|CONNECT, ...]] [subresource=string] [persistent=bool] [side_effects=bool] [ignore_failures=bool]",
+		"//kopf:on.mutate <resource> [id=string]",
 		"//kopf:resource <resource>",
 		"labels={k: v|\"v\"|PRESENT|ABSENT|fn:F, ...}",
 		"when=F",
@@ -228,12 +230,12 @@ func CreateFn(ctx context.Context, kw CreateFnKwargs) (any, error) { return nil,
 	}
 
 	// With errors, the warnings are among them, by position.
-	write(t, filepath.Join(dir, "op", "op.go"), nearMiss+"\n//kopf:on.mutate kopfexamples\nfunc D(ctx context.Context, kw DKwargs) error { return nil }\n\n//+kopf:on.delete kopfexamples\n")
+	write(t, filepath.Join(dir, "op", "op.go"), nearMiss+"\n//kopf:subhandler\nfunc D(ctx context.Context, kw DKwargs) error { return nil }\n\n//+kopf:on.delete kopfexamples\n")
 	write(t, filepath.Join(dir, "a", "a.go"), "package a\n\n//kopf:on.craete ex\nfunc F() {}\n")
 	code, out, errOut := kopfGen(t, "verify")
 	want := "a/a.go:3:8: unknown marker //kopf:on.craete; did you mean //kopf:on.create?\n" +
 		warning +
-		"op/op.go:9:8: //kopf:on.mutate is not supported yet (Kopf's @kopf.on.mutate); `kopf-gen markers` lists the markers this kopf-gen supports\n" +
+		"op/op.go:9:8: //kopf:subhandler is not a marker (Kopf's @kopf.subhandler): call kopf.Subhandler(ctx, handler) inside a changing handler to register sub-handlers at run time\n" +
 		"op/op.go:12:1: warning: not a marker: did you mean //kopf:on.delete? markers have no '+' (that is kubebuilder's style)\n"
 	if code != 1 || out != "" || errOut != want {
 		t.Errorf("verify with errors: exit %d, stdout %q, stderr:\n%s\nwant:\n%s", code, out, errOut, want)

@@ -142,6 +142,42 @@ func TestScaffold(t *testing.T) {
 	}
 }
 
+// TestScaffoldWebhooks: kopf-gen init --webhooks, then the scaffold's make
+// test and make test-e2e pass: its end-to-end test has the API server call
+// its admission webhooks (a refusal with the Validate handler's message,
+// the Default handler's mutation stored) through the configurations the
+// operator manages.
+func TestScaffoldWebhooks(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Fatalf("the scaffold's tests run with make: %v", err)
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	kopfGen := filepath.Join(work, "kopf-gen")
+	run(t, filepath.Join(root, "cmd", "kopf-gen"), nil, "go", "build", "-o", kopfGen, ".")
+	dir := filepath.Join(work, "widget-operator")
+	out := run(t, work, nil, kopfGen, "init", dir, "--module", "example.com/widget-operator",
+		"--group", "example.com", "--version", "v1alpha1", "--kind", "Widget", "--kopf-replace", root, "--webhooks")
+	for _, want := range []string{"generated   config/webhook/service.yaml\n", "generated   config/rbac/webhook_role.yaml\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("kopf-gen init --webhooks lacks %q:\n%s", want, out)
+		}
+	}
+	out = run(t, dir, []string{"KUBEBUILDER_ASSETS="}, "make", "test")
+	if !strings.Contains(out, "ok  \texample.com/widget-operator/internal/handlers") {
+		t.Errorf("make test did not test the handlers:\n%s", out)
+	}
+	out = run(t, dir, append(envtestFlags(t), "KUBEBUILDER_ASSETS="), "make", "test-e2e")
+	for _, want := range []string{"--- PASS: TestWidget", "ok  \texample.com/widget-operator/test/e2e"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("make test-e2e lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 // process is a command started in a process group of its own, so that it
 // and its children (make, go run, the program, etcd, kube-apiserver) stop
 // together.

@@ -11,7 +11,7 @@
 // type, an alias of the kind's kwargs type of the runtime (see
 // runtime/kwargs), documented with the markers that register F:
 //
-//	type FKwargs = kopf.ChangingKwargs          // or EventKwargs, DaemonKwargs, TimerKwargs
+//	type FKwargs = kopf.ChangingKwargs          // or EventKwargs, DaemonKwargs, TimerKwargs, AdmissionKwargs
 //	type FKwargs = kopf.TypedChangingKwargs[T]  // typed resource T (TypedEventKwargs[T], ...)
 //
 // then one function
@@ -23,8 +23,9 @@
 // its kind (kopf.ChangingFunc(F), kopf.ChangingFunc(kopf.NoResult(F)) for
 // handlers returning only an error, kopf.TypedChangingFunc(F),
 // kopf.EventFunc(F), kopf.TypedEventFunc(F), and likewise DaemonFunc,
-// TypedDaemonFunc, TimerFunc, TypedTimerFunc), and returns the first error
-// of the registry.
+// TypedDaemonFunc, TimerFunc, TypedTimerFunc; admission webhook handlers
+// with AddWebhook behind kopf.AdmissionFunc or kopf.TypedAdmissionFunc, see
+// admission.go), and returns the first error of the registry.
 // Nothing is generated per kwargs type: decoding a typed object (once per
 // cycle) is the runtime's. A package with index functions (//kopf:index)
 // also gets its Indices struct, and its handlers' kwargs types embed it
@@ -44,9 +45,9 @@
 // ignore it. A when= callback taking *kopf.ChangingKwargs (or
 // *kopf.EventKwargs, ...) is used as it is; one taking FKwargs or the
 // kind's kwargs type is adapted with kopf.ChangingWhen or
-// kopf.TypedChangingWhen (kopf.EventWhen, kopf.DaemonWhen, kopf.TimerWhen
-// and their typed forms), which match when the body does not decode, so
-// that the handler runs and reports the decoding error.
+// kopf.TypedChangingWhen (kopf.EventWhen, kopf.DaemonWhen, kopf.TimerWhen,
+// kopf.AdmissionWhen and their typed forms), which match when the body does
+// not decode, so that the handler runs and reports the decoding error.
 //
 // The generated code imports only the standard library, the facade package
 // github.com/kopf-go/kopf and, for typed resources, their packages: it
@@ -169,6 +170,9 @@ func File(pkg *model.Package, version string) ([]byte, error) {
 				return
 			}
 			add := "Add" + reg.Handler.Kind.Name()
+			if reg.Handler.Kind == model.Webhook {
+				add = "AddWebhook"
+			}
 			g.If(
 				jen.Err().Op(":=").Id("r").Dot(add).Call(lit),
 				jen.Err().Op("!=").Nil(),
@@ -247,6 +251,9 @@ func (e *emitter) handlerLit(r *model.Registration) (jen.Code, error) {
 	var items []jen.Code
 	kv := func(name string, value jen.Code) { items = append(items, jen.Id(name).Op(":").Add(value)) }
 	h := r.Handler
+	if h.Kind == model.Webhook {
+		return e.webhookLit(r)
+	}
 
 	kv("ID", jen.Lit(r.ID))
 	if h.Kind.IsActivity() {
@@ -391,12 +398,13 @@ func (e *emitter) fnLit(h *model.Handler) jen.Code {
 		return e.indexFnLit(h)
 	}
 	fn := jen.Id(h.Func)
-	if h.Kind != model.Event && !h.ReturnsResult {
+	noResult := h.Kind == model.Event || h.Kind == model.Webhook
+	if !noResult && !h.ReturnsResult {
 		fn = kopf("NoResult").Call(fn)
 	}
 	if e.withIndices(h) {
 		fn = e.withIndicesLit(h, "WithIndices", fn)
-		if h.Kind == model.Event {
+		if noResult {
 			fn = e.withIndicesLit(h, "WithIndicesEvent", jen.Id(h.Func))
 		}
 	}

@@ -25,6 +25,12 @@
 //     Kubernetes events about handlers' progress and failures (and
 //     kopf.Info/Warn/Exception from handlers).
 //
+// For admission webhook handlers (on.validate, on.mutate), no rule of
+// their resources (the API server calls them; nothing is watched for
+// them), but those of the managed webhook configurations, and the
+// webhooks' Service and the Role of their certificate Secret in files of
+// their own (see webhooks.go).
+//
 // Deliberately absent: get (the runtime never reads single objects),
 // update and delete (it only patches), discovery (/api and /apis are open
 // to every authenticated user through the default system:discovery role),

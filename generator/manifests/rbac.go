@@ -53,6 +53,10 @@ func Role(pkgs []*model.Package, opts RoleOptions) ([]byte, error) {
 			if r.Handler.Kind.IsActivity() {
 				continue // serves no resource
 			}
+			if r.Handler.Kind == model.Webhook {
+				handlers++ // kopf.Info and the like post events from them too
+				continue   // called by the API server: nothing is watched (webhooks.go)
+			}
 			group, plural, why := resolve(r, declared)
 			if why != "" {
 				errs.Add(r.SelectorPos, "resource: "+why)
@@ -106,7 +110,8 @@ func Role(pkgs []*model.Package, opts RoleOptions) ([]byte, error) {
 		b.WriteString("# Peering is not implemented by the runtime yet: kopf-gen --peering adds its rules.\n")
 	}
 	fmt.Fprintf(&b, "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: %s\n", opts.Name)
-	if len(sorted) == 0 && !opts.Peering {
+	validating, mutating := WebhookKinds(pkgs)
+	if len(sorted) == 0 && !opts.Peering && !validating && !mutating {
 		b.WriteString("rules: []\n")
 		return []byte(b.String()), nil
 	}
@@ -151,6 +156,7 @@ func Role(pkgs []*model.Package, opts RoleOptions) ([]byte, error) {
 			"  # kopf.Info, kopf.Warn and kopf.Exception.\n")
 		writeRule(&b, "", []string{"events"}, "create")
 	}
+	writeWebhookRules(&b, validating, mutating)
 	if opts.Peering {
 		b.WriteString("  # Peering: Kopf's objects for knowing which other operators serve the same\n" +
 			"  # resources (cluster-wide and per namespace).\n")

@@ -108,10 +108,11 @@ type Arg struct {
 	// positional one in help and error messages.
 	Name string
 	Type Type
-	// Enum lists the accepted words of a TypeEnum argument.
+	// Enum lists the accepted words of a TypeEnum argument, or of the
+	// items of a TypeStringList argument (optional there).
 	Enum []string
-	// Positive requires numbers and durations to be > 0 and strings to be
-	// non-empty.
+	// Positive requires numbers and durations to be > 0 and strings and
+	// lists to be non-empty.
 	Positive bool
 	// Required makes a named argument mandatory. Positional arguments are
 	// always required.
@@ -139,6 +140,9 @@ func (a Arg) valueSyntax() string {
 	case TypeStringMap:
 		return "{k: v, ...}"
 	case TypeStringList:
+		if len(a.Enum) > 0 {
+			return "[" + strings.Join(a.Enum, "|") + ", ...]"
+		}
 		return "[a, ...]"
 	case TypeMatch:
 		return `value|"string"|PRESENT|ABSENT|fn:F`
@@ -245,8 +249,8 @@ func NewTable(defs ...Definition) (*Table, error) {
 			if a.Type < TypeString || a.Type > lastType {
 				return nil, fmt.Errorf("marker %s: argument %s has no valid type", d.Name, a.Name)
 			}
-			if (a.Type == TypeEnum) != (len(a.Enum) > 0) {
-				return nil, fmt.Errorf("marker %s: argument %s: enum values go with TypeEnum only", d.Name, a.Name)
+			if a.Type == TypeEnum && len(a.Enum) == 0 || len(a.Enum) > 0 && a.Type != TypeEnum && a.Type != TypeStringList {
+				return nil, fmt.Errorf("marker %s: argument %s: enum values go with TypeEnum (required) and TypeStringList only", d.Name, a.Name)
 			}
 		}
 		for _, a := range d.Positional {
@@ -362,6 +366,17 @@ const (
 	OnProbe   = "on.probe"
 )
 
+// The markers of admission webhook handlers (Kopf's @kopf.on.validate and
+// @kopf.on.mutate): called by the API server before it stores an object.
+const (
+	OnValidate = "on.validate"
+	OnMutate   = "on.mutate"
+)
+
+// Operations are the operations of admission requests, the words of
+// operations= (Kopf's reviews.Operation).
+var Operations = []string{"CREATE", "UPDATE", "DELETE", "CONNECT"}
+
 // Index is the marker of index functions (Kopf's @kopf.index): their
 // results make an in-memory index given to every handler of the package.
 const Index = "index"
@@ -392,8 +407,6 @@ func Kopf() *Table {
 // kopfDefinitions.
 func kopfPlanned() []Planned {
 	return []Planned{
-		{Name: "on.validate", Kopf: "@kopf.on.validate"},
-		{Name: "on.mutate", Kopf: "@kopf.on.mutate"},
 		{Name: "subhandler", Kopf: "@kopf.subhandler",
 			Instead: "call kopf.Subhandler(ctx, handler) inside a changing handler to register sub-handlers at run time"},
 	}
@@ -456,6 +469,7 @@ const (
 	daemonHandler
 	timerHandler
 	indexHandler
+	webhookHandler
 )
 
 // filterArgs are the filters of every resource handler of a kind.
@@ -464,10 +478,12 @@ func filterArgs(kind int) []Arg {
 	field := Arg{Name: "field", Type: TypeFieldPath, Default: "none (the whole object)",
 		Doc: "the field to watch, dotted (spec.a.b) or a list ([spec, \"a.b\"]): old, new and diff are reduced to it and value= checks it"}
 	switch kind {
-	case eventHandler, daemonHandler, timerHandler, indexHandler:
+	case eventHandler, daemonHandler, timerHandler, indexHandler, webhookHandler:
 		switch kind {
 		case eventHandler:
 			kwargs = "*kopf.EventKwargs"
+		case webhookHandler:
+			kwargs = "*kopf.AdmissionKwargs"
 		case daemonHandler:
 			kwargs = "*kopf.DaemonKwargs"
 		case indexHandler:
@@ -542,6 +558,31 @@ func timerArgs() []Arg {
 func activityArgs() []Arg {
 	args := handlerArgs()
 	args[0].Doc = "the handler's id: its name in the log (\"Activity 'id' succeeded.\") and, for probes, the key of its result"
+	return args
+}
+
+// webhookArgs are the options of admission webhook handlers: Kopf's
+// operations, subresource, persistent, side_effects and ignore_failures
+// (they have no retries: a webhook answers once).
+func webhookArgs() []Arg {
+	return []Arg{
+		{Name: "operations", Type: TypeStringList, Enum: Operations, Positive: true, Default: "all (the API server's *)",
+			Doc: "the operations the handler admits, e.g. [CREATE, UPDATE]; on.mutate is called for DELETE only when DELETE is its only operation (as in Kopf)"},
+		{Name: "subresource", Type: TypeString, Positive: true, Default: "none (the object itself only)",
+			Doc: "the subresource the handler admits (status, scale, ...), or * for the object and all its subresources"},
+		{Name: "persistent", Type: TypeBool, Default: "false",
+			Doc: "keep the handler's webhook in the managed configuration when the operator exits (requests fail while no operator answers, unless ignore_failures=true)"},
+		{Name: "side_effects", Type: TypeBool, Default: "false",
+			Doc: "the handler has side effects, which it skips for dry-run requests (kw.DryRun): sideEffects NoneOnDryRun instead of None"},
+		{Name: "ignore_failures", Type: TypeBool, Default: "false",
+			Doc: "admit the request when the webhook fails or cannot be reached: failurePolicy Ignore instead of Fail"},
+	}
+}
+
+// webhookIDArgs are the identity options of admission webhook handlers.
+func webhookIDArgs() []Arg {
+	args := idArgs("the function's name in Kopf's spelling: Validate1 → validate1, CheckSpec → check_spec")
+	args[0].Doc = "the handler's id: the path of its webhook (/<id>) and the first part of the webhook's name; unique among the admission handlers (on.validate and on.mutate); with field=, \"/\" and the dotted field are appended"
 	return args
 }
 
@@ -636,6 +677,20 @@ func kopfDefinitions() []Definition {
 			Targets: TargetFunc,
 			Summary: "report a value under the handler's id on each call of the health endpoint (Kopf's @kopf.on.probe)",
 			Args:    activityArgs(),
+		},
+		{
+			Name:       OnValidate,
+			Targets:    TargetFunc,
+			Summary:    "validate the objects of a resource before the API server stores them: return an error (kopf.AdmissionError for a message and code) to refuse the request, add warnings with kw.Warn; one webhook per handler (Kopf's @kopf.on.validate)",
+			Positional: []Arg{resourceArg()},
+			Args:       concat(webhookIDArgs(), webhookArgs(), filterArgs(webhookHandler)),
+		},
+		{
+			Name:       OnMutate,
+			Targets:    TargetFunc,
+			Summary:    "change the objects of a resource before the API server stores them: what the handler puts in kw.Patch becomes the webhook's JSON patch; one webhook per handler (Kopf's @kopf.on.mutate)",
+			Positional: []Arg{resourceArg()},
+			Args:       concat(webhookIDArgs(), webhookArgs(), filterArgs(webhookHandler)),
 		},
 		{
 			Name:       Index,

@@ -17,15 +17,17 @@
 // (changing handlers), on.event (event handlers), daemon and timer
 // (spawning handlers: per-object background work), on.startup,
 // on.cleanup, on.login and on.probe (activity handlers: operator-wide,
-// with no resource) on functions, and resource (typed resources) on struct
-// types; `kopf-gen markers` lists them
-// with their arguments.
+// with no resource), index (index functions), on.validate and on.mutate
+// (admission webhook handlers) on functions, and resource (typed
+// resources) on struct types; `kopf-gen markers` lists them with their
+// arguments.
 //
-// Kopf's other decorators have planned markers ([Planned]): index,
-// on.validate and on.mutate. Their names are reserved: such a marker is an error saying
-// that it is "not supported yet" (never "unknown marker"), and `kopf-gen
-// markers` lists them. //kopf:subhandler is an error that points at
-// kopf.Subhandler, which registers sub-handlers at run time. Unknown names
+// Kopf's decorators that have no marker have planned markers
+// ([Planned]): their names are reserved, so such a marker is an error
+// saying that it is "not supported yet" or what to write instead (never
+// "unknown marker"), and `kopf-gen markers` lists them. //kopf:subhandler
+// is an error that points at kopf.Subhandler, which registers sub-handlers
+// at run time. Unknown names
 // that are Kopf's spelling of a marker with or without "on." (on.timer,
 // create) are suggested the marker's name.
 //
@@ -106,7 +108,9 @@
 //   - resource: a resource selector (see below).
 //   - map: {key: value, ...} with string keys and string values, e.g.
 //     {app: web, "example.com/tier": "front end"}.
-//   - list: [item, ...] of strings, e.g. [CREATE, UPDATE].
+//   - list: [item, ...] of strings, e.g. [CREATE, UPDATE]; some lists
+//     accept only certain words (operations=), and a list marked positive
+//     must not be empty.
 //   - filter: a filter value (see Filters), e.g. value=PRESENT.
 //   - filter map: {key: filter value, ...}, e.g. labels={app: web, tier: PRESENT}.
 //   - function: the name of a function of the package, NAME or fn:NAME,
@@ -146,6 +150,26 @@
 //
 // Kopf's initial_delay may also be a function computing the delay; here it
 // is a duration only.
+//
+// # Admission webhooks
+//
+// on.validate and on.mutate take id= and param=, the filters of on.event
+// (labels=, annotations=, when=, field=, value=), and, as Kopf's
+// @kopf.on.validate and @kopf.on.mutate: operations= (a list of CREATE,
+// UPDATE, DELETE and CONNECT; all when left out), subresource= (status,
+// scale, ..., or * for the object and every subresource; the object only
+// when left out), persistent=, side_effects= and ignore_failures=
+// (booleans). They take no errors=, timeout=, retries= or backoff=: a
+// webhook answers once, as in Kopf.
+//
+//	//kopf:on.validate kopfexamples field=spec.field value=not-allowed
+//	//kopf:on.validate kopfexamples subresource=* operations=[CREATE, UPDATE]
+//	//kopf:on.mutate kopfexamples labels={somelabel: somevalue} ignore_failures=true
+//
+// An operation is spelt in upper case, as the API server sends it; an
+// unknown or repeated one is an error at its position (create and CRAETE
+// are suggested CREATE). Kopf's deprecated operation= (one operation) is
+// operations=[X] here.
 //
 // A filter value is written in one of these forms; the form, not the
 // spelling of the word, decides its meaning, so there is no ambiguity:
@@ -199,6 +223,9 @@
 //	                            func(kw kopf.DaemonKwargs) bool      (daemon; timer: TimerKwargs)
 //	                            func(kw kopf.TypedDaemonKwargs[T]) bool
 //	                            func(kw *kopf.DaemonKwargs) bool
+//	                            func(kw kopf.AdmissionKwargs) bool   (on.validate, on.mutate)
+//	                            func(kw kopf.TypedAdmissionKwargs[T]) bool
+//	                            func(kw *kopf.AdmissionKwargs) bool
 //	labels=, annotations= fn:F  func(value string) bool ("" when absent)
 //	                            func(value *string) bool (nil when absent, as Kopf's None)
 //	                            either with kw *kopf.ResourceKwargs after the value

@@ -19,6 +19,8 @@ func FuzzParse(f *testing.F) {
 		"//kopf:test.values labels={a: b, \"c\": [d]} ops=[a,b,]",
 		"//kopf:on.field ex field=[spec, \"a.b\"] old=1.5 new=fn:isOk labels={a: PRESENT, b: \"ABSENT\", c: fn:c} when=w",
 		"//kopf:on.event * value=-0 field=a",
+		"//kopf:on.mutate kex operations=[CREATE, DELETE,] subresource=* labels={a: b} ignore_failures=true",
+		"//kopf:on.validate kex operations=[\"UPDATE\"] field=spec.x value=ABSENT persistent=false",
 	} {
 		f.Add(seed)
 	}

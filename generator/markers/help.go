@@ -40,13 +40,19 @@ Callbacks: when=F takes func(kw K) bool, with K the handler's FKwargs or its
 kind's kwargs type (kopf.ChangingKwargs, kopf.TypedChangingKwargs[T] for a
 typed resource T; kopf.EventKwargs, kopf.TypedEventKwargs[T] for on.event;
 kopf.DaemonKwargs, kopf.TimerKwargs and their typed forms for daemon and
-timer), or func(kw *kopf.ChangingKwargs) bool (*kopf.EventKwargs, ...); label
-and annotation callbacks take
-func(value string) bool (an absent key gives "") or func(value *string) bool
+timer; kopf.AdmissionKwargs, kopf.TypedAdmissionKwargs[T] for on.validate
+and on.mutate), or func(kw *kopf.ChangingKwargs) bool (*kopf.EventKwargs,
+...); label and annotation callbacks take func(value string) bool (an absent key gives "") or func(value *string) bool
 (an absent key gives nil, Kopf's None), either with kw *kopf.ResourceKwargs
 after the value; value=, old=, new= callbacks take func(value any)
 bool or func(value any, kw *kopf.ResourceKwargs) bool (an absent field gives
 nil).
+
+Admission webhooks: //kopf:on.validate and //kopf:on.mutate take
+operations=[CREATE, UPDATE, DELETE, CONNECT] (all when left out),
+subresource=NAME or * (the object itself when left out), persistent=,
+side_effects=, ignore_failures=, and no retry options; an id is the webhook's
+path, unique among the admission handlers.
 
 Typed resources: //kopf:resource group/version/plural on a struct type T gives
 the handlers of that resource kopf.TypedChangingKwargs[T] (or
@@ -74,8 +80,11 @@ func WriteHelp(w io.Writer, t *Table) error {
 			typ := a.valueSyntax()
 			if a.Positive {
 				typ += ", > 0"
-				if a.Type == TypeString {
+				switch a.Type {
+				case TypeString:
 					typ = "string, non-empty"
+				case TypeStringList:
+					typ = a.valueSyntax() + ", non-empty"
 				}
 			}
 			def := "default: " + a.Default

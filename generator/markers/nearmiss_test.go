@@ -28,6 +28,8 @@ func TestNearMiss(t *testing.T) {
 		{"// kopf:resource kopf.dev/v1/kopfexamples", "not a marker: did you mean //kopf:resource? " + space},
 		{"// kopf:daemon ex", "not a marker: did you mean //kopf:daemon? " + space},
 		{"// kopf:on.field", "not a marker: did you mean //kopf:on.field? " + space},
+		{"// kopf:on.validate kex", "not a marker: did you mean //kopf:on.validate? " + space},
+		{"//+kopf:on.mutate kex", "not a marker: did you mean //kopf:on.mutate? markers have no '+' (that is kubebuilder's style)"},
 
 		// Not near misses: markers, prose, quotes, markers commented out.
 		{"//kopf:on.create ex", ""},

@@ -5,6 +5,7 @@ import (
 	"go/scanner"
 	"go/token"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -559,10 +560,26 @@ func (p *parser) convert(a Arg, n Node) any {
 		if n.Kind != NodeList {
 			return fail("want a list [item, ...], got %s", n.Raw)
 		}
+		if a.Positive && len(n.Items) == 0 {
+			return fail("must not be empty; leave %s= out instead", a.Name)
+		}
 		out := make([]string, 0, len(n.Items))
 		for _, v := range n.Items {
+			at := v.Pos.Offset - p.base.Offset
 			if v.Kind != NodeBare && v.Kind != NodeQuoted {
-				p.errorf(v.Pos.Offset-p.base.Offset, "%s: list items must be strings, not %s", a.Name, v.Kind)
+				p.errorf(at, "%s: list items must be strings, not %s", a.Name, v.Kind)
+				return nil
+			}
+			if len(a.Enum) > 0 && !slices.Contains(a.Enum, v.Text) {
+				msg := fmt.Sprintf("%s: unknown item %q: want %s", a.Name, v.Text, strings.Join(a.Enum, ", "))
+				if s := enumSuggestion(v.Text, a.Enum); s != "" {
+					msg = fmt.Sprintf("%s: unknown item %q; did you mean %s?", a.Name, v.Text, s)
+				}
+				p.errorf(at, "%s", msg)
+				return nil
+			}
+			if slices.Contains(out, v.Text) {
+				p.errorf(at, "%s: %s is listed twice", a.Name, v.Text)
 				return nil
 			}
 			out = append(out, v.Text)
@@ -665,4 +682,16 @@ func parseDuration(s string) (time.Duration, bool) {
 	}
 	d, err := time.ParseDuration(s)
 	return d, err == nil
+}
+
+// enumSuggestion returns the word of enum closest to s: the same word in
+// another letter case (create for CREATE), or one within Suggest's
+// distance; "" if none is close.
+func enumSuggestion(s string, enum []string) string {
+	for _, e := range enum {
+		if strings.EqualFold(s, e) {
+			return e
+		}
+	}
+	return Suggest(s, enum)
 }

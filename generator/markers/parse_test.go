@@ -242,22 +242,33 @@ func TestParseErrors(t *testing.T) {
 		{"//kopf: this is great", []wantErr{{col: 8, msg: "missing marker name after //kopf: (no space is allowed after the colon)"}}},
 		{"//kopf:on.create ex\nid=x", []wantErr{{col: 20, msg: "a marker must fit on one line"}}},
 		{"//kopf:on.craete ex", []wantErr{{col: 8, msg: "unknown marker //kopf:on.craete; did you mean //kopf:on.create?"}}},
-		{"//kopf:frobnicate", []wantErr{{at: "frobnicate", msg: "unknown marker //kopf:frobnicate; known markers: on.resume, on.create, on.update, on.delete, on.field, on.event, daemon, timer, on.startup, on.cleanup, on.login, on.probe, index, resource, test.values"}}},
+		{"//kopf:frobnicate", []wantErr{{at: "frobnicate", msg: "unknown marker //kopf:frobnicate; known markers: on.resume, on.create, on.update, on.delete, on.field, on.event, daemon, timer, on.startup, on.cleanup, on.login, on.probe, on.validate, on.mutate, index, resource, test.values"}}},
 
 		// Activities serve no resource.
 		{"//kopf:on.startup kopfexamples", []wantErr{{at: "kopfexamples", msg: "unexpected positional argument kopfexamples: //kopf:on.startup takes no positional arguments"}}},
-		{"//kopf:on.probe field=spec", []wantErr{{at: "field", msg: "unknown argument field of //kopf:on.probe; it is an argument of //kopf:on.resume, //kopf:on.create, //kopf:on.update, //kopf:on.delete, //kopf:on.field, //kopf:on.event, //kopf:daemon, //kopf:timer, //kopf:index"}}},
+		{"//kopf:on.probe field=spec", []wantErr{{at: "field", msg: "unknown argument field of //kopf:on.probe; it is an argument of //kopf:on.resume, //kopf:on.create, //kopf:on.update, //kopf:on.delete, //kopf:on.field, //kopf:on.event, //kopf:daemon, //kopf:timer, //kopf:on.validate, //kopf:on.mutate, //kopf:index"}}},
 
-		// Kopf's decorators that have no marker yet.
-		{"//kopf:on.mutate ex", []wantErr{{col: 8, msg: "//kopf:on.mutate is not supported yet (Kopf's @kopf.on.mutate); `kopf-gen markers` lists the markers this kopf-gen supports"}}},
-		{"//kopf:on.validate ex", []wantErr{{col: 8, msg: "//kopf:on.validate is not supported yet (Kopf's @kopf.on.validate); `kopf-gen markers` lists the markers this kopf-gen supports"}}},
-		{"//kopf:on.mutate ex", []wantErr{{col: 8, msg: "//kopf:on.mutate is not supported yet (Kopf's @kopf.on.mutate); `kopf-gen markers` lists the markers this kopf-gen supports"}}},
+		// Admission webhooks: operations= is a list of Kopf's operations.
+		{"//kopf:on.validate ex operations=[CREATE, UPDTAE]", []wantErr{{at: "UPDTAE", msg: "operations: unknown item \"UPDTAE\"; did you mean UPDATE?"}}},
+		{"//kopf:on.mutate ex operations=[create]", []wantErr{{at: "create]", msg: "operations: unknown item \"create\"; did you mean CREATE?"}}},
+		{"//kopf:on.mutate ex operations=[PATCH]", []wantErr{{at: "PATCH", msg: "operations: unknown item \"PATCH\": want CREATE, UPDATE, DELETE, CONNECT"}}},
+		{"//kopf:on.validate ex operations=[CREATE, CREATE]", []wantErr{{at: "CREATE]", msg: "operations: CREATE is listed twice"}}},
+		{"//kopf:on.validate ex operations=[]", []wantErr{{at: "[]", msg: "operations: must not be empty; leave operations= out instead"}}},
+		{"//kopf:on.validate ex operations=CREATE", []wantErr{{at: "CREATE", msg: "operations: want a list [item, ...], got CREATE"}}},
+		{"//kopf:on.validate ex operation=CREATE", []wantErr{{at: "operation=", msg: "unknown argument operation of //kopf:on.validate; did you mean operations?"}}},
+		{"//kopf:on.validate ex subresource=\"\"", []wantErr{{at: "\"\"", msg: "subresource: must not be empty"}}},
+		{"//kopf:on.mutate ex retries=3", []wantErr{{at: "retries", msg: "unknown argument retries of //kopf:on.mutate; it is an argument of //kopf:on.resume, //kopf:on.create, //kopf:on.update, //kopf:on.delete, //kopf:on.field, //kopf:daemon, //kopf:timer, //kopf:on.startup, //kopf:on.cleanup, //kopf:on.login, //kopf:on.probe, //kopf:index"}}},
+		{"//kopf:on.validate ex old=1", []wantErr{{at: "old", msg: "unknown argument old of //kopf:on.validate; it is an argument of //kopf:on.update, //kopf:on.field"}}},
+
+		// Kopf's decorators that have no marker.
 		{"//kopf:subhandler", []wantErr{{col: 8, msg: "//kopf:subhandler is not a marker (Kopf's @kopf.subhandler): call kopf.Subhandler(ctx, handler) inside a changing handler to register sub-handlers at run time"}}},
 		{"//kopf:deamon ex", []wantErr{{col: 8, msg: "unknown marker //kopf:deamon; did you mean //kopf:daemon?"}}},
 		{"//kopf:on.daemon ex", []wantErr{{col: 8, msg: "unknown marker //kopf:on.daemon; did you mean //kopf:daemon?"}}},
 		{"//kopf:on.timer ex", []wantErr{{col: 8, msg: "unknown marker //kopf:on.timer; did you mean //kopf:timer?"}}},
 		{"//kopf:create ex", []wantErr{{col: 8, msg: "unknown marker //kopf:create; did you mean //kopf:on.create?"}}},
 		{"//kopf:on.index ex", []wantErr{{col: 8, msg: "unknown marker //kopf:on.index; did you mean //kopf:index?"}}},
+		{"//kopf:on.valdiate ex", []wantErr{{col: 8, msg: "unknown marker //kopf:on.valdiate; did you mean //kopf:on.validate?"}}},
+		{"//kopf:mutate ex", []wantErr{{col: 8, msg: "unknown marker //kopf:mutate; did you mean //kopf:on.mutate?"}}},
 		{"//kopf:on.resmue ex", []wantErr{{col: 8, msg: "unknown marker //kopf:on.resmue; did you mean //kopf:on.resume?"}}},
 
 		// Positional arguments.
@@ -552,8 +563,8 @@ func TestNewTableRejects(t *testing.T) {
 		{[]Definition{{Name: "a", Targets: fn, Args: []Arg{{Name: "x-y", Type: TypeInt}}}}, `marker a: invalid argument name "x-y"`},
 		{[]Definition{{Name: "a", Targets: fn, Args: []Arg{{Name: "x", Type: TypeInt}, {Name: "x", Type: TypeInt}}}}, "marker a: argument x is defined twice"},
 		{[]Definition{{Name: "a", Targets: fn, Args: []Arg{{Name: "x"}}}}, "marker a: argument x has no valid type"},
-		{[]Definition{{Name: "a", Targets: fn, Args: []Arg{{Name: "x", Type: TypeEnum}}}}, "marker a: argument x: enum values go with TypeEnum only"},
-		{[]Definition{{Name: "a", Targets: fn, Args: []Arg{{Name: "x", Type: TypeInt, Enum: []string{"a"}}}}}, "marker a: argument x: enum values go with TypeEnum only"},
+		{[]Definition{{Name: "a", Targets: fn, Args: []Arg{{Name: "x", Type: TypeEnum}}}}, "marker a: argument x: enum values go with TypeEnum (required) and TypeStringList only"},
+		{[]Definition{{Name: "a", Targets: fn, Args: []Arg{{Name: "x", Type: TypeInt, Enum: []string{"a"}}}}}, "marker a: argument x: enum values go with TypeEnum (required) and TypeStringList only"},
 		{[]Definition{{Name: "a", Targets: fn, Positional: []Arg{{Name: "x", Type: TypeInt, Required: true}}}}, "marker a: positional argument x is always required; Required is for named arguments"},
 		{[]Definition{{Name: "a", Targets: fn, Args: []Arg{{Name: "x", Type: TypeFieldPath + 1}}}}, "marker a: argument x has no valid type"},
 	}
@@ -590,8 +601,9 @@ func TestHelpCoversTheTable(t *testing.T) {
 		"//kopf:daemon <resource> [id=string] [param=string] [errors=ignored|temporary|permanent] [timeout=duration] [retries=int] [backoff=duration] [initial_delay=duration] [cancellation_backoff=duration] [cancellation_timeout=duration] [cancellation_polling=duration] [labels=",
 		"//kopf:timer <resource> [id=string] [param=string] [errors=ignored|temporary|permanent] [timeout=duration] [retries=int] [backoff=duration] [interval=duration] [idle=duration] [sharp=bool] [initial_delay=duration] [labels=",
 		"//kopf:index <resource> [id=string] [param=string] [errors=ignored|temporary|permanent] [timeout=duration] [retries=int] [backoff=duration] [labels=",
-		"\n//kopf:on.validate  Kopf's @kopf.on.validate\n",
-		"\n//kopf:subhandler   not a marker: call kopf.Subhandler(ctx, handler) inside a changing handler to register sub-handlers at run time\n",
+		"//kopf:on.validate <resource> [id=string] [param=string] [operations=[CREATE|UPDATE|DELETE|CONNECT, ...]] [subresource=string] [persistent=bool] [side_effects=bool] [ignore_failures=bool] [labels=",
+		"//kopf:on.mutate <resource> [id=string] [param=string] [operations=[CREATE|UPDATE|DELETE|CONNECT, ...]] [subresource=string] [persistent=bool] [side_effects=bool] [ignore_failures=bool] [labels=",
+		"\n//kopf:subhandler  not a marker: call kopf.Subhandler(ctx, handler) inside a changing handler to register sub-handlers at run time\n",
 		"\tv1 (core): pods services",
 		"\tapps/v1: deployments",
 	} {

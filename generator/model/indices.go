@@ -153,7 +153,7 @@ func (b *builder) indices() {
 // field must not hide.
 func kwargsNames() map[string]bool {
 	out := map[string]bool{IndicesType: true}
-	for _, kind := range []Kind{Changing, Event, Daemon, Timer} { // the embedded fields
+	for _, kind := range []Kind{Changing, Event, Daemon, Timer, Webhook} { // the embedded fields
 		out[kind.Name()+KwargsSuffix] = true
 		out["Typed"+kind.Name()+KwargsSuffix] = true
 	}
@@ -161,7 +161,7 @@ func kwargsNames() map[string]bool {
 	for _, t := range []reflect.Type{
 		reflect.TypeFor[kwargs.TypedChanging[struct{}]](), reflect.TypeFor[kwargs.TypedEvent[struct{}]](),
 		reflect.TypeFor[kwargs.TypedDaemon[struct{}]](), reflect.TypeFor[kwargs.TypedTimer[struct{}]](),
-		reflect.TypeFor[kwargs.Activity](),
+		reflect.TypeFor[kwargs.Activity](), reflect.TypeFor[kwargs.TypedAdmission[struct{}]](),
 	} {
 		for _, f := range reflect.VisibleFields(t) {
 			out[f.Name] = true

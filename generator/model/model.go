@@ -18,12 +18,13 @@
 //
 //	func F(ctx context.Context, kw FKwargs) error
 //
-// and one carrying daemon or timer markers either of the signatures of
+// (as does a function carrying on.validate or on.mutate markers, see
+// admission.go), and one carrying daemon or timer markers either of the signatures of
 // changing handlers (a daemon's or timer's result is stored in
 // status.<id> as a changing handler's), where FKwargs (the function's name
 // followed by "Kwargs") is generated as an alias of the kind's kwargs type
-// (see runtime/kwargs: Changing, Event, Daemon, Timer, or their typed
-// forms). A function carries markers of one kind only ([Kind]). Names that the generated file declares (each FKwargs,
+// (see runtime/kwargs: Changing, Event, Daemon, Timer, Admission, or
+// their typed forms). A function carries markers of one kind only ([Kind]). Names that the generated file declares (each FKwargs,
 // and Register) must not be declared by hand, nor may package-level names
 // clash with the generated file's imports.
 //
@@ -217,6 +218,9 @@ const (
 	Login
 	// Index functions: index (registry.IndexHandler).
 	Index
+	// Admission webhook handlers: on.validate, on.mutate
+	// (registry.WebhookHandler); see admission.go.
+	Webhook
 )
 
 // Name is the kind's name in the runtime's types: kwargs.Changing,
@@ -233,6 +237,8 @@ func (k Kind) Name() string {
 		return "Activity"
 	case Index:
 		return "Index"
+	case Webhook:
+		return "Admission"
 	default:
 		return "Changing"
 	}
@@ -253,6 +259,8 @@ func (k Kind) markers() string {
 		return markers.Prefix + markers.OnLogin
 	case Index:
 		return markers.Prefix + markers.Index
+	case Webhook:
+		return "admission-handler"
 	default:
 		return "changing-handler"
 	}
@@ -277,6 +285,8 @@ func markerKind(name string) (Kind, bool) {
 		return Login, true
 	case markers.Index:
 		return Index, true
+	case markers.OnValidate, markers.OnMutate:
+		return Webhook, true
 	}
 	_, changing := reasonsOf(name)
 	return Changing, changing
@@ -322,6 +332,9 @@ type Registration struct {
 	Interval            time.Duration
 	Idle                time.Duration
 	Sharp               bool
+
+	// The options of admission webhook handlers (see admission.go).
+	WebhookOptions
 
 	// Field is the field= path, nil without one; FieldHandler marks
 	// on.field registrations.
@@ -701,6 +714,8 @@ func (b *builder) signature(d *ast.FuncDecl, h *Handler) bool {
 	switch h.Kind {
 	case Event:
 		want = fmt.Sprintf("want func %s(ctx context.Context, kw %s) error (event handlers return no result)", h.Func, h.Kwargs)
+	case Webhook:
+		want = fmt.Sprintf("want func %s(ctx context.Context, kw %s) error (admission handlers return no result: an error refuses the request)", h.Func, h.Kwargs)
 	case Login:
 		want = fmt.Sprintf("want func %s(ctx context.Context, kw %s) (*kopf.ConnectionInfo, error) (login handlers return their credentials)", h.Func, h.Kwargs)
 	}
@@ -732,7 +747,7 @@ func (b *builder) signature(d *ast.FuncDecl, h *Handler) bool {
 		h.ReturnsResult = true
 	case len(results) == 1 && b.is(results[0], errType):
 		h.ReturnsResult = false
-	case len(results) == 2 && h.Kind != Event && b.isAny(results[0]) && b.is(results[1], errType):
+	case len(results) == 2 && h.Kind != Event && h.Kind != Webhook && b.isAny(results[0]) && b.is(results[1], errType):
 		h.ReturnsResult = true
 	default:
 		p := d.Type.Params.Closing
@@ -868,7 +883,7 @@ func (b *builder) registration(h *Handler, m *markers.Marker) (*Registration, *T
 	}
 	ok := true
 	for _, a := range m.Args {
-		if r.setCommonOption(a) {
+		if r.setCommonOption(a) || r.setWebhookOption(a) {
 			continue
 		}
 		switch a.Name {
@@ -932,6 +947,10 @@ func (b *builder) registration(h *Handler, m *markers.Marker) (*Registration, *T
 			ok = false
 		}
 	}
+	if h.Kind == Webhook {
+		r.Mutating = m.Name == markers.OnMutate
+		ok = b.checkWebhook(r, m) && ok
+	}
 	if a, set := m.Arg("value"); set && (r.Old != nil || r.New != nil) {
 		b.errorf(a.NamePos, "value= cannot be combined with old= or new=: value= checks either side of a change; use old= and new= alone")
 		ok = false
@@ -972,6 +991,15 @@ func (b *builder) add(r *Registration, m *markers.Marker) {
 		kind = Activity // logins are activity handlers too
 	}
 	key := regKey{kind: kind, id: r.ID, sel: r.Selector, activity: r.Activity}
+	if kind == Webhook {
+		// The id is the webhook's path: unique among all the resources,
+		// validating and mutating.
+		key = regKey{kind: kind, id: r.ID}
+		if prev, dup := b.byKey[key]; dup {
+			b.webhookDuplicate(prev, r, m)
+			return
+		}
+	}
 	prev, dup := b.byKey[key]
 	if !dup {
 		b.byKey[key] = r

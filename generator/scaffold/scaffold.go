@@ -29,6 +29,25 @@
 //	.KopfGenVersion
 //	              the version of kopf-gen that the Makefile installs
 //	              (KOPF_GEN_VERSION): see KopfGenVersion
+//	.Webhooks     whether to scaffold admission webhooks (Options.Webhooks)
+//	.Managed      the name of the managed webhook configurations:
+//	              <Name>.<Group>
+//	.WebhookPort, .WebhookPortName
+//	              where the runtime's webhook server listens in the pod
+//	              (manifests.WebhookTargetPort), and that port's name
+//	.WebhookRole  the Role of the webhooks' certificate Secret that
+//	              kopf-gen writes (manifests.WebhookRoleName)
+//
+// # Admission webhooks
+//
+// With Options.Webhooks, the scaffold also has a validating and a mutating
+// handler of the resource (internal/handlers/webhooks.go, and its test),
+// main.go manages their webhook configurations (kopf.WithManagedWebhooks),
+// the Deployment exposes the webhook server's port, config/rbac binds the
+// Role that kopf-gen writes for the certificate Secret, the Makefile
+// deploys the webhooks' Service that kopf-gen writes (config/webhook/), and
+// the end-to-end test serves the webhooks on 127.0.0.1 for its local API
+// server. Templates rendered only then are listed in webhookOnly.
 //
 // The operator's go.mod requires the runtime module only: the Makefile
 // installs a pinned kopf-gen into bin/ with go install, as kubebuilder's
@@ -127,6 +146,8 @@ type Options struct {
 	KopfReplace string
 	// Force overwrites existing files that differ.
 	Force bool
+	// Webhooks scaffolds admission webhooks (see the package doc).
+	Webhooks bool
 }
 
 // Status is what became of a file.
@@ -304,6 +325,17 @@ type data struct {
 	Module, Name, Group, Version, APIPackage, Kind, Plural, Namespace string
 	GoVersion, GoMinor, KopfVersion, KopfReplace, KopfGenVersion      string
 	KopfReplaceMount, CIPath, CIKopfPath                              string
+
+	Webhooks                              bool
+	Managed, WebhookPortName, WebhookRole string
+	WebhookPort                           int
+}
+
+// webhookOnly are the templates rendered only with Options.Webhooks.
+var webhookOnly = map[string]bool{
+	"internal/handlers/webhooks.go.tmpl":         true,
+	"internal/handlers/webhooks_test.go.tmpl":    true,
+	"config/rbac/webhook_role_binding.yaml.tmpl": true,
 }
 
 // relativeReplace returns the directory of the replace directive: replace
@@ -357,6 +389,12 @@ func Render(o Options) (map[string][]byte, error) {
 		GoVersion: GoVersion, GoMinor: goMinor(GoVersion),
 		KopfVersion: o.KopfVersion, KopfReplace: relativeReplace(o.Dir, o.KopfReplace),
 		KopfGenVersion: KopfGenVersion(o.KopfVersion),
+		Webhooks:       o.Webhooks,
+	}
+	if o.Webhooks {
+		d.Managed = d.Name + "." + o.Group
+		d.WebhookPort, d.WebhookPortName = manifests.WebhookTargetPort, manifests.WebhookPortName
+		d.WebhookRole = manifests.WebhookRoleName(d.Name)
 	}
 	if d.KopfReplace != "" {
 		d.KopfReplaceMount = path.Join("/src", d.KopfReplace)
@@ -368,6 +406,9 @@ func Render(o Options) (map[string][]byte, error) {
 			return err
 		}
 		rel := strings.TrimPrefix(p, templates.Root+"/")
+		if webhookOnly[rel] && !d.Webhooks {
+			return nil
+		}
 		name, ok := strings.CutSuffix(rel, ".tmpl")
 		if !ok {
 			return fmt.Errorf("template %s: the name does not end with .tmpl", p)

@@ -86,3 +86,16 @@ func Tick(ctx context.Context, kw TickKwargs) (any, error) {
 	Seen["tick"] = s.Len()
 	return nil, nil
 }
+
+// Admit is an admission handler of a typed resource reading an index,
+// with a when= callback taking its own kwargs.
+//
+//kopf:on.validate pods when=admitted
+func Admit(ctx context.Context, kw AdmitKwargs) error {
+	Seen["admit"] = kw.ByLabel.Len()
+	return nil
+}
+
+// admitted is a typed when= callback of an admission handler with the
+// indices.
+func admitted(kw AdmitKwargs) bool { return kw.Object != nil && kw.IsRunning.Len() > 0 }

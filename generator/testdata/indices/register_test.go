@@ -75,8 +75,17 @@ func TestIndices(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	for _, h := range r.WebhookHandlers(kopf.WebhookValidating) {
+		kw := &kopf.AdmissionKwargs{Base: kopf.ResourceKwargs{Body: pod("a", "Running", nil)}}
+		if !h.When(kw) {
+			t.Errorf("the when= callback of an admission handler did not see the index IsRunning")
+		}
+		if err := h.Fn(ctx, kw); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// by_label: (app, x), (tier, db); running: 2 pods; phases: one value.
-	if want := map[string]int{"create": 2, "watch": 2, "monitor": 2, "tick": 1}; !reflect.DeepEqual(Seen, want) {
+	if want := map[string]int{"create": 2, "watch": 2, "monitor": 2, "tick": 1, "admit": 2}; !reflect.DeepEqual(Seen, want) {
 		t.Errorf("the handlers saw %v, want %v", Seen, want)
 	}
 }

@@ -74,6 +74,14 @@ type TickKwargs struct {
 	Indices
 }
 
+// AdmitKwargs are the arguments of the handler Admit, registered by:
+//
+//	//kopf:on.validate pods when=admitted
+type AdmitKwargs struct {
+	kopf.TypedAdmissionKwargs[corev1.Pod]
+	Indices
+}
+
 // Register adds the package's handlers to r, in source order, and returns the
 // first error of the registry.
 func Register(r *kopf.Registry) error {
@@ -141,6 +149,15 @@ func Register(r *kopf.Registry) error {
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Fn:       kopf.TimerFunc(kopf.WithIndices[kopf.TimerKwargs](TickKwargs{Indices: indices}, Tick)),
 		Interval: 5 * time.Second,
+	}); err != nil {
+		return err
+	}
+	if err := r.AddWebhook(kopf.WebhookHandler{
+		ID:       "admit",
+		Selector: kopf.Selector{Name: "pods"},
+		Kind:     kopf.WebhookValidating,
+		Fn:       kopf.TypedAdmissionFunc(kopf.WithIndicesEvent[kopf.TypedAdmissionKwargs[corev1.Pod]](AdmitKwargs{Indices: indices}, Admit)),
+		When:     kopf.TypedAdmissionWhen(kopf.WithIndicesWhen[kopf.TypedAdmissionKwargs[corev1.Pod]](AdmitKwargs{Indices: indices}, admitted)),
 	}); err != nil {
 		return err
 	}
