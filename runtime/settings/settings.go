@@ -32,6 +32,7 @@ type Settings struct {
 	Networking  Networking  // settings.networking
 	Posting     Posting     // settings.posting
 	Background  Background  // settings.background
+	Peering     Peering     // settings.peering (see peering.go)
 }
 
 // Persistence says where and how the operator keeps its state in objects
@@ -252,6 +253,7 @@ func Default() *Settings {
 			CancellationPolling: 60 * time.Second,
 			ExitTimeout:         5 * time.Second,
 		},
+		Peering: defaultPeering(),
 	}
 }
 
