@@ -186,7 +186,10 @@ func startPeering(ctx context.Context, dc discovery.DiscoveryInterface, cl clien
 	if !clusterwide {
 		namespaces = peeringNamespaces(ctx, cl, sc, logger)
 	}
-	identity := peering.DetectOwnID(false)
+	identity := peering.Identity(s.Identity)
+	if identity == "" {
+		identity = peering.DetectOwnID(false)
+	}
 	logger.Debug(fmt.Sprintf("Peering as %s in '%s' with the priority %d.", identity, s.Name, s.Priority))
 
 	// Which objects exist now decides the start: paused until the Lease
@@ -222,7 +225,7 @@ func startPeering(ctx context.Context, dc discovery.DiscoveryInterface, cl clien
 		e := &peering.Elector{
 			Client:    cl.dynamic.Resource(peering.Leases),
 			Namespace: peering.LeaseNamespace(s.LeaseNamespace, fallback),
-			Name:      peering.LeaseName(s.LeaseName, s.Name),
+			Name:      peering.LeaseName(s.LeaseName, s.Name, s.Priority),
 			Identity:  identity,
 			Duration:  s.LeaseDuration,
 			Renew:     s.RenewDeadline,

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -222,11 +223,17 @@ func LeaseNamespace(setting, fallback string) string {
 	return "default"
 }
 
-// LeaseName is the Lease's name for a peering name when the setting says
-// nothing: "kopf-peering-<name>".
-func LeaseName(setting, peering string) string {
+// LeaseName is the Lease's name for a peering name and a priority when
+// the setting says nothing: "kopf-peering-<name>-<priority>" ("m" for a
+// negative sign): one Lease per priority, as only the replicas of equal
+// priority elect among themselves (those of a lower one pause anyway).
+func LeaseName(setting, peering string, priority int) string {
 	if setting != "" {
 		return setting
 	}
-	return "kopf-peering-" + peering
+	p := strconv.Itoa(priority)
+	if priority < 0 {
+		p = "m" + strconv.Itoa(-priority)
+	}
+	return "kopf-peering-" + peering + "-" + p
 }

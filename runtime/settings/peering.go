@@ -7,6 +7,10 @@ import "time"
 // record in a KopfPeering or ClusterKopfPeering object, and the Lease
 // through which kopf-go replicas of equal priority elect the active one.
 type Peering struct {
+	// Identity is the operator's key in the peering object (Kopf's
+	// identity= of kopf.run) and the Lease's holder; "": $POD_ID, else
+	// user@host/YYYYmmddHHMMSS/xyz (see peering.DetectOwnID).
+	Identity string
 	// Name is the peering object's name (Kopf's settings.peering.name,
 	// -P/--peering). Default: "default".
 	Name string
@@ -37,7 +41,8 @@ type Peering struct {
 	// coordination.k8s.io Lease, instead of Kopf's "all freeze" (kopf-go's
 	// own, docs/peering.md). Default: true.
 	Lease bool
-	// LeaseName is the Lease's name; "": "kopf-peering-" + Name.
+	// LeaseName is the Lease's name; "": "kopf-peering-<Name>-<Priority>"
+	// (one Lease per priority; "m5" for -5).
 	LeaseName string
 	// LeaseNamespace is the Lease's namespace; "": $POD_NAMESPACE, else
 	// the in-cluster service account's namespace, else the first served
