@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
@@ -200,12 +201,22 @@ func startPeering(ctx context.Context, dc discovery.DiscoveryInterface, cl clien
 		for _, ns := range namespaces {
 			o := peering.Object{Client: cl.dynamic.Resource(schema.GroupVersionResource(gvr)), Namespace: ns, Name: s.Name, Logger: logger}
 			ok, err := o.Get(ctx)
+			if apierrors.IsForbidden(err) {
+				// The role lacks the rules of peering (kopf-gen --peering adds them).
+				logger.Warn(fmt.Sprintf("The peering %q %s cannot be read, it is left out: %v", s.Name, where(ns), err))
+				continue
+			}
 			if err != nil {
 				logger.Warn(fmt.Sprintf("The peering %q %s cannot be read: %v", s.Name, where(ns), err))
 			}
 			found = found || ok
 			objects = append(objects, o)
 		}
+	}
+	if !found && len(objects) == 0 && s.Mandatory {
+		logger.Warn(fmt.Sprintf("The peering %q cannot be read, but it is mandatory: the operator is paused.", s.Name))
+		toggles.Make("peering is forbidden", true)
+		return stop
 	}
 	if !found {
 		if s.Mandatory {
