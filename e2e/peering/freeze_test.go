@@ -14,7 +14,7 @@ func TestFreezeResume(t *testing.T) {
 	ns := newNamespace(t, "freeze")
 	newPeering(t, ns, "frozen")
 	objs := kopftest.NewObjects(t, shared.Config, examples, ns)
-	op := kopftest.Start(t, shared.Config, register("obj", nil), peered(ns, "frozen", 0, "kopf-go-freeze")...)
+	op := kopftest.Start(t, shared.Config, register(nil), peered(ns, "frozen", 0, "kopf-go-freeze")...)
 	bin, kc := binary(t), kubeconfig(t)
 	waitFor(t, "the operator's record", 30*time.Second, func() bool { return rawRecord(t, ns, "frozen", "kopf-go-freeze") != "" })
 

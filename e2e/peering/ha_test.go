@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/kopf-go/kopf/kopftest"
 )
 
@@ -71,7 +73,16 @@ func TestHAFailover(t *testing.T) {
 	for i := range perPhase {
 		objs.Create(example(fmt.Sprintf("before-%02d", i)))
 	}
-	waitFor(t, "the active replica's handling of the first objects", 60*time.Second, func() bool { return len(ledger(t, path)) == perPhase })
+	// Handled: the handler ran and its outcome is stored (the diff-base is
+	// the last write of an object's handling).
+	for i := range perPhase {
+		objs.WaitFor(fmt.Sprintf("before-%02d", i), 60*time.Second, func(o *unstructured.Unstructured) bool {
+			return o.GetAnnotations()["kopf.zalando.org/last-handled-configuration"] != ""
+		})
+	}
+	if n := len(ledger(t, path)); n != perPhase {
+		t.Fatalf("the ledger has %d objects before the kill, want %d", n, perPhase)
+	}
 
 	// SIGKILL the active replica, and keep creating objects meanwhile.
 	killed := time.Now()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"regexp"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -26,19 +25,17 @@ func (d *daemonLog) snapshot() (int, []error) {
 	return len(d.starts), append([]error(nil), d.stops...)
 }
 
-// register adds create_fn (and a daemon when d is set) for kopfexamples;
-// only objects whose name has the prefix are handled by create_fn.
-func register(prefix string, d *daemonLog) func(*kopf.Registry) error {
+// register adds create_fn (and a daemon when d is set) for kopfexamples.
+func register(d *daemonLog) func(*kopf.Registry) error {
 	return func(r *kopf.Registry) error {
 		if err := r.AddChanging(kopf.ChangingHandler{
 			ID: "create_fn", Selector: selector, Reasons: []kopf.Reason{kopf.ReasonCreate},
-			When: func(kw *kopf.ChangingKwargs) bool { return strings.HasPrefix(kw.Name, prefix) },
-			Fn:   func(context.Context, *kopf.ChangingKwargs) (any, error) { return nil, nil },
+			Fn: func(context.Context, *kopf.ChangingKwargs) (any, error) { return nil, nil },
 		}); err != nil {
 			return err
 		}
-		if d == nil { // the witness: an on.event handler that sees every event
-			return r.AddEvent(kopf.EventHandler{ID: "event_fn", Selector: selector, Fn: func(context.Context, *kopf.EventKwargs) error { return nil }})
+		if d == nil {
+			return nil
 		}
 		return r.AddDaemon(kopf.DaemonHandler{
 			ID: "daemon_fn", Selector: selector,
@@ -56,6 +53,14 @@ func register(prefix string, d *daemonLog) func(*kopf.Registry) error {
 	}
 }
 
+// witness adds an on.event handler only: it sees every event of
+// kopfexamples and writes nothing to them (no changing handler: no
+// diff-base, no finalizer), so what the paused operator leaves undone
+// stays undone.
+func witness(r *kopf.Registry) error {
+	return r.AddEvent(kopf.EventHandler{ID: "event_fn", Selector: selector, Fn: func(context.Context, *kopf.EventKwargs) error { return nil }})
+}
+
 // Two operators, priorities 0 and 100: the higher one pauses the lower
 // one (its handlers stop running, its daemons stop), and when the higher
 // one exits, the lower one resumes and handles what came meanwhile.
@@ -65,14 +70,12 @@ func TestPriorityPausing(t *testing.T) {
 	objs := kopftest.NewObjects(t, shared.Config, examples, ns)
 
 	var daemon daemonLog
-	low := kopftest.Start(t, shared.Config, register("obj", &daemon), peered(ns, "prio", 0, "low-operator")...)
+	low := kopftest.Start(t, shared.Config, register(&daemon), peered(ns, "prio", 0, "low-operator")...)
 	objs.Create(example("obj-1"))
 	low.WaitOutcome(kopftest.Match{Name: "obj-1", Handler: "create_fn", Result: kopftest.Succeeded}, 30*time.Second)
 	waitFor(t, "the daemon's start", 10*time.Second, func() bool { n, _ := daemon.snapshot(); return n == 1 })
 
-	// The higher operator handles nothing of these objects (no name has
-	// its prefix): what the lower one does not do while paused stays undone.
-	high := kopftest.Start(t, shared.Config, register("none-", nil), peered(ns, "prio", 100, "high-operator")...)
+	high := kopftest.Start(t, shared.Config, witness, peered(ns, "prio", 100, "high-operator")...)
 	low.WaitLog("Pausing operations in favour of [<Peer high-operator: priority=100, lifetime=60, lastseen='", 30*time.Second)
 	waitFor(t, "the daemon's stop for the pause", 10*time.Second, func() bool { _, stops := daemon.snapshot(); return len(stops) == 1 })
 	if _, stops := daemon.snapshot(); !errors.Is(stops[0], kopf.StopOperatorPausing) {

@@ -59,7 +59,7 @@ func TestKopfWireFormat(t *testing.T) {
 	ns := newNamespace(t, "wire")
 	newPeering(t, ns, "wire")
 	objs := kopftest.NewObjects(t, shared.Config, examples, ns)
-	op := kopftest.Start(t, shared.Config, register("obj", nil), peered(ns, "wire", 0, "kopf-go-wire")...)
+	op := kopftest.Start(t, shared.Config, register(nil), peered(ns, "wire", 0, "kopf-go-wire")...)
 
 	// kopf-go's keep-alive record, as the API server stores it.
 	var rec string

@@ -4,18 +4,21 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 
 	"github.com/kopf-go/kopf/runtime/daemons"
 	"github.com/kopf-go/kopf/runtime/peering"
 	"github.com/kopf-go/kopf/runtime/queueing"
 	"github.com/kopf-go/kopf/runtime/scope"
+	"github.com/kopf-go/kopf/runtime/settings"
 	"github.com/kopf-go/kopf/runtime/watching"
 )
 
@@ -138,28 +141,34 @@ func (g *pauseGate) hold(process queueing.Processor) queueing.Processor {
 // stops them, to be called once the workers are done (the Lease is
 // released then, and the operator's records removed).
 //
-// A peering object missing at start: with a mandatory peering (-P), the
-// operator stays paused until it appears (as Kopf 1.x); with the default
-// one, it runs standalone (Kopf's log line) and joins the peering if the
-// object appears later.
+// The operator is paused from the start until the peering is resolved
+// (the resources discovered, the objects read; retried while the API
+// server fails), so that no replica handles anything before it knows
+// whether it may. A peering object missing at start: with a mandatory
+// peering (-P), the operator stays paused until it appears (as Kopf 1.x);
+// with the default one, it runs standalone (Kopf's log line) and joins
+// the peering if the object appears later.
 func startPeering(ctx context.Context, dc discovery.DiscoveryInterface, cl clients, opts *Options, sc scope.Scope) func() {
 	s := opts.Settings.Peering
 	logger := opts.Logger
 	if s.Standalone {
 		return func() {}
 	}
-	clusterwide := len(opts.Namespaces) == 0 || opts.AllNamespaces
-	if s.Clusterwide != nil {
-		clusterwide = *s.Clusterwide
-	}
 	toggles := &peering.Toggles{}
 	gate := newPauseGate(ctx.Done())
 	toggles.OnChange = gate.set
 	opts.paused = gate
+	starting := toggles.Make("peering is starting", true)
 
 	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
-	stop := func() {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer starting.Drop() // after the toggles that replace it are made
+		joinPeering(pctx, &wg, dc, cl, *opts, sc, toggles)
+	}()
+	return func() {
 		cancel()
 		done := make(chan struct{})
 		go func() { wg.Wait(); close(done) }()
@@ -169,10 +178,38 @@ func startPeering(ctx context.Context, dc discovery.DiscoveryInterface, cl clien
 			logger.Warn("The peering did not stop in time; exiting anyway.")
 		}
 	}
+}
 
-	gvrs, err := peering.Resolve(dc, clusterwide)
-	if err != nil {
-		logger.Warn(fmt.Sprintf("The peering resources cannot be discovered: %v", err))
+// joinPeering resolves the peering and starts its goroutines in wg.
+func joinPeering(ctx context.Context, wg *sync.WaitGroup, dc discovery.DiscoveryInterface, cl clients, opts Options, sc scope.Scope, toggles *peering.Toggles) {
+	s := opts.Settings.Peering
+	logger := opts.Logger
+	clusterwide := len(opts.Namespaces) == 0 || opts.AllNamespaces
+	if s.Clusterwide != nil {
+		clusterwide = *s.Clusterwide
+	}
+	identity := peering.Identity(s.Identity)
+	if identity == "" {
+		identity = peering.DetectOwnID(false)
+	}
+	retry := wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: math.MaxInt32, Cap: opts.RescanInterval}
+	var gvrs []schema.GroupVersionResource
+	var namespaces []string
+	var objects []peering.Object
+	found := false
+	for {
+		var err error
+		gvrs, namespaces, objects, found, err = resolvePeering(ctx, dc, cl, s, clusterwide, sc, logger)
+		if err == nil {
+			break
+		}
+		delay := retry.Step()
+		logger.Debug(fmt.Sprintf("The peering cannot be resolved: %v; retrying in %s seconds.", err, seconds(delay)))
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
 	}
 	if len(gvrs) == 0 {
 		if s.Mandatory {
@@ -181,43 +218,16 @@ func startPeering(ctx context.Context, dc discovery.DiscoveryInterface, cl clien
 		} else {
 			logger.Info("Default peering object not found, falling back to the standalone mode.")
 		}
-		return stop
+		return
 	}
-	namespaces := []string{""}
-	if !clusterwide {
-		namespaces = peeringNamespaces(ctx, cl, sc, logger)
-	}
-	identity := peering.Identity(s.Identity)
-	if identity == "" {
-		identity = peering.DetectOwnID(false)
+	if len(objects) == 0 {
+		if s.Mandatory {
+			logger.Warn(fmt.Sprintf("The peering %q cannot be read, but it is mandatory: the operator is paused.", s.Name))
+			toggles.Make("peering is forbidden", true)
+		}
+		return
 	}
 	logger.Debug(fmt.Sprintf("Peering as %s in '%s' with the priority %d.", identity, s.Name, s.Priority))
-
-	// Which objects exist now decides the start: paused until the Lease
-	// is held if any does; paused for good while a mandatory one is missing.
-	var objects []peering.Object
-	found := false
-	for _, gvr := range gvrs {
-		for _, ns := range namespaces {
-			o := peering.Object{Client: cl.dynamic.Resource(schema.GroupVersionResource(gvr)), Namespace: ns, Name: s.Name, Logger: logger}
-			ok, err := o.Get(ctx)
-			if apierrors.IsForbidden(err) {
-				// The role lacks the rules of peering (kopf-gen --peering adds them).
-				logger.Warn(fmt.Sprintf("The peering %q %s cannot be read, it is left out: %v", s.Name, where(ns), err))
-				continue
-			}
-			if err != nil {
-				logger.Warn(fmt.Sprintf("The peering %q %s cannot be read: %v", s.Name, where(ns), err))
-			}
-			found = found || ok
-			objects = append(objects, o)
-		}
-	}
-	if !found && len(objects) == 0 && s.Mandatory {
-		logger.Warn(fmt.Sprintf("The peering %q cannot be read, but it is mandatory: the operator is paused.", s.Name))
-		toggles.Make("peering is forbidden", true)
-		return stop
-	}
 	if !found {
 		if s.Mandatory {
 			logger.Warn(fmt.Sprintf("The peering %q is not found, but it is mandatory: the operator is paused until it appears.", s.Name))
@@ -249,7 +259,7 @@ func startPeering(ctx context.Context, dc discovery.DiscoveryInterface, cl clien
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					e.Run(pctx)
+					e.Run(ctx)
 				}()
 			})
 		}
@@ -269,14 +279,49 @@ func startPeering(ctx context.Context, dc discovery.DiscoveryInterface, cl clien
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			ob.Run(pctx)
+			ob.Run(ctx)
 		}()
 		go func() {
 			defer wg.Done()
-			o.Keepalive(pctx, identity, s.Priority, s.Lifetime, s.Stealth)
+			o.Keepalive(ctx, identity, s.Priority, s.Lifetime, s.Stealth)
 		}()
 	}
-	return stop
+}
+
+// resolvePeering finds the peering resources served, the namespaces of
+// the peering objects, and which objects may be read (a Forbidden one is
+// left out with a warning: the role lacks the rules of peering) and
+// exist. Any other failure is an error, to retry.
+func resolvePeering(ctx context.Context, dc discovery.DiscoveryInterface, cl clients, s settings.Peering, clusterwide bool, sc scope.Scope, logger *slog.Logger) (gvrs []schema.GroupVersionResource, namespaces []string, objects []peering.Object, found bool, err error) {
+	gvrs, err = peering.Resolve(dc, clusterwide)
+	if err != nil || len(gvrs) == 0 {
+		return gvrs, nil, nil, false, err
+	}
+	namespaces = []string{""}
+	if !clusterwide {
+		if namespaces, err = peeringNamespaces(ctx, cl, sc); apierrors.IsForbidden(err) {
+			logger.Warn(fmt.Sprintf("The peering is left out: %v", err))
+			return gvrs, nil, nil, false, nil
+		} else if err != nil {
+			return nil, nil, nil, false, err
+		}
+	}
+	for _, gvr := range gvrs {
+		for _, ns := range namespaces {
+			o := peering.Object{Client: cl.dynamic.Resource(gvr), Namespace: ns, Name: s.Name, Logger: logger}
+			ok, err := o.Get(ctx)
+			if apierrors.IsForbidden(err) {
+				logger.Warn(fmt.Sprintf("The peering %q %s cannot be read, it is left out: %v", s.Name, where(ns), err))
+				continue
+			}
+			if err != nil {
+				return nil, nil, nil, false, fmt.Errorf("reading the peering %q %s: %w", s.Name, where(ns), err)
+			}
+			found = found || ok
+			objects = append(objects, o)
+		}
+	}
+	return gvrs, namespaces, objects, found, nil
 }
 
 func where(ns string) string {
@@ -288,14 +333,13 @@ func where(ns string) string {
 
 // peeringNamespaces are the namespaces of the KopfPeerings: the served
 // ones given by name, or, for patterns, those that match at start.
-func peeringNamespaces(ctx context.Context, cl clients, sc scope.Scope, logger *slog.Logger) []string {
+func peeringNamespaces(ctx context.Context, cl clients, sc scope.Scope) ([]string, error) {
 	if names, ok := sc.ExactNamespaces(); ok {
-		return names
+		return names, nil
 	}
 	list, err := cl.dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		logger.Warn(fmt.Sprintf("The namespaces of the peering cannot be listed: %v", err))
-		return nil
+		return nil, fmt.Errorf("listing the namespaces of the peering: %w", err)
 	}
 	var names []string
 	for _, ns := range list.Items {
@@ -303,5 +347,5 @@ func peeringNamespaces(ctx context.Context, cl clients, sc scope.Scope, logger *
 			names = append(names, ns.GetName())
 		}
 	}
-	return names
+	return names, nil
 }
