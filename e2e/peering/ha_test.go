@@ -94,7 +94,11 @@ func TestHAFailover(t *testing.T) {
 		objs.Create(example(fmt.Sprintf("after-%02d", i)))
 	}
 	took := b.waitLog(t, "This replica is the active one: it holds the Lease "+ns+"/kopf-peering-ha-0.", 30*time.Second).Sub(killed)
-	bound := leaseDuration + retryPeriod*6/5 + time.Second // the Lease expires, the next try takes it; 1 s for polling and the API
+	// The stand-by notices the last renewal up to one (jittered) retry after
+	// it, takes the Lease once it has not changed for leaseDuration, at its
+	// next try: leaseDuration + 2 jittered retries; 1 s for the API and the
+	// log's polling.
+	bound := leaseDuration + 2*retryPeriod*6/5 + time.Second
 	t.Logf("handover after SIGKILL: %s (Lease duration %s, bound %s)", took, leaseDuration, bound)
 	if took > bound {
 		t.Errorf("the handover took %s, more than %s", took, bound)
