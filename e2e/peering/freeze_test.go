@@ -32,6 +32,7 @@ func TestFreezeResume(t *testing.T) {
 		t.Fatal("freeze wrote no record")
 	}
 	objs.Create(example("obj-1"))
+	op.WaitLog("["+ns+"/obj-1] The operator is paused: the processing waits for the resume.", 30*time.Second)
 	if got := op.Outcomes(kopftest.Match{Name: "obj-1", Handler: "create_fn"}); len(got) != 0 {
 		t.Fatalf("the frozen operator handled obj-1: %v", got)
 	}

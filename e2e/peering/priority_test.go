@@ -92,6 +92,7 @@ func TestPriorityPausing(t *testing.T) {
 	// The higher operator's on.event handler witnesses obj-2's creation:
 	// the lower one has seen it about then too, and must not handle it.
 	high.WaitOutcome(kopftest.Match{Name: "obj-2", Handler: "event_fn", Cause: kopftest.CauseEvent}, 30*time.Second)
+	low.WaitLog("["+ns+"/obj-2] The operator is paused: the processing waits for the resume.", 30*time.Second)
 	if got := low.Outcomes(kopftest.Match{Name: "obj-2", Handler: "create_fn"}); len(got) != 0 {
 		t.Fatalf("the paused operator handled obj-2: %v", got)
 	}

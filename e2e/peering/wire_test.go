@@ -86,6 +86,7 @@ func TestKopfWireFormat(t *testing.T) {
 	patchPeering(t, ns, "wire", `{"status": {"`+python+`": {"priority": 100, "lifetime": 60, "lastseen": "`+now+`"}}}`)
 	op.WaitLog("Pausing operations in favour of [<Peer "+python+": priority=100, lifetime=60, lastseen='"+now+"'>].", 30*time.Second)
 	objs.Create(example("obj-1"))
+	op.WaitLog("["+ns+"/obj-1] The operator is paused: the processing waits for the resume.", 30*time.Second)
 	if got := op.Outcomes(kopftest.Match{Name: "obj-1", Handler: "create_fn"}); len(got) != 0 {
 		t.Fatalf("the paused operator handled obj-1: %v", got)
 	}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/discovery"
 
 	"github.com/kopf-go/kopf/runtime/daemons"
+	"github.com/kopf-go/kopf/runtime/logging"
 	"github.com/kopf-go/kopf/runtime/peering"
 	"github.com/kopf-go/kopf/runtime/queueing"
 	"github.com/kopf-go/kopf/runtime/scope"
@@ -50,7 +51,8 @@ func applyPeeringOptions(opts Options) {
 // at its latest version. Daemons and timers are stopped on pause
 // (daemons.Engine.Pause) and started again on resume.
 type pauseGate struct {
-	stop <-chan struct{} // the operator is exiting: the held workers return
+	stop   <-chan struct{} // the operator is exiting: the held workers return
+	logger *slog.Logger
 
 	mu      sync.Mutex
 	open    chan struct{} // closed while running
@@ -59,8 +61,8 @@ type pauseGate struct {
 	toggles *peering.Toggles
 }
 
-func newPauseGate(stop <-chan struct{}) *pauseGate {
-	g := &pauseGate{stop: stop, open: make(chan struct{})}
+func newPauseGate(stop <-chan struct{}, logger *slog.Logger) *pauseGate {
+	g := &pauseGate{stop: stop, logger: logger, open: make(chan struct{})}
 	close(g.open)
 	return g
 }
@@ -113,20 +115,22 @@ func (g *pauseGate) hold(process queueing.Processor) queueing.Processor {
 		return process
 	}
 	return func(ctx context.Context, ev watching.Event, s *queueing.Stream) {
-		for {
+		for first := true; ; first = false {
+			g.mu.Lock()
+			paused := g.paused
+			g.mu.Unlock()
+			if !paused {
+				break
+			}
+			if first {
+				logging.ForObject(g.logger, ev.Key).Debug("The operator is paused: the processing waits for the resume.")
+			}
 			select {
 			case <-g.gate():
 			case <-ctx.Done():
 				return
 			case <-g.stop:
 				return
-			}
-			// The gate may have closed again between the wake-up and now.
-			g.mu.Lock()
-			paused := g.paused
-			g.mu.Unlock()
-			if !paused {
-				break
 			}
 		}
 		process(ctx, ev, s)
@@ -155,7 +159,7 @@ func startPeering(ctx context.Context, dc discovery.DiscoveryInterface, cl clien
 		return func() {}
 	}
 	toggles := &peering.Toggles{}
-	gate := newPauseGate(ctx.Done())
+	gate := newPauseGate(ctx.Done(), logger)
 	toggles.OnChange = gate.set
 	opts.paused = gate
 	starting := toggles.Make("peering is starting", true)

@@ -2,6 +2,7 @@ package operator
 
 import (
 	"context"
+	"log/slog"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -46,7 +47,7 @@ func TestPauseGate(t *testing.T) {
 
 func testPauseGate(t *testing.T) {
 	stop := make(chan struct{})
-	g := newPauseGate(stop)
+	g := newPauseGate(stop, slog.New(slog.DiscardHandler))
 	var ran atomic.Int32
 	process := g.hold(func(context.Context, watching.Event, *queueing.Stream) { ran.Add(1) })
 
