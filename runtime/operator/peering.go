@@ -271,14 +271,33 @@ func joinPeering(ctx context.Context, wg *sync.WaitGroup, dc discovery.Discovery
 			startLease()
 		}
 	}
+	// Paused until the peers are known: the first judgement of any of the
+	// objects (Kopf preactivates its toggle when the peering is mandatory).
+	// A mandatory peering missing in one group but present in another
+	// pauses nothing.
+	unseen := toggles.Make("peering "+s.Name+" is not observed yet", found || s.Mandatory)
 	for _, o := range objects {
+		var joined sync.Once
+		seen := func() {
+			startLease()
+			if !o.Exists {
+				// Created after the start: the record is written now, not
+				// at the next keep-alive.
+				joined.Do(func() {
+					if _, err := o.Touch(ctx, identity, s.Priority, s.Lifetime, s.Stealth); err != nil {
+						logger.Warn(fmt.Sprintf("The keep-alive in '%s' has failed: %v", s.Name, err))
+					}
+				})
+			}
+		}
 		ob := &peering.Observer{
 			Object:    o,
 			Identity:  identity,
 			Priority:  s.Priority,
-			Conflicts: toggles.Make(s.Name+"@"+o.Namespace, s.Mandatory),
+			Conflicts: toggles.Make(s.Name+"@"+o.Namespace, false),
 			Lease:     s.Lease,
-			Seen:      startLease,
+			Seen:      seen,
+			Processed: func() { unseen.Set(false) },
 		}
 		wg.Add(2)
 		go func() {
@@ -322,6 +341,7 @@ func resolvePeering(ctx context.Context, dc discovery.DiscoveryInterface, cl cli
 				return nil, nil, nil, false, fmt.Errorf("reading the peering %q %s: %w", s.Name, where(ns), err)
 			}
 			found = found || ok
+			o.Exists = ok
 			objects = append(objects, o)
 		}
 	}

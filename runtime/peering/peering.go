@@ -29,6 +29,8 @@ type Object struct {
 	Namespace string // "" cluster-wide
 	Name      string
 	Logger    *slog.Logger
+	// Exists is whether the object existed when last read (for the caller).
+	Exists bool
 }
 
 func (o Object) resource() dynamic.ResourceInterface {
@@ -159,8 +161,9 @@ type Observer struct {
 	Conflicts *Toggle
 	Lease     bool
 	// Seen, if set, is called (from the observer's goroutine) each time the
-	// object is seen: it exists.
-	Seen func()
+	// object is seen: it exists; Processed after each judgement of it.
+	Seen      func()
+	Processed func()
 
 	mu       sync.Mutex
 	latest   *unstructured.Unstructured
@@ -230,6 +233,9 @@ func (ob *Observer) Run(ctx context.Context) {
 			ob.Seen()
 		}
 		next := ob.Process(ctx, u.Object, time.Now())
+		if ob.Processed != nil {
+			ob.Processed()
+		}
 		if timer != nil {
 			timer.Stop()
 			due = nil
