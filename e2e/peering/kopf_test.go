@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -77,6 +78,24 @@ func TestRealKopf(t *testing.T) {
 	// kopf-go at 666 pauses Kopf at 0, in Kopf's own words.
 	py = runKopf("kopf-low", "0")
 	py.waitLog(t, "Keep-alive in 'interop' in '"+ns+"': ok.", 60*time.Second)
-	kopftest.Start(t, shared.Config, register(nil), peered(ns, "interop", 666, "kopf-go-dev")...)
+	dev := kopftest.Start(t, shared.Config, register(nil), peered(ns, "interop", 666, "kopf-go-dev")...)
 	py.waitLog(t, "Pausing operations in favour of [<Peer kopf-go-dev: priority=666, lifetime=60, lastseen='", 60*time.Second)
+
+	// The same priority: Kopf warns and stays frozen (Kopf's rule); the
+	// kopf-go operator warns in Kopf's words too, and, holding its Lease,
+	// serves: at most one of them is active.
+	same := kopftest.Start(t, shared.Config, register(nil), peered(ns, "interop", 0, "kopf-go-same")...)
+	same.WaitLog("Pausing operations in favour of [<Peer kopf-go-dev: priority=666", 30*time.Second)
+	if err := dev.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	py.waitLog(t, "Possibly conflicting operators with the same priority: [<Peer kopf-go-same: priority=0, lifetime=60, lastseen='", 60*time.Second)
+	same.WaitLog("Possibly conflicting operators with the same priority: [<Peer kopf-low: priority=0, lifetime=60, lastseen='", 30*time.Second)
+	same.WaitLog("Resuming operations after the pause.", 30*time.Second)
+	kopftest.NewObjects(t, shared.Config, examples, ns).Create(example("obj-same"))
+	same.WaitOutcome(kopftest.Match{Name: "obj-same", Handler: "create_fn", Result: kopftest.Succeeded}, 30*time.Second)
+	logs := py.logs()
+	if _, after, _ := strings.Cut(logs, "Possibly conflicting operators with the same priority: [<Peer kopf-go-same"); strings.Contains(after, "Resuming operations") {
+		t.Errorf("Kopf resumed next to a peer of its priority:\n%s", logs)
+	}
 }

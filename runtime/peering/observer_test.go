@@ -98,3 +98,39 @@ func TestObserverProcess(t *testing.T) {
 		})
 	}
 }
+
+// With the Lease, the same-priority warning is logged when that set of
+// peers changes, and again once a higher priority that hid it is gone.
+func TestObserverSamePriorityWarning(t *testing.T) {
+	now := time.Date(2026, 6, 3, 12, 0, 30, 0, time.UTC)
+	live := func(prio int) map[string]any {
+		return map[string]any{"priority": float64(prio), "lifetime": float64(60), "lastseen": "2026-06-03T12:00:00+00:00"}
+	}
+	gvr := schema.GroupVersionResource{Group: "kopf.dev", Version: "v1", Resource: "clusterkopfpeerings"}
+	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{gvr: "ClusterKopfPeeringList"})
+	var out bytes.Buffer
+	toggles := &Toggles{}
+	ob := &Observer{
+		Object:    Object{Client: client.Resource(gvr), Name: "default", Logger: slog.New(slog.NewTextHandler(&out, nil))},
+		Identity:  "me",
+		Conflicts: toggles.Make("default@", false),
+		Lease:     true,
+	}
+	const warning = "Possibly conflicting operators with the same priority"
+	steps := []struct {
+		status   map[string]any
+		warnings int
+		paused   bool
+	}{
+		{map[string]any{"me": live(0), "twin": live(0)}, 1, false},
+		{map[string]any{"me": live(0), "twin": live(0)}, 1, false}, // unchanged: not again
+		{map[string]any{"me": live(0), "twin": live(0), "dev": live(666)}, 1, true},
+		{map[string]any{"me": live(0), "twin": live(0)}, 2, false}, // the dev is gone: again
+	}
+	for i, st := range steps {
+		ob.Process(context.Background(), map[string]any{"status": st.status}, now)
+		if got := strings.Count(out.String(), warning); got != st.warnings || toggles.Paused() != st.paused {
+			t.Fatalf("step %d: %d warnings (want %d), paused %v (want %v):\n%s", i, got, st.warnings, toggles.Paused(), st.paused, out.String())
+		}
+	}
+}

@@ -278,6 +278,7 @@ func (ob *Observer) Process(ctx context.Context, obj map[string]any, now time.Ti
 	}
 	switch {
 	case len(prio) > 0:
+		ob.sameSeen = "" // warned again about the same priority once these are gone
 		if !ob.Conflicts.On() {
 			ob.Logger.Info(fmt.Sprintf("Pausing operations in favour of %s.", prio))
 			ob.Conflicts.Set(true)
@@ -293,12 +294,12 @@ func (ob *Observer) Process(ctx context.Context, obj map[string]any, now time.Ti
 			ob.Logger.Warn(fmt.Sprintf("Possibly conflicting operators with the same priority: %s.", same))
 			ob.Logger.Info("The kopf-go operators of the same priority elect the active one through their Lease; a Kopf operator among them pauses itself.")
 		}
+		ob.sameSeen = sameIDs
 		if ob.Conflicts.On() {
 			ob.Logger.Info("Resuming operations after the pause. Conflicting operators with the same priority are gone.")
 			ob.Conflicts.Set(false)
 		}
 	}
-	ob.sameSeen = sameIDs
 	var next time.Time
 	for _, p := range append(slices.Clone(prio), same...) {
 		if d := p.Deadline(); next.IsZero() || d.Before(next) {
