@@ -102,14 +102,16 @@ func client(t *testing.T) *dynamic.DynamicClient {
 	return dyn
 }
 
-// newNamespace creates a namespace of the test's own.
-func newNamespace(t *testing.T, name string) string {
+// newNamespace creates a namespace of the test's own: the prefix and a
+// suffix that differs from run to run (go test -count).
+func newNamespace(t *testing.T, prefix string) string {
 	t.Helper()
-	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}}
-	if _, err := client(t).Resource(namespace).Create(context.Background(), ns, metav1.CreateOptions{}); err != nil {
+	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"generateName": prefix + "-"}}}
+	got, err := client(t).Resource(namespace).Create(context.Background(), ns, metav1.CreateOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	return name
+	return got.GetName()
 }
 
 // newPeering creates the KopfPeering name in ns.

@@ -77,16 +77,17 @@ spec:
 		t.Fatal(err)
 	}
 	legacy := schema.GroupVersionResource{Group: "zalando.org", Version: "v1", Resource: "clusterkopfpeerings"}
-	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "zalando.org/v1", "kind": "ClusterKopfPeering", "metadata": map[string]any{"name": "legacy"}}}
+	ns := newNamespace(t, "legacy")
+	name := ns // cluster-wide, but of this run only
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "zalando.org/v1", "kind": "ClusterKopfPeering", "metadata": map[string]any{"name": name}}}
 	if _, err := client(t).Resource(legacy).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	ns := newNamespace(t, "legacy")
 	clusterwide := true
-	opts := append(peered(ns, "legacy", 0, "kopf-go-legacy"), kopf.WithSettings(func(s *kopf.Settings) { s.Peering.Clusterwide = &clusterwide }))
+	opts := append(peered(ns, name, 0, "kopf-go-legacy"), kopf.WithSettings(func(s *kopf.Settings) { s.Peering.Clusterwide = &clusterwide }))
 	op := kopftest.Start(t, shared.Config, register(nil), opts...)
 	record := func() map[string]any {
-		got, err := client(t).Resource(legacy).Get(ctx, "legacy", metav1.GetOptions{})
+		got, err := client(t).Resource(legacy).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,12 +96,12 @@ spec:
 	}
 	waitFor(t, "kopf-go's record in zalando.org", 30*time.Second, func() bool { return record() != nil })
 	now := peering.IsoFormat(time.Now().UTC())
-	if _, err := client(t).Resource(legacy).Patch(ctx, "legacy", "application/merge-patch+json",
+	if _, err := client(t).Resource(legacy).Patch(ctx, name, "application/merge-patch+json",
 		[]byte(`{"status": {"kopf-python": {"priority": 100, "lifetime": 60, "lastseen": "`+now+`"}}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	op.WaitLog("Pausing operations in favour of [<Peer kopf-python: priority=100, lifetime=60, lastseen='"+now+"'>].", 30*time.Second)
-	if _, err := client(t).Resource(legacy).Patch(ctx, "legacy", "application/merge-patch+json", []byte(`{"status": {"kopf-python": null}}`), metav1.PatchOptions{}); err != nil {
+	if _, err := client(t).Resource(legacy).Patch(ctx, name, "application/merge-patch+json", []byte(`{"status": {"kopf-python": null}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	op.WaitLog("Resuming operations after the pause. Conflicting operators with the same priority are gone.", 30*time.Second)
