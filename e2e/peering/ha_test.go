@@ -45,8 +45,10 @@ func ledger(t *testing.T, path string) map[string][]string {
 // High availability: two replicas of equal priority elect one active
 // replica through the Lease; the other stands by, watching. The active
 // one is killed (SIGKILL) while objects keep coming: the stand-by takes
-// over within the Lease's duration, and every object is handled exactly
-// once (the ledger of handler runs).
+// over once the Lease expires (its duration plus a retry or two). Then
+// that one exits cleanly (SIGTERM) and releases the Lease: a third
+// replica takes over at once. Every object is handled exactly once (the
+// ledger of handler runs), though all three replicas saw them all.
 func TestHAFailover(t *testing.T) {
 	const perPhase = 20
 	ns := newNamespace(t, "ha")
@@ -105,8 +107,13 @@ func TestHAFailover(t *testing.T) {
 	}
 	waitFor(t, "the new active replica's handling of every object", 60*time.Second, func() bool { return len(ledger(t, path)) == 2*perPhase })
 
-	// A clean exit of the stand-by-turned-active: it drains, releases the
-	// Lease and removes its record; then the ledger is final.
+	// A clean exit of the active replica: it drains and releases the
+	// Lease, and a third replica, standing by, takes over at its next try,
+	// without waiting for the Lease to expire; it processes every object
+	// again on resume, and runs no handler twice.
+	c := start(t, bin, filepath.Join(dir, "replica-c.log"), env, args...)
+	c.waitLog(t, "Standing by: the active replica is ", 30*time.Second)
+	terminated := time.Now()
 	if err := b.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -116,6 +123,27 @@ func TestHAFailover(t *testing.T) {
 		t.Fatal("replica b did not exit on SIGTERM")
 	}
 	b.waitLog(t, "The Lease "+ns+"/kopf-peering-ha-0 is released.", time.Second)
+	took = c.waitLog(t, "This replica is the active one: it holds the Lease "+ns+"/kopf-peering-ha-0.", 30*time.Second).Sub(terminated)
+	t.Logf("handover after SIGTERM: %s (Lease duration %s)", took, leaseDuration)
+	if took >= leaseDuration {
+		t.Errorf("the handover on a clean exit took %s: the Lease was not released", took)
+	}
+	// The new active replica held every object's first event: once it has
+	// processed them all (the diff-base read: nothing to do), its exit
+	// leaves the ledger final.
+	for _, phase := range []string{"before", "after"} {
+		for i := range perPhase {
+			c.waitLog(t, fmt.Sprintf("[%s/%s-%02d] Handling cycle is finished, waiting for new changes.", ns, phase, i), 30*time.Second)
+		}
+	}
+	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-c.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("replica c did not exit on SIGTERM")
+	}
 
 	runs := ledger(t, path)
 	apid, bpid := fmt.Sprintf("pid=%d", a.cmd.Process.Pid), fmt.Sprintf("pid=%d", b.cmd.Process.Pid)
