@@ -61,25 +61,23 @@ func WithAllNamespaces() Option {
 }
 
 // WithStandalone runs the operator without peering (Kopf's
-// standalone=True; --standalone on the command line). Peering is not
-// implemented yet: without this option, the operator warns so and runs
-// standalone anyway.
+// standalone=True; --standalone on the command line; docs/peering.md).
 func WithStandalone() Option {
 	return func(o *cli.Options) { o.Standalone = true }
 }
 
 // WithPriority sets the operator's priority among the operators that
 // serve the same objects (Kopf's priority=; -p/--priority and --dev on the
-// command line, which take precedence). Peering is not implemented yet:
-// the priority is only logged.
+// command line, which take precedence): it pauses while a peer of a
+// higher priority runs (docs/peering.md).
 func WithPriority(priority int) Option {
 	return func(o *cli.Options) { o.Priority = priority }
 }
 
 // WithPeering names the peering object of the operators that serve the
 // same objects (Kopf's peering_name=; -P/--peering on the command line,
-// which takes precedence). Peering is not implemented yet: the name is
-// only logged.
+// which takes precedence), and makes the peering mandatory: the operator
+// stays paused while the object is missing (docs/peering.md).
 func WithPeering(name string) Option {
 	return func(o *cli.Options) { o.PeeringName = name }
 }

@@ -61,14 +61,24 @@ func TestWithSettingsOrder(t *testing.T) {
 	}
 }
 
-// WithPriority and WithPeering reach the operator, which runs standalone
-// (peering is not implemented) and names them as ignored.
+// WithPriority and WithPeering reach the operator's settings.Peering
+// before its startup handlers run (Kopf's priority= and peering_name=: the
+// peering named is mandatory).
 func TestWithPriorityAndPeering(t *testing.T) {
 	var logs kopftest.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	seen := make(chan kopf.PeeringSettings, 1)
+	register := func(r *kopf.Registry) error {
+		return r.AddActivity(kopf.ActivityHandler{ID: "peering", Activity: kopf.ActivityStartup, Fn: func(_ context.Context, kw *kopf.ActivityKwargs) (any, error) {
+			seen <- kw.Settings.Peering
+			cancel()
+			return nil, nil
+		}})
+	}
 	done := make(chan error, 1)
 	go func() {
-		done <- kopf.Run(ctx, func(*kopf.Registry) error { return nil },
+		done <- kopf.Run(ctx, register,
 			kopf.WithConfig(&rest.Config{Host: "https://127.0.0.1:1"}),
 			kopf.WithAllNamespaces(),
 			kopf.WithLogger(kopf.NewLogger(&logs, kopf.LogPlain, slog.LevelInfo)),
@@ -76,16 +86,13 @@ func TestWithPriorityAndPeering(t *testing.T) {
 			kopf.WithPeering("example"),
 		)
 	}()
-	const want = `Peering is not supported yet; running in the standalone mode. Ignored: the peering "example" and the priority 100.`
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(logs.String(), want) && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	select {
+	case p := <-seen:
+		if p.Name != "example" || !p.Mandatory || p.Priority != 100 || p.Standalone {
+			t.Errorf("settings.Peering in the startup handler = %+v, want the peering \"example\" (mandatory), priority 100", p)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the startup handler did not run:\n%s", logs.String())
 	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("Run() = %v", err)
-	}
-	if !strings.Contains(logs.String(), want) {
-		t.Errorf("the log lacks %q:\n%s", want, logs.String())
-	}
+	<-done
 }

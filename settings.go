@@ -25,6 +25,9 @@ type (
 	NetworkingSettings = settings.Networking
 	// PostingSettings are Kopf's settings.posting.
 	PostingSettings = settings.Posting
+	// PeeringSettings are Kopf's settings.peering, with kopf-go's Lease
+	// (docs/peering.md).
+	PeeringSettings = settings.Peering
 )
 
 // DefaultSettings returns new settings with Kopf's defaults, the ones that

@@ -36,9 +36,10 @@
 // to every authenticated user through the default system:discovery role),
 // customresourcedefinitions and namespaces (the runtime finds resources
 // through discovery and filters namespaces itself, without watching
-// either). Peering (Kopf's kopf.dev kopfpeerings and clusterkopfpeerings)
-// is not implemented by the runtime yet; [RoleOptions.Peering] adds Kopf's
-// rules for it, for operators that will run with it.
+// either). [RoleOptions.Peering] adds the rules of peering: Kopf's
+// kopfpeerings and clusterkopfpeerings (kopf.dev and zalando.org) and the
+// coordination.k8s.io Lease of the active replica; an operator without
+// them runs with --standalone (docs/peering.md).
 //
 // What handlers do themselves (create pods, read secrets) cannot be known
 // from markers: those rules belong in a role of the user's own, since the

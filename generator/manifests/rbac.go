@@ -18,7 +18,8 @@ import (
 type RoleOptions struct {
 	// Name is the ClusterRole's name; it must be a DNS-1123 subdomain.
 	Name string
-	// Peering adds the rules of Kopf's peering objects.
+	// Peering adds the rules of Kopf's peering objects and of the Lease of
+	// the active replica (docs/peering.md).
 	Peering bool
 	// Version is kopf-gen's version, for the header.
 	Version string
@@ -107,7 +108,7 @@ func Role(pkgs []*model.Package, opts RoleOptions) ([]byte, error) {
 # through discovery and filters namespaces itself).
 `)
 	if !opts.Peering {
-		b.WriteString("# Peering is not implemented by the runtime yet: kopf-gen --peering adds its rules.\n")
+		b.WriteString("# Without the rules of peering (kopf-gen --peering), run the operator with --standalone (docs/peering.md).\n")
 	}
 	fmt.Fprintf(&b, "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: %s\n", opts.Name)
 	validating, mutating := WebhookKinds(pkgs)
@@ -159,8 +160,12 @@ func Role(pkgs []*model.Package, opts RoleOptions) ([]byte, error) {
 	writeWebhookRules(&b, validating, mutating)
 	if opts.Peering {
 		b.WriteString("  # Peering: Kopf's objects for knowing which other operators serve the same\n" +
-			"  # resources (cluster-wide and per namespace).\n")
-		writeRule(&b, "kopf.dev", []string{"clusterkopfpeerings", "kopfpeerings"}, "list", "watch", "patch", "get")
+			"  # resources (cluster-wide and per namespace), in kopf.dev and the legacy\n" +
+			"  # zalando.org: read and watched, the operator's record patched in.\n")
+		writeRule(&b, "kopf.dev", []string{"clusterkopfpeerings", "kopfpeerings"}, "get", "list", "watch", "patch")
+		writeRule(&b, "zalando.org", []string{"clusterkopfpeerings", "kopfpeerings"}, "get", "list", "watch", "patch")
+		b.WriteString("  # The Lease through which replicas of equal priority elect the active one.\n")
+		writeRule(&b, "coordination.k8s.io", []string{"leases"}, "get", "create", "update")
 	}
 	return []byte(b.String()), nil
 }

@@ -3,6 +3,8 @@
 //	NAME run [-n NAMESPACE]... | -A  [--standalone] [--dev | -p PRIORITY] [-P PEERING]
 //	         [-v|-d|-q] [--log-format full|plain|json] [--log-refkey KEY] [--[no-]log-prefix]
 //	         [-L|--liveness URL] [--readiness URL]
+//	NAME freeze -P PEERING -t LIFETIME [-p PRIORITY | --dev] [-i ID] [-n NAMESPACE]... | -A
+//	NAME resume -P PEERING [-i ID] [-n NAMESPACE]... | -A
 //	NAME --version
 //
 // NAME is the binary's name (or Options.Name). The flags are Kopf's, with
@@ -200,7 +202,7 @@ func NewCommandWith(register RegisterFunc, logOut io.Writer, opts Options) *cobr
 	root.SetVersionTemplate("{{.Name}}, kopf-go version {{.Version}}\n")
 	// Kopf's --version has no shorthand (cobra's default would be -v).
 	root.Flags().Bool("version", false, "Show the version and exit.")
-	root.AddCommand(newRunCommand(register, logOut, opts))
+	root.AddCommand(newRunCommand(register, logOut, opts), newFreezeCommand(logOut), newResumeCommand(logOut))
 	root.AddCommand(&cobra.Command{
 		Use:   "version",
 		Short: "Print the kopf-go runtime version.",

@@ -60,7 +60,7 @@ func addRunFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.BoolVar(&f.standalone, "standalone", false, "do not coordinate with other operators (peering)")
 	fl.BoolVar(&f.dev, "dev", false, "run with the priority 666 (--priority 666), for development next to a deployed operator")
 	fl.IntVarP(&f.priority, "priority", "p", 0, "the operator's priority among its peers")
-	fl.StringVarP(&f.peering, "peering", "P", "", "the peering object's name (peering itself is not implemented yet)")
+	fl.StringVarP(&f.peering, "peering", "P", "", "the peering object's name; makes the peering mandatory (default: \"default\", if it exists)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log the operator's debug messages")
 	fl.BoolVarP(&f.debug, "debug", "d", false, "log the debug messages, client-go's own too (klog -v=6)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "log only warnings and errors")

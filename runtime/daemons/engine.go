@@ -47,7 +47,7 @@
 // On the operator's exit (Engine.Shutdown) every runner is told at once
 // and waited for at most settings.Background.ExitTimeout; the rest are
 // left orphaned with Kopf's warning, and the operator exits anyway.
-// Pausing (peering, not implemented yet) has its hook: Engine.Pause and
+// Pausing (peering: runtime/operator's pause gate) is Engine.Pause and
 // Engine.Resume.
 //
 // # Metrics

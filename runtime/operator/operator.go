@@ -50,13 +50,13 @@ type Options struct {
 	// whole cluster too (as Kopf does, with a warning).
 	Namespaces    []string
 	AllNamespaces bool
-	// Standalone disables peering (which is not implemented yet: the
-	// operator always runs standalone).
+	// Standalone disables peering (--standalone; settings.Peering.Standalone).
 	Standalone bool
 	// Priority is the operator's priority among the operators that serve
-	// the same objects, and PeeringName the name of their peering object
-	// (Kopf's priority= and peering_name=, -p/--dev and -P on the command
-	// line). Peering is not implemented yet: they are only logged.
+	// the same objects, and PeeringName the name of their peering object,
+	// which makes the peering mandatory (Kopf's priority= and
+	// peering_name=, -p/--dev and -P on the command line); 0 and "" leave
+	// settings.Peering as it is. See docs/peering.md.
 	Priority    int
 	PeeringName string
 	Settings    *settings.Settings
@@ -129,6 +129,7 @@ type Options struct {
 	probe           *atomic.Pointer[ProbeFunc] // the probe handlers' runner, once the clients are made
 	metrics         *metrics.Metrics           // nil: no metrics (see MetricsAddress)
 	indexed         *indexGate                 // holds the handlers until the indices are filled; nil without indices
+	paused          *pauseGate                 // holds the handlers while peering pauses the operator; nil standalone
 }
 
 // Run serves the registry's handlers until ctx is done. It returns nil on a
@@ -166,7 +167,6 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	}
 	logger := opts.Logger
 	logger.Debug(fmt.Sprintf("Starting Kopf-go %s.", Version))
-	warnPeering(logger, opts)
 	if len(opts.Namespaces) == 0 && !opts.AllNamespaces {
 		logger.Warn("No namespaces are specified with -n or -A (kopf.WithNamespaces or kopf.WithAllNamespaces in code): serving the whole cluster. Use -A/--all-namespaces explicitly.")
 	}
@@ -182,6 +182,7 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 		return err
 	}
 	actx := activityContext(ctx, cfg, opts)
+	applyPeeringOptions(opts)
 	if ok, err := startup(actx, reg, opts); !ok {
 		return err
 	}
@@ -303,6 +304,7 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 		opts.Prober(probe)
 	}
 
+	defer startPeering(ctx, dc, cl, &opts, sc)() // stopped after the workers: see peering.go
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() {
@@ -315,6 +317,7 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	// at the same time as the workers finish their cycles (see drain), and
 	// waited for within settings.Background.ExitTimeout.
 	opts.daemons = daemons.NewEngine(ctx, opts.Settings, logger)
+	opts.paused.attach(opts.daemons)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -474,7 +477,7 @@ func serveResource(ctx context.Context, wg *sync.WaitGroup, cl clients, reg *reg
 	if opts.releaser != nil {
 		qopts.OnIdle = opts.releaser.idle
 	}
-	mux := queueing.NewMultiplexer(workCtx, qopts, opts.indexed.hold(r.Process))
+	mux := queueing.NewMultiplexer(workCtx, qopts, opts.paused.hold(opts.indexed.hold(r.Process)))
 	mr := opts.instrumentResource(res, r, mux)
 	r.Daemons = opts.daemons
 	opts.releaser.watch(mux.Workers)

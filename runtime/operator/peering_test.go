@@ -1,33 +1,90 @@
 package operator
 
 import (
-	"bytes"
+	"context"
 	"log/slog"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
+	"time"
 
-	"github.com/kopf-go/kopf/runtime/logging"
+	"github.com/kopf-go/kopf/runtime/queueing"
+	"github.com/kopf-go/kopf/runtime/settings"
+	"github.com/kopf-go/kopf/runtime/watching"
 )
 
-func TestWarnPeering(t *testing.T) {
-	const base = "Peering is not supported yet; running in the standalone mode."
+func TestApplyPeeringOptions(t *testing.T) {
 	tests := []struct {
 		name string
 		opts Options
-		want string
+		want settings.Peering
 	}{
-		{"standalone: no warning", Options{Standalone: true, PeeringName: "p", Priority: 1}, ""},
-		{"nothing given", Options{}, base + "\n"},
-		{"a name", Options{PeeringName: "example"}, base + " Ignored: the peering \"example\".\n"},
-		{"--dev", Options{Priority: 666}, base + " Ignored: the priority 666.\n"},
-		{"both", Options{PeeringName: "example", Priority: 100}, base + " Ignored: the peering \"example\" and the priority 100.\n"},
+		{"nothing given", Options{}, settings.Default().Peering},
+		{"-P", Options{PeeringName: "example"}, func() settings.Peering {
+			p := settings.Default().Peering
+			p.Name, p.Mandatory = "example", true
+			return p
+		}()},
+		{"--dev", Options{Priority: 666}, func() settings.Peering { p := settings.Default().Peering; p.Priority = 666; return p }()},
+		{"--standalone", Options{Standalone: true}, func() settings.Peering { p := settings.Default().Peering; p.Standalone = true; return p }()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var out bytes.Buffer
-			warnPeering(logging.New(&out, logging.Plain, slog.LevelInfo), tt.opts)
-			if out.String() != tt.want {
-				t.Errorf("logged %q, want %q", out.String(), tt.want)
+			tt.opts.Settings = settings.Default()
+			applyPeeringOptions(tt.opts)
+			if got := tt.opts.Settings.Peering; got != tt.want {
+				t.Errorf("settings.Peering = %+v, want %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+// A paused gate holds new processing until it is resumed, and lets the
+// held workers go when the operator stops.
+func TestPauseGate(t *testing.T) {
+	synctest.Test(t, testPauseGate)
+}
+
+func testPauseGate(t *testing.T) {
+	stop := make(chan struct{})
+	g := newPauseGate(stop, slog.New(slog.DiscardHandler))
+	var ran atomic.Int32
+	process := g.hold(func(context.Context, watching.Event, *queueing.Stream) { ran.Add(1) })
+
+	process(context.Background(), watching.Event{}, nil)
+	if ran.Load() != 1 {
+		t.Fatalf("an open gate did not process: %d", ran.Load())
+	}
+
+	g.set(true)
+	done := make(chan struct{})
+	go func() { process(context.Background(), watching.Event{}, nil); close(done) }()
+	synctest.Wait() // the worker is blocked in the gate
+	select {
+	case <-done:
+		t.Fatal("a paused gate processed")
+	default:
+	}
+	g.set(false)
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a resumed gate did not process")
+	}
+	if ran.Load() != 2 {
+		t.Fatalf("ran %d times, want 2", ran.Load())
+	}
+
+	g.set(true)
+	done = make(chan struct{})
+	go func() { process(context.Background(), watching.Event{}, nil); close(done) }()
+	close(stop)
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a held worker did not return on the operator's stop")
+	}
+	if ran.Load() != 2 {
+		t.Fatalf("a stopped gate processed: ran %d times", ran.Load())
 	}
 }

@@ -33,6 +33,7 @@ type Settings struct {
 	Posting     Posting     // settings.posting
 	Background  Background  // settings.background
 	Admission   Admission   // settings.admission (admission.go)
+	Peering     Peering     // settings.peering (see peering.go)
 }
 
 // Persistence says where and how the operator keeps its state in objects
@@ -253,6 +254,7 @@ func Default() *Settings {
 			CancellationPolling: 60 * time.Second,
 			ExitTimeout:         5 * time.Second,
 		},
+		Peering: defaultPeering(),
 	}
 }
 

@@ -1,0 +1,284 @@
+// Package peering tests Kopf's peering and kopf-go's Lease election on a
+// real control plane: pausing by priority between two operators, a
+// peering object written as a Python Kopf peer writes it (the wire
+// format's literal values), the HA failover of two replicas by SIGKILL,
+// and the freeze and resume commands of the operator binary.
+package peering
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+
+	"github.com/kopf-go/kopf"
+	"github.com/kopf-go/kopf/e2e/cluster"
+	"github.com/kopf-go/kopf/envtest"
+	"github.com/kopf-go/kopf/runtime/cli"
+)
+
+var (
+	examples  = schema.GroupVersionResource{Group: "kopf.dev", Version: "v1", Resource: "kopfexamples"}
+	peerings  = schema.GroupVersionResource{Group: "kopf.dev", Version: "v1", Resource: "kopfpeerings"}
+	namespace = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	selector  = kopf.Selector{Group: "kopf.dev", Version: "v1", Name: "kopfexamples"}
+)
+
+// shared is the control plane, with the KopfExample and the peering CRDs.
+var shared *cluster.Cluster
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	c, err := cluster.StartDetached()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "starting the control plane: %v\n", err)
+		os.Exit(1)
+	}
+	if err := applyCRDs(c.Config); err != nil {
+		_ = c.Stop()
+		fmt.Fprintf(os.Stderr, "applying the CRDs: %v\n", err)
+		os.Exit(1)
+	}
+	shared = c
+	code := m.Run()
+	if err := c.Stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "stopping the control plane: %v\n", err)
+	}
+	os.Exit(code)
+}
+
+// applyCRDs applies examples/crd.yaml and the CRDs of examples/peering.yaml
+// (Kopf's peering.yaml; its default objects are left out: each test makes
+// the peering object of its own).
+func applyCRDs(cfg *rest.Config) error {
+	root, err := cluster.RepoRoot()
+	if err != nil {
+		return err
+	}
+	crd, err := os.ReadFile(filepath.Join(root, "examples", "crd.yaml"))
+	if err != nil {
+		return err
+	}
+	peering, err := os.ReadFile(filepath.Join(root, "examples", "peering.yaml"))
+	if err != nil {
+		return err
+	}
+	var crds [][]byte
+	for doc := range strings.SplitSeq(string(peering), "\n---") {
+		if strings.Contains(doc, "kind: CustomResourceDefinition") {
+			crds = append(crds, []byte(doc))
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := envtest.Apply(ctx, cfg, bytes.Join(append([][]byte{crd}, crds...), []byte("\n---\n"))); err != nil {
+		return err
+	}
+	return nil
+}
+
+func client(t *testing.T) *dynamic.DynamicClient {
+	t.Helper()
+	dyn, err := dynamic.NewForConfig(shared.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dyn
+}
+
+// newNamespace creates a namespace of the test's own: the prefix and a
+// suffix that differs from run to run (go test -count).
+func newNamespace(t *testing.T, prefix string) string {
+	t.Helper()
+	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"generateName": prefix + "-"}}}
+	got, err := client(t).Resource(namespace).Create(context.Background(), ns, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got.GetName()
+}
+
+// newPeering creates the KopfPeering name in ns.
+func newPeering(t *testing.T, ns, name string) {
+	t.Helper()
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "kopf.dev/v1", "kind": "KopfPeering", "metadata": map[string]any{"name": name, "namespace": ns}}}
+	if _, err := client(t).Resource(peerings).Namespace(ns).Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// peeringStatus is the raw JSON of the peering object's status.
+func peeringStatus(t *testing.T, ns, name string) map[string]any {
+	t.Helper()
+	obj, err := client(t).Resource(peerings).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, _, _ := unstructured.NestedMap(obj.Object, "status")
+	return status
+}
+
+// patchPeering merge-patches the peering's status as another peer does.
+func patchPeering(t *testing.T, ns, name, patch string) {
+	t.Helper()
+	if _, err := client(t).Resource(peerings).Namespace(ns).Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// peered are the options of an in-process operator that takes part in
+// the peering name of ns with a priority and an identity (kopftest runs
+// standalone by default).
+func peered(ns, name string, priority int, id string) []kopf.Option {
+	return []kopf.Option{
+		kopf.WithNamespaces(ns),
+		func(o *cli.Options) { o.Standalone = false },
+		kopf.WithPeering(name),
+		kopf.WithPriority(priority),
+		kopf.WithSettings(func(s *kopf.Settings) {
+			s.Peering.Identity = id
+			s.Peering.LeaseDuration, s.Peering.RenewDeadline, s.Peering.RetryPeriod = 3*time.Second, 2*time.Second, 500*time.Millisecond
+		}),
+	}
+}
+
+func example(name string) map[string]any {
+	return map[string]any{"apiVersion": "kopf.dev/v1", "kind": "KopfExample", "metadata": map[string]any{"name": name}, "spec": map[string]any{"field": "value"}}
+}
+
+// waitFor polls cond until it holds, failing the test after timeout.
+func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// process is an operator binary running as a separate process.
+type process struct {
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{}
+}
+
+// start runs bin with args, its output into logPath, killed at the end of
+// the test if still running.
+func start(t *testing.T, bin, logPath string, env []string, args ...string) *process {
+	t.Helper()
+	f, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.Env = append(cleanEnv(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the test
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		t.Fatalf("starting %s: %v", bin, err)
+	}
+	p := &process{cmd: cmd, log: logPath, done: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait()
+		f.Close()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			_ = cmd.Process.Kill()
+			<-p.done
+		}
+		if t.Failed() {
+			data, _ := os.ReadFile(logPath)
+			t.Logf("log of %s (pid %d):\n%s", filepath.Base(logPath), cmd.Process.Pid, data)
+		}
+	})
+	return p
+}
+
+// cleanEnv is the test's environment without the variables that would
+// change an operator's identity or its Lease's namespace.
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "POD_ID=") && !strings.HasPrefix(kv, "POD_NAMESPACE=") && !strings.HasPrefix(kv, "KOPF_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+func (p *process) logs() string {
+	data, _ := os.ReadFile(p.log)
+	return string(data)
+}
+
+// waitLog waits for text in the process's log and returns when it saw it.
+func (p *process) waitLog(t *testing.T, text string, timeout time.Duration) time.Time {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("%q in the log of %s", text, filepath.Base(p.log)), timeout, func() bool { return strings.Contains(p.logs(), text) })
+	return time.Now()
+}
+
+var (
+	buildOnce sync.Once
+	built     string
+	buildErr  error
+)
+
+// binary builds ./operator once per test run.
+func binary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "peering-operator-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		goBin, err := exec.LookPath("go")
+		if err != nil {
+			goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		}
+		built = filepath.Join(dir, "operator")
+		if out, err := exec.Command(goBin, "build", "-o", built, "./operator").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("building ./operator: %w\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return built
+}
+
+// kubeconfig writes the cluster's admin kubeconfig into the test's
+// directory.
+func kubeconfig(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := shared.WriteKubeconfig(path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
