@@ -7,14 +7,15 @@
 //     replica: one core each, as a pod with a CPU limit of 1) or waiting
 //     (a sleep of -sleep, 20 ms, with settings.Queueing.WorkerLimit
 //     -workers, 1): the ratios against one replica, in the same run;
-//
 //   - one replica (no sharding) catching up with -big objects (100,000):
 //     catch-up time, memory per object (settled RSS and Go heap against the
 //     same operator with no objects, measured in the same run), idle CPU.
 //
-//     cd bench && go run ./cmd/sharding                    # both parts
-//     cd bench && go run ./cmd/sharding -big 0              # throughput only
-//     cd bench && go run ./cmd/sharding -n 0 -big 30000     # scale only
+// Run it so:
+//
+//	cd bench && go run ./cmd/sharding                    # both parts
+//	cd bench && go run ./cmd/sharding -big 0              # throughput only
+//	cd bench && go run ./cmd/sharding -n 0 -big 30000     # scale only
 //
 // One control plane (e2e/cluster: binaries from bin/k8s or
 // $KUBEBUILDER_ASSETS) and the KopfExample CRD of examples/ (status a
