@@ -209,10 +209,8 @@ func (l *lane) put(ev watching.Event) {
 		s.mu.Unlock()
 		return
 	}
-	if ev.Type == watching.Deleted {
-		delete(l.keys, ev.Key)
-	} else {
-		l.keys[ev.Key] = b
+	if ev.Type != watching.Deleted {
+		l.keys[ev.Key] = b // forgotten once the deletion is processed
 	}
 	if l.catching > 0 {
 		l.since[ev.Key] = true
@@ -252,6 +250,9 @@ func (l *lane) process(next queueing.Processor) queueing.Processor {
 		defer func() {
 			s.mu.Lock()
 			delete(l.inflight, ev.Key)
+			if ev.Type == watching.Deleted {
+				delete(l.keys, ev.Key)
+			}
 			s.mu.Unlock()
 			cancel()
 		}()

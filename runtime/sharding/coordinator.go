@@ -317,6 +317,17 @@ func (c *Coordinator) tick(ctx context.Context) {
 		log.Info(fmt.Sprintf("Sharding: released buckets %v in %s.", moving, time.Since(start).Round(time.Millisecond)))
 	}
 
+	// Claims left behind: held here by name only (a release that failed).
+	for b, l := range buckets {
+		if holder(l) == c.cfg.Identity && !c.isHeld(b) && target[b] != c.cfg.Identity {
+			l = l.DeepCopy()
+			l.Spec.HolderIdentity = nil
+			if _, err := c.cfg.Leases.Update(ctx, l, metav1.UpdateOptions{}); err != nil && !apierrors.IsConflict(err) {
+				log.Warn(fmt.Sprintf("Sharding: bucket %d could not be released: %v", b, err))
+			}
+		}
+	}
+
 	// Claims: the buckets assigned here, free or held by the dead.
 	var gained []int
 	seconds := int32((c.cfg.LeaseDuration + time.Second - 1) / time.Second)

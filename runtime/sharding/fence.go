@@ -92,11 +92,11 @@ func (f *Fence) Observe(path, resourceVersion, stamp string) {
 	if f.known == nil {
 		f.known = map[string]string{}
 	}
+	if old, ok := f.known[path]; ok && newer(old, resourceVersion) {
+		return // an older version, arriving late
+	}
 	if stamp != f.Identity {
 		delete(f.known, path)
-		return
-	}
-	if old, ok := f.known[path]; ok && newer(old, resourceVersion) {
 		return
 	}
 	f.known[path] = resourceVersion
