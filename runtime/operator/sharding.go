@@ -432,13 +432,16 @@ func (s *shards) lose(ctx context.Context, buckets []int) {
 		return n
 	}
 	deadline := time.Now().Add(s.cfg.HandoffTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d // the lease expires, or another replica owns them already
+	}
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for busy() > 0 && time.Now().Before(deadline) {
 		<-tick.C
 	}
 	if n := busy(); n > 0 {
-		s.logger.Warn(fmt.Sprintf("Sharding: %d objects of the buckets given up are still busy after %s seconds; abandoning their cycles.", n, seconds(s.cfg.HandoffTimeout)))
+		s.logger.Warn(fmt.Sprintf("Sharding: %d objects of the buckets given up are still busy after %s seconds; abandoning their cycles.", n, seconds(time.Since(start))))
 		s.mu.Lock()
 		for _, l := range s.lanes {
 			for _, f := range l.inflight {

@@ -239,7 +239,11 @@ func (c *Coordinator) tick(ctx context.Context) {
 	if expired {
 		if held := c.Held(); len(held) > 0 {
 			log.Warn(fmt.Sprintf("Sharding: the lease of %s has not been renewed for %s; giving up its %d buckets.", c.cfg.Identity, time.Since(c.lastRenew).Round(time.Millisecond), len(held)))
-			c.drop(ctx, held)
+			// The others may take over once the lease has expired: what
+			// is not stopped by then is abandoned.
+			dctx, cancel := context.WithDeadline(ctx, c.lastRenew.Add(c.cfg.LeaseDuration))
+			c.drop(dctx, held)
+			cancel()
 		}
 		return
 	}
@@ -303,7 +307,9 @@ func (c *Coordinator) tick(ctx context.Context) {
 	}
 	if len(taken) > 0 {
 		log.Warn(fmt.Sprintf("Sharding: buckets %v were taken over by other replicas; stopping them here.", taken))
-		c.drop(ctx, taken)
+		dctx, cancel := context.WithDeadline(ctx, time.Now()) // already another's: abandon at once
+		c.drop(dctx, taken)
+		cancel()
 	}
 	if len(moving) > 0 {
 		c.drop(ctx, moving)
