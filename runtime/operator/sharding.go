@@ -206,7 +206,14 @@ func (l *lane) put(ev watching.Event) {
 	s.mu.Lock()
 	b, ok := l.bucketLocked(ev)
 	if !ok || !s.owned[b] {
+		busy := l.inflight[ev.Key] != nil
 		s.mu.Unlock()
+		if busy {
+			// The object's cycle in progress may be waiting for its own
+			// patch to come back: it gets it, and returns as a newer
+			// event is pending, which is then skipped (see process).
+			l.mux.Put(ev)
+		}
 		return
 	}
 	if ev.Type != watching.Deleted {
