@@ -46,7 +46,7 @@ func startReplica(t *testing.T, bin, kubeconfig, record, dir, identity string, e
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := append([]string{"run", "-A", "--shards", "64", "-v", "--kubeconfig", kubeconfig}, extra...)
+	args := append([]string{"run", "-A", "--shards=64", "-v", "--kubeconfig", kubeconfig}, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "SHARDOP_RECORD="+record, "SHARDOP_IDENTITY="+identity)
 	cmd.Stdout, cmd.Stderr = logFile, logFile

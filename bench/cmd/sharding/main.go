@@ -325,7 +325,7 @@ func startOperator(kubeconfig, work, name, ns string, sharded bool, env []string
 	}
 	args := []string{"run", "-n", ns, "-q"}
 	if sharded {
-		args = append(args, "--shards", "64")
+		args = append(args, "--shards=64")
 	}
 	cmd := exec.Command(self, args...)
 	cmd.Env = append(os.Environ(), append(env, "SHARDING_BENCH_MODE=operator", "KUBECONFIG="+kubeconfig, "SHARDING_BENCH_IDENTITY="+name)...)
