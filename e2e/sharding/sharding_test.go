@@ -9,8 +9,10 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"os"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -276,6 +278,15 @@ func TestShardedReplicasHandleEachChangeOnce(t *testing.T) {
 	t.Logf("wave 2: objects handled per replica: %v", perPID)
 	for _, p := range replicas[1:] {
 		p.stop(t)
+	}
+	// What the replicas said of their hand-offs, for the record.
+	for _, p := range replicas {
+		data, _ := os.ReadFile(p.log)
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.Contains(line, "Sharding: stopped") || strings.Contains(line, "Sharding: started") || strings.Contains(line, "Sharding: released") {
+				t.Logf("%s: %s", p.identity, line)
+			}
+		}
 	}
 }
 

@@ -68,7 +68,10 @@ type Config struct {
 //   - each replica renews its member Lease every RenewInterval; a member
 //     is alive while the renewals of its Lease are observed (by the local
 //     clock of the observer, as client-go's leader election does, so that
-//     clocks need not agree) within LeaseDuration;
+//     clocks need not agree) within LeaseDuration; a Lease seen for the
+//     first time is judged by its renewTime (so a killed replica's Lease
+//     is not taken for a member by a replica that starts later: this one
+//     judgement trusts the clocks to agree within LeaseDuration);
 //   - the live members, sorted, assign every bucket to one of them by
 //     rendezvous hashing (Owner);
 //   - a replica that holds a bucket assigned to another calls Release,
@@ -264,6 +267,12 @@ func (c *Coordinator) tick(ctx context.Context) {
 			o, ok := c.observed[l.Name]
 			if !ok || o.rv != l.ResourceVersion {
 				o = observation{rv: l.ResourceVersion, when: now}
+				if rt := l.Spec.RenewTime; !ok && rt != nil && rt.Time.Before(now) {
+					// Seen for the first time: judged by its renewal
+					// time, so that a killed replica's Lease does not
+					// count as a member for a LeaseDuration more.
+					o.when = rt.Time
+				}
 				c.observed[l.Name] = o
 			}
 			if l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity != "" && now.Sub(o.when) < c.cfg.LeaseDuration {
