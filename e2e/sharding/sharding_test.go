@@ -265,9 +265,13 @@ func TestShardedReplicasHandleEachChangeOnce(t *testing.T) {
 	t.Logf("wave 2: every object's update handled %s after the wave's last patch", took.Round(time.Millisecond))
 	a = readAudit(t, record)
 	perPID = map[int]int{}
+	explained := 0
 	for object, ch := range a.changes("update_fn", "2") {
 		if len(ch.invoked) != 1 || len(ch.finished) != 1 {
 			t.Errorf("wave 2: update_fn of %s invoked %d times and finished %d times, want exactly once", object, len(ch.invoked), len(ch.finished))
+			if explained++; explained <= 2 {
+				explain(t, object, ch, replicas)
+			}
 			continue
 		}
 		perPID[ch.finished[0].pid]++
@@ -315,6 +319,25 @@ func checkNoOverlap(t *testing.T, wave, object string, ch *change, killedPID int
 		}
 		if next.at.Before(end) {
 			t.Errorf("%s: %s was handled by pids %d and %d at once (%s before the first ended)", wave, object, prev.pid, next.pid, end.Sub(next.at))
+		}
+	}
+}
+
+// explain logs what the audit and the replicas' logs say of an object.
+func explain(t *testing.T, object string, ch *change, replicas []*process) {
+	t.Helper()
+	for _, r := range append(slices.Clone(ch.invoked), ch.finished...) {
+		t.Logf("%s: %s by pid %d at %s", object, r.event, r.pid, r.at.Format("15:04:05.000000"))
+	}
+	for _, p := range replicas {
+		data, _ := os.ReadFile(p.log)
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.Contains(line, "["+object+"]") || strings.Contains(line, "Sharding:") {
+				if len(line) > 300 {
+					line = line[:300]
+				}
+				t.Logf("%s (pid %d): %s", p.identity, p.pid(), line)
+			}
 		}
 	}
 }

@@ -331,7 +331,7 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := opts.shards.run(ctx, cfg); err != nil {
+			if err := opts.shards.run(ctx); err != nil {
 				logger.Error(fmt.Sprintf("Sharding cannot start: %v", err))
 			}
 		}()

@@ -61,6 +61,7 @@ type Sharding struct {
 // the resources ("lanes") whose objects it admits accordingly.
 type shards struct {
 	cfg     Sharding
+	leases  *rest.Config
 	fence   *sharding.Fence
 	logger  *slog.Logger
 	daemons *daemons.Engine
@@ -130,14 +131,21 @@ func newShards(cfg *rest.Config, opts Options) *shards {
 		sc.HandoffTimeout = 30 * time.Second
 	}
 	s := &shards{cfg: sc, logger: opts.Logger, owned: make([]bool, sc.Buckets)}
+	// The Leases' client: not fenced, and not queued behind the
+	// operator's patches (settings.Networking.MaxInFlight), so that a busy
+	// replica still renews its Lease in time.
+	s.leases = rest.CopyConfig(cfg)
+	if s.leases.QPS == 0 && s.leases.RateLimiter == nil {
+		s.leases.QPS = -1 // as the operator's: claims come in bursts of up to Buckets
+	}
 	s.fence = &sharding.Fence{Identity: sc.Identity}
 	cfg.Wrap(s.fence.Wrap)
 	return s
 }
 
 // run takes part in the group until ctx is done (see sharding.Coordinator).
-func (s *shards) run(ctx context.Context, cfg *rest.Config) error {
-	cs, err := kubernetes.NewForConfig(cfg)
+func (s *shards) run(ctx context.Context) error {
+	cs, err := kubernetes.NewForConfig(s.leases)
 	if err != nil {
 		return fmt.Errorf("creating the client of the sharding leases: %w", err)
 	}

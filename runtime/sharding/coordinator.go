@@ -159,18 +159,59 @@ func (c *Coordinator) Members() []string {
 // Run takes part in the group until ctx is done, then releases every
 // bucket it holds (Release first) and deletes its member Lease, so that
 // the others take over at once rather than after LeaseDuration.
+//
+// The member Lease is renewed in a goroutine of its own, so that a slow
+// rebalancing (a Release that waits for handlers) never lets it expire.
 func (c *Coordinator) Run(ctx context.Context) {
+	c.renewOnce(ctx)
+	renewCtx, stopRenewing := context.WithCancel(ctx)
+	renewing := make(chan struct{})
+	go func() {
+		defer close(renewing)
+		t := time.NewTicker(c.cfg.RenewInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-renewCtx.Done():
+				return
+			case <-t.C:
+				c.renewOnce(renewCtx)
+			}
+		}
+	}()
 	t := time.NewTicker(c.cfg.RenewInterval)
 	defer t.Stop()
 	for {
 		c.tick(ctx)
 		select {
 		case <-ctx.Done():
+			stopRenewing()
+			<-renewing
 			c.leave(context.WithoutCancel(ctx))
 			return
 		case <-t.C:
 		}
 	}
+}
+
+// renewOnce renews the member Lease, waiting for the API server at most
+// until the Lease would expire (and at least RenewInterval).
+func (c *Coordinator) renewOnce(ctx context.Context) {
+	start := time.Now()
+	c.mu.Lock()
+	timeout := max(c.cfg.RenewInterval, c.lastRenew.Add(c.cfg.LeaseDuration).Sub(start))
+	c.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := c.renew(ctx); err != nil {
+		if ctx.Err() == nil || time.Since(start) >= timeout {
+			c.cfg.Logger.Warn(fmt.Sprintf("Sharding: the lease of %s could not be renewed: %v", c.cfg.Identity, err))
+		}
+		return
+	}
+	c.mu.Lock()
+	c.lastRenew = start
+	c.mu.Unlock()
 }
 
 // memberLease is the name of a member's Lease.
@@ -229,13 +270,6 @@ func (c *Coordinator) tick(ctx context.Context) {
 	}
 	log := c.cfg.Logger
 	start := time.Now()
-	if err := c.renew(ctx); err != nil {
-		log.Warn(fmt.Sprintf("Sharding: the lease of %s could not be renewed: %v", c.cfg.Identity, err))
-	} else {
-		c.mu.Lock()
-		c.lastRenew = start
-		c.mu.Unlock()
-	}
 	c.mu.Lock()
 	expired := time.Since(c.lastRenew) >= c.cfg.LeaseDuration-c.cfg.RenewInterval
 	c.mu.Unlock()
@@ -322,13 +356,13 @@ func (c *Coordinator) tick(ctx context.Context) {
 	}
 	if len(moving) > 0 {
 		c.drop(ctx, moving)
-		for _, b := range moving {
+		parallel(moving, func(b int) {
 			l := buckets[b].DeepCopy()
 			l.Spec.HolderIdentity = nil
 			if _, err := c.cfg.Leases.Update(ctx, l, metav1.UpdateOptions{}); err != nil && !apierrors.IsConflict(err) {
 				log.Warn(fmt.Sprintf("Sharding: bucket %d could not be released: %v", b, err))
 			}
-		}
+		})
 		log.Info(fmt.Sprintf("Sharding: released buckets %v in %s.", moving, time.Since(start).Round(time.Millisecond)))
 	}
 
@@ -344,47 +378,27 @@ func (c *Coordinator) tick(ctx context.Context) {
 	}
 
 	// Claims: the buckets assigned here, free or held by the dead.
+	var claims []int
+	for b, owner := range target {
+		if owner == c.cfg.Identity && !c.isHeld(b) {
+			claims = append(claims, b)
+		}
+	}
+	var gainedMu sync.Mutex
 	var gained []int
 	seconds := int32((c.cfg.LeaseDuration + time.Second - 1) / time.Second)
-	for b, owner := range target {
-		if owner != c.cfg.Identity || c.isHeld(b) || ctx.Err() != nil {
-			continue
+	parallel(claims, func(b int) {
+		if ctx.Err() != nil {
+			return
 		}
-		mt := metav1.NewMicroTime(time.Now())
-		l := buckets[b]
-		if l == nil {
-			l = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: c.bucketLease(b), Labels: c.labels(roleBucket)}}
-			l.Spec = coordinationv1.LeaseSpec{HolderIdentity: &c.cfg.Identity, LeaseDurationSeconds: &seconds, AcquireTime: &mt, RenewTime: &mt}
-			if _, err := c.cfg.Leases.Create(ctx, l, metav1.CreateOptions{}); err != nil {
-				if !apierrors.IsAlreadyExists(err) {
-					log.Warn(fmt.Sprintf("Sharding: bucket %d could not be claimed: %v", b, err))
-				}
-				continue
-			}
+		if c.claim(ctx, b, buckets[b], live, seconds) {
+			gainedMu.Lock()
 			gained = append(gained, b)
-			continue
+			gainedMu.Unlock()
 		}
-		if h := holder(l); h != "" && h != c.cfg.Identity && live[h] {
-			continue // its owner releases it first
-		}
-		l = l.DeepCopy()
-		l.Spec.HolderIdentity = &c.cfg.Identity
-		l.Spec.LeaseDurationSeconds = &seconds
-		l.Spec.AcquireTime, l.Spec.RenewTime = &mt, &mt
-		transitions := int32(1)
-		if l.Spec.LeaseTransitions != nil {
-			transitions = *l.Spec.LeaseTransitions + 1
-		}
-		l.Spec.LeaseTransitions = &transitions
-		if _, err := c.cfg.Leases.Update(ctx, l, metav1.UpdateOptions{}); err != nil {
-			if !apierrors.IsConflict(err) {
-				log.Warn(fmt.Sprintf("Sharding: bucket %d could not be claimed: %v", b, err))
-			}
-			continue
-		}
-		gained = append(gained, b)
-	}
+	})
 	if len(gained) > 0 {
+		slices.Sort(gained)
 		c.mu.Lock()
 		for _, b := range gained {
 			c.held[b] = true
@@ -393,6 +407,59 @@ func (c *Coordinator) tick(ctx context.Context) {
 		c.cfg.Acquire(ctx, gained)
 		log.Info(fmt.Sprintf("Sharding: acquired buckets %v (%d held).", gained, len(c.Held())))
 	}
+}
+
+// claim writes this replica's claim of bucket b, whose Lease is l (nil
+// if none yet), unless a live replica holds it; it says whether it did.
+func (c *Coordinator) claim(ctx context.Context, b int, l *coordinationv1.Lease, live map[string]bool, seconds int32) bool {
+	log := c.cfg.Logger
+	mt := metav1.NewMicroTime(time.Now())
+	if l == nil {
+		l = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: c.bucketLease(b), Labels: c.labels(roleBucket)}}
+		l.Spec = coordinationv1.LeaseSpec{HolderIdentity: &c.cfg.Identity, LeaseDurationSeconds: &seconds, AcquireTime: &mt, RenewTime: &mt}
+		if _, err := c.cfg.Leases.Create(ctx, l, metav1.CreateOptions{}); err != nil {
+			if !apierrors.IsAlreadyExists(err) {
+				log.Warn(fmt.Sprintf("Sharding: bucket %d could not be claimed: %v", b, err))
+			}
+			return false
+		}
+		return true
+	}
+	if h := holder(l); h != "" && h != c.cfg.Identity && live[h] {
+		return false // its owner releases it first
+	}
+	l = l.DeepCopy()
+	l.Spec.HolderIdentity = &c.cfg.Identity
+	l.Spec.LeaseDurationSeconds = &seconds
+	l.Spec.AcquireTime, l.Spec.RenewTime = &mt, &mt
+	transitions := int32(1)
+	if l.Spec.LeaseTransitions != nil {
+		transitions = *l.Spec.LeaseTransitions + 1
+	}
+	l.Spec.LeaseTransitions = &transitions
+	if _, err := c.cfg.Leases.Update(ctx, l, metav1.UpdateOptions{}); err != nil {
+		if !apierrors.IsConflict(err) {
+			log.Warn(fmt.Sprintf("Sharding: bucket %d could not be claimed: %v", b, err))
+		}
+		return false
+	}
+	return true
+}
+
+// parallel calls fn for every bucket, 16 at a time.
+func parallel(buckets []int, fn func(b int)) {
+	sem := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	for _, b := range buckets {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			fn(b)
+		}()
+	}
+	wg.Wait()
 }
 
 func (c *Coordinator) isHeld(b int) bool {
