@@ -81,8 +81,9 @@ type Config struct {
 //     no holder or its holder is not alive (it died or left), and calls
 //     Acquire once its claim is written;
 //   - a replica whose own Lease has not been renewed for LeaseDuration
-//     (the API server unreachable, the process paused) calls Release for
-//     everything at once without writing: the others may take over.
+//     less two RenewIntervals (the API server unreachable or slow) calls
+//     Release for everything at once without writing, with a deadline
+//     before the Lease expires: the others may take over then.
 //
 // So a bucket is handled by at most one replica at a time as long as a
 // replica notices its own lease's expiry before the others do (Release
@@ -122,8 +123,8 @@ func New(cfg Config) (*Coordinator, error) {
 	if cfg.RenewInterval <= 0 {
 		cfg.RenewInterval = cfg.LeaseDuration / 5
 	}
-	if cfg.RenewInterval >= cfg.LeaseDuration {
-		return nil, fmt.Errorf("sharding: the renew interval %s must be shorter than the lease duration %s", cfg.RenewInterval, cfg.LeaseDuration)
+	if 3*cfg.RenewInterval > cfg.LeaseDuration {
+		return nil, fmt.Errorf("sharding: the renew interval %s must be at most a third of the lease duration %s", cfg.RenewInterval, cfg.LeaseDuration)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -271,14 +272,16 @@ func (c *Coordinator) tick(ctx context.Context) {
 	log := c.cfg.Logger
 	start := time.Now()
 	c.mu.Lock()
-	expired := time.Since(c.lastRenew) >= c.cfg.LeaseDuration-c.cfg.RenewInterval
+	// Checked once per RenewInterval: so from two intervals before the
+	// expiry, for the work to stop before the others may take over.
+	expired := time.Since(c.lastRenew) >= c.cfg.LeaseDuration-2*c.cfg.RenewInterval
 	c.mu.Unlock()
 	if expired {
 		if held := c.Held(); len(held) > 0 {
 			log.Warn(fmt.Sprintf("Sharding: the lease of %s has not been renewed for %s; giving up its %d buckets.", c.cfg.Identity, time.Since(c.lastRenew).Round(time.Millisecond), len(held)))
 			// The others may take over once the lease has expired: what
 			// is not stopped by then is abandoned.
-			dctx, cancel := context.WithDeadline(ctx, c.lastRenew.Add(c.cfg.LeaseDuration))
+			dctx, cancel := context.WithDeadline(ctx, c.lastRenew.Add(c.cfg.LeaseDuration-c.cfg.RenewInterval/2))
 			c.drop(dctx, held)
 			cancel()
 		}
