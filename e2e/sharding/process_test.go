@@ -117,7 +117,7 @@ func tail(data []byte, n int) string {
 // run is one line of the record: a handler's invocation or its end.
 type run struct {
 	event, handler, object, wave string
-	pid                          int
+	pid, retry                   int
 	at                           time.Time
 }
 
@@ -133,12 +133,13 @@ func readAudit(t *testing.T, path string) audit {
 	var a audit
 	for _, line := range strings.Split(string(data), "\n") {
 		f := strings.Fields(line)
-		if len(f) != 6 {
+		if len(f) != 7 {
 			continue
 		}
 		pid, _ := strconv.Atoi(strings.TrimPrefix(f[4], "pid="))
 		ns, _ := strconv.ParseInt(strings.TrimPrefix(f[5], "t="), 10, 64)
-		a.runs = append(a.runs, run{event: f[0], handler: f[1], object: f[2], wave: strings.TrimPrefix(f[3], "wave="), pid: pid, at: time.Unix(0, ns)})
+		retry, _ := strconv.Atoi(strings.TrimPrefix(f[6], "retry="))
+		a.runs = append(a.runs, run{event: f[0], handler: f[1], object: f[2], wave: strings.TrimPrefix(f[3], "wave="), pid: pid, retry: retry, at: time.Unix(0, ns)})
 	}
 	return a
 }

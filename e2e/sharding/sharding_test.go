@@ -341,3 +341,76 @@ func explain(t *testing.T, object string, ch *change, replicas []*process) {
 		}
 	}
 }
+
+// A handler retried after a temporary error, handed over (its replica
+// exits) between two attempts, continues on the new owner from the
+// progress persisted in the object: the retries are not started over.
+func TestHandoffResumesFromPersistedProgress(t *testing.T) {
+	dir := t.TempDir()
+	bin := buildOperator(t, dir)
+	c := startCluster(t)
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := c.WriteKubeconfig(kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	record := filepath.Join(dir, "record")
+	cs := kubernetes.NewForConfigOrDie(c.Config)
+	ri := dynamic.NewForConfigOrDie(c.Config).Resource(kopfexamples).Namespace(namespace)
+	replicas := map[int]*process{}
+	for _, id := range []string{"replica-a", "replica-b"} {
+		p := startReplica(t, bin, kubeconfig, record, dir, id)
+		replicas[p.pid()] = p
+	}
+	awaitAssignment(t, cs, []string{"replica-a", "replica-b"}, time.Now(), 60*time.Second)
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kopf.dev/v1", "kind": "KopfExample",
+		"metadata": map[string]any{"name": "flaky"},
+		"spec":     map[string]any{"flaky": true, "wave": int64(0)},
+	}}
+	if _, err := ri.Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var first run
+	err := cluster.WaitFor(context.Background(), 60*time.Second, func(context.Context) (bool, error) {
+		for _, r := range readAudit(t, record).runs {
+			if r.handler == "flaky_fn" && r.event == "invoked" {
+				first = r
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("flaky_fn never ran: %v", err)
+	}
+	owner := replicas[first.pid]
+	if owner == nil || first.retry != 0 {
+		t.Fatalf("flaky_fn's first run: pid %d, retry %d", first.pid, first.retry)
+	}
+	owner.stop(t) // the hand-off, during the 3-second delay before the retry
+	err = cluster.WaitFor(context.Background(), 60*time.Second, func(ctx context.Context) (bool, error) {
+		got, err := ri.Get(ctx, "flaky", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		_, found, _ := unstructured.NestedFieldNoCopy(got.Object, "status", "flaky_fn")
+		return found, nil
+	})
+	if err != nil {
+		t.Fatalf("flaky_fn never succeeded after the hand-off: %v", err)
+	}
+	var retries []string
+	for _, r := range readAudit(t, record).runs {
+		if r.handler != "flaky_fn" || r.event != "invoked" {
+			continue
+		}
+		retries = append(retries, fmt.Sprintf("retry=%d by %s", r.retry, replicas[r.pid].identity))
+		if r.pid != first.pid && r.retry == 0 {
+			t.Errorf("the new owner started flaky_fn over (retry=0): the persisted progress was not used")
+		}
+	}
+	if len(retries) != 3 {
+		t.Errorf("flaky_fn ran %d times, want 3 (retry 0, 1, 2): %v", len(retries), retries)
+	}
+	t.Logf("flaky_fn's attempts: %v", retries)
+}

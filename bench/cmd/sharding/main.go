@@ -40,6 +40,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -69,6 +70,9 @@ type report struct {
 	CPU       float64 `json:"cpu"` // seconds, user + system
 	RSS       int64   `json:"rss"` // bytes, settled (SIGUSR1 only)
 	HeapInuse int64   `json:"heapInuse"`
+	// Times are the ends of every handler run (unix ns), with
+	// SHARDING_BENCH_TIMES set.
+	Times []int64 `json:"times,omitempty"`
 }
 
 func main() {
@@ -79,7 +83,7 @@ func main() {
 		}
 		return
 	}
-	n := flag.Int("n", 1000, "objects of the throughput runs (0: skip them)")
+	n := flag.Int("n", 2000, "objects of the throughput runs (0: skip them)")
 	big := flag.Int("big", 100000, "objects of the one-replica scale run (0: skip it)")
 	cpu := flag.Duration("cpu", 2*time.Millisecond, "CPU burnt by the handler per object in the CPU runs")
 	sleep := flag.Duration("sleep", 20*time.Millisecond, "time slept by the handler per object in the waiting runs")
@@ -143,7 +147,7 @@ func harness(n, big int, cpu, sleep time.Duration, workers, creators int) error 
 				if err := createAll(ctx, dyn, ns, n, creators); err != nil {
 					return err
 				}
-				env := []string{"SHARDING_BENCH_COST=" + cost, "SHARDING_BENCH_CPU=" + cpu.String(), "SHARDING_BENCH_SLEEP=" + sleep.String(), "SHARDING_BENCH_GROUP=" + ns}
+				env := []string{"SHARDING_BENCH_TIMES=1", "SHARDING_BENCH_COST=" + cost, "SHARDING_BENCH_CPU=" + cpu.String(), "SHARDING_BENCH_SLEEP=" + sleep.String(), "SHARDING_BENCH_GROUP=" + ns}
 				if cost == "cpu" {
 					env = append(env, "GOMAXPROCS=1")
 				} else {
@@ -160,14 +164,10 @@ func harness(n, big int, cpu, sleep time.Duration, workers, creators int) error 
 				start := time.Now()
 				reps, err := awaitHandled(ops, int64(n), 10*time.Minute)
 				wall := time.Since(start)
-				var total, first, last int64
+				var total int64
 				var cpuSum float64
 				for _, r := range reps {
 					total += r.Handled
-					if r.First != 0 && (first == 0 || r.First < first) {
-						first = r.First
-					}
-					last = max(last, r.Last)
 					cpuSum += r.CPU
 				}
 				for _, op := range ops {
@@ -176,9 +176,18 @@ func harness(n, big int, cpu, sleep time.Duration, workers, creators int) error 
 				if err != nil {
 					return fmt.Errorf("%s with %d replicas: %w", cost, replicas, err)
 				}
-				// Throughput from the first handled object to the last:
-				// the replicas' start (and their claims) is not counted.
-				rate := float64(total) / (float64(last-first) / 1e9)
+				// Throughput between the 10th and the 90th percentile of
+				// the handlers' ends: the replicas' start and their
+				// first claims (one replica may claim every bucket before
+				// it sees the others, and hand them over a second later)
+				// are not counted, nor the stragglers.
+				var times []int64
+				for _, r := range reps {
+					times = append(times, r.Times...)
+				}
+				slices.Sort(times)
+				lo, hi := times[len(times)/10], times[len(times)*9/10]
+				rate := float64(len(times)*8/10) / (float64(hi-lo) / 1e9)
 				rows = append(rows, row{cost, replicas, rate, wall.Seconds(), total, cpuSum})
 				logf("%s, %d replicas: %d handled, %.1f objects/s (wall %.1f s)", cost, replicas, total, rate, wall.Seconds())
 				if err := deleteAll(ctx, dyn, ns); err != nil {
@@ -313,6 +322,7 @@ func deleteAll(ctx context.Context, dyn dynamic.Interface, ns string) error {
 
 // operatorProc is an operator process and its reports.
 type operatorProc struct {
+	log     string
 	cmd     *exec.Cmd
 	reports chan report
 	done    chan struct{}
@@ -342,7 +352,7 @@ func startOperator(kubeconfig, work, name, ns string, sharded bool, env []string
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &operatorProc{cmd: cmd, reports: make(chan report, 16), done: make(chan struct{})}
+	p := &operatorProc{log: logFile.Name(), cmd: cmd, reports: make(chan report, 16), done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
 		defer logFile.Close()
@@ -355,6 +365,9 @@ func startOperator(kubeconfig, work, name, ns string, sharded bool, env []string
 		}
 		_ = cmd.Wait()
 	}()
+	if _, err := p.await(); err != nil { // the first report says it is ready for signals
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -363,11 +376,20 @@ func (p *operatorProc) ask(sig syscall.Signal) (report, error) {
 	if err := p.cmd.Process.Signal(sig); err != nil {
 		return report{}, err
 	}
+	return p.await()
+}
+
+// await returns the process's next report.
+func (p *operatorProc) await() (report, error) {
 	select {
 	case r := <-p.reports:
 		return r, nil
 	case <-p.done:
-		return report{}, fmt.Errorf("the operator %d exited", p.cmd.Process.Pid)
+		data, _ := os.ReadFile(p.log)
+		if len(data) > 3000 {
+			data = data[len(data)-3000:]
+		}
+		return report{}, fmt.Errorf("the operator %d exited; its log ends with:\n%s", p.cmd.Process.Pid, data)
 	case <-time.After(time.Minute):
 		return report{}, fmt.Errorf("the operator %d does not report", p.cmd.Process.Pid)
 	}
@@ -415,6 +437,9 @@ func operate() error {
 	sleep, _ := time.ParseDuration(os.Getenv("SHARDING_BENCH_SLEEP"))
 	workers, _ := strconv.Atoi(os.Getenv("SHARDING_BENCH_WORKERS"))
 	var handled, first, last atomic.Int64
+	keepTimes := os.Getenv("SHARDING_BENCH_TIMES") != ""
+	var timesMu sync.Mutex
+	var times []int64
 	sel := kopf.Selector{Group: "kopf.dev", Version: "v1", Name: "kopfexamples"}
 	register := func(r *kopf.Registry) error {
 		return r.AddChanging(kopf.ChangingHandler{ID: "create_fn", Selector: sel, Reasons: []kopf.Reason{kopf.ReasonCreate},
@@ -429,15 +454,24 @@ func operate() error {
 				first.CompareAndSwap(0, now)
 				last.Store(now)
 				handled.Add(1)
+				if keepTimes {
+					timesMu.Lock()
+					times = append(times, now)
+					timesMu.Unlock()
+				}
 				return map[string]any{"message": "done"}, nil
 			}})
 	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGUSR1, syscall.SIGUSR2)
+	enc := json.NewEncoder(os.Stdout)
+	_ = enc.Encode(report{}) // ready for the signals (their default is to terminate)
 	go func() {
-		enc := json.NewEncoder(os.Stdout)
 		for sig := range sigs {
 			r := report{Handled: handled.Load(), First: first.Load(), Last: last.Load(), CPU: cpuSeconds()}
+			timesMu.Lock()
+			r.Times = slices.Clone(times)
+			timesMu.Unlock()
 			if sig == syscall.SIGUSR1 {
 				runtime.GC()
 				debug.FreeOSMemory()

@@ -3,7 +3,7 @@
 // KopfExample objects, each sleeping $SHARDOP_SLEEP (20ms by default) and
 // appending every invocation to the file $SHARDOP_RECORD as a line
 //
-//	<event> <handler> <namespace/name> wave=<spec.wave> pid=<pid> t=<unix ns>
+//	<event> <handler> <namespace/name> wave=<spec.wave> pid=<pid> t=<unix ns> retry=<n>
 //
 // where the event is "invoked" when a handler starts and "finished" when it
 // returns; each line is written with O_APPEND in one write, so that the
@@ -22,6 +22,7 @@ import (
 
 	"github.com/kopf-go/kopf/runtime/causes"
 	"github.com/kopf-go/kopf/runtime/cli"
+	"github.com/kopf-go/kopf/runtime/execution"
 	"github.com/kopf-go/kopf/runtime/kwargs"
 	"github.com/kopf-go/kopf/runtime/operator"
 	"github.com/kopf-go/kopf/runtime/registry"
@@ -65,6 +66,24 @@ func register(r *registry.Registry) error {
 	if err := r.AddChanging(registry.ChangingHandler{ID: "create_fn", Selector: sel, Reasons: []causes.Reason{causes.Create}, Fn: handler("create_fn")}); err != nil {
 		return err
 	}
+	// flaky_fn, for objects with spec.flaky: fails twice with a temporary
+	// error (retried after 3 s), then succeeds; its retries are counted
+	// in the persisted progress, so a hand-off must not reset them.
+	if err := r.AddChanging(registry.ChangingHandler{
+		ID: "flaky_fn", Selector: sel, Reasons: []causes.Reason{causes.Create},
+		When: func(kw *kwargs.Changing) bool { return kw.Body.Spec()["flaky"] == true },
+		Fn: func(ctx context.Context, kw *kwargs.Changing) (any, error) {
+			if err := record("invoked", "flaky_fn", kw); err != nil {
+				return nil, err
+			}
+			if kw.Retry < 2 {
+				return nil, &execution.TemporaryError{Message: "not yet", Delay: 3 * time.Second}
+			}
+			return map[string]any{"pid": os.Getpid(), "retry": kw.Retry}, record("finished", "flaky_fn", kw)
+		},
+	}); err != nil {
+		return err
+	}
 	return r.AddChanging(registry.ChangingHandler{ID: "update_fn", Selector: sel, Reasons: []causes.Reason{causes.Update}, Fn: handler("update_fn")})
 }
 
@@ -75,7 +94,7 @@ func record(event, handler string, kw *kwargs.Changing) error {
 		return err
 	}
 	defer f.Close()
-	line := fmt.Sprintf("%s %s %s/%s wave=%v pid=%d t=%d\n", event, handler, kw.Namespace, kw.Name, kw.Body.Spec()["wave"], os.Getpid(), time.Now().UnixNano())
+	line := fmt.Sprintf("%s %s %s/%s wave=%v pid=%d t=%d retry=%d\n", event, handler, kw.Namespace, kw.Name, kw.Body.Spec()["wave"], os.Getpid(), time.Now().UnixNano(), kw.Retry)
 	_, err = f.WriteString(line)
 	return err
 }
