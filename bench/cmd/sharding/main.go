@@ -166,9 +166,11 @@ func harness(n, big int, cpu, sleep time.Duration, workers, creators int) error 
 				wall := time.Since(start)
 				var total int64
 				var cpuSum float64
+				var shares []int64
 				for _, r := range reps {
 					total += r.Handled
 					cpuSum += r.CPU
+					shares = append(shares, r.Handled)
 				}
 				for _, op := range ops {
 					op.stop()
@@ -189,7 +191,7 @@ func harness(n, big int, cpu, sleep time.Duration, workers, creators int) error 
 				lo, hi := times[len(times)/10], times[len(times)*9/10]
 				rate := float64(len(times)*8/10) / (float64(hi-lo) / 1e9)
 				rows = append(rows, row{cost, replicas, rate, wall.Seconds(), total, cpuSum})
-				logf("%s, %d replicas: %d handled, %.1f objects/s (wall %.1f s)", cost, replicas, total, rate, wall.Seconds())
+				logf("%s, %d replicas: %d handled (per replica: %v), %.1f objects/s (wall %.1f s)", cost, replicas, total, shares, rate, wall.Seconds())
 				if err := deleteAll(ctx, dyn, ns); err != nil {
 					return err
 				}
