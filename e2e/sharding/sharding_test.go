@@ -8,8 +8,8 @@ package sharding_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
