@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
+	coordinationclient "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/kopf-go/kopf/runtime/body"
@@ -145,12 +145,12 @@ func newShards(cfg *rest.Config, opts Options) *shards {
 
 // run takes part in the group until ctx is done (see sharding.Coordinator).
 func (s *shards) run(ctx context.Context) error {
-	cs, err := kubernetes.NewForConfig(s.leases)
+	cs, err := coordinationclient.NewForConfig(s.leases) // not the whole clientset: an operator links what it uses
 	if err != nil {
 		return fmt.Errorf("creating the client of the sharding leases: %w", err)
 	}
 	c, err := sharding.New(sharding.Config{
-		Leases:        cs.CoordinationV1().Leases(s.cfg.Namespace),
+		Leases:        cs.Leases(s.cfg.Namespace),
 		Group:         s.cfg.Group,
 		Identity:      s.cfg.Identity,
 		Buckets:       s.cfg.Buckets,
