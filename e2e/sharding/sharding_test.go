@@ -414,3 +414,110 @@ func TestHandoffResumesFromPersistedProgress(t *testing.T) {
 	}
 	t.Logf("flaky_fn's attempts: %v", retries)
 }
+
+// Daemons move with their objects' buckets: when a replica joins, the old
+// owner stops the daemons of the buckets it gives up before the new owner
+// starts them; the daemons of the objects that stay are not restarted.
+func TestDaemonsMoveWithTheirBuckets(t *testing.T) {
+	dir := t.TempDir()
+	bin := buildOperator(t, dir)
+	c := startCluster(t)
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := c.WriteKubeconfig(kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	record := filepath.Join(dir, "record")
+	cs := kubernetes.NewForConfigOrDie(c.Config)
+	ri := dynamic.NewForConfigOrDie(c.Config).Resource(kopfexamples).Namespace(namespace)
+	pids := map[int]string{}
+	var replicas []*process
+	for _, id := range []string{"replica-a", "replica-b"} {
+		p := startReplica(t, bin, kubeconfig, record, dir, id)
+		pids[p.pid()] = id
+		replicas = append(replicas, p)
+	}
+	awaitAssignment(t, cs, []string{"replica-a", "replica-b"}, time.Now(), 60*time.Second)
+	const n = 30
+	uids := map[string]string{} // namespace/name → uid
+	for i := range n {
+		obj := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "kopf.dev/v1", "kind": "KopfExample",
+			"metadata": map[string]any{"name": fmt.Sprintf("daemon-%02d", i)},
+			"spec":     map[string]any{"daemon": true, "wave": int64(0)},
+		}}
+		got, err := ri.Create(context.Background(), obj, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		uids[namespace+"/"+got.GetName()] = string(got.GetUID())
+	}
+	running := func(want map[string]string) func(context.Context) (bool, error) {
+		return func(context.Context) (bool, error) {
+			latest := map[string]run{}
+			for _, r := range readAudit(t, record).runs {
+				if r.handler == "daemon_fn" {
+					latest[r.object] = r
+				}
+			}
+			for object, who := range want {
+				r, ok := latest[object]
+				if !ok || r.event != "invoked" || pids[r.pid] != who {
+					return false, nil
+				}
+			}
+			return true, nil
+		}
+	}
+	owners := func(members []string) map[string]string {
+		want := map[string]string{}
+		assigned := sharding.Assign(buckets, members)
+		for object, uid := range uids {
+			want[object] = assigned[sharding.Bucket(uid, buckets)]
+		}
+		return want
+	}
+	before := owners([]string{"replica-a", "replica-b"})
+	if err := cluster.WaitFor(context.Background(), 60*time.Second, running(before)); err != nil {
+		t.Fatalf("the daemons do not run on their objects' owners: %v", err)
+	}
+	p := startReplica(t, bin, kubeconfig, record, dir, "replica-c")
+	pids[p.pid()] = "replica-c"
+	replicas = append(replicas, p)
+	after := owners([]string{"replica-a", "replica-b", "replica-c"})
+	awaitAssignment(t, cs, []string{"replica-a", "replica-b", "replica-c"}, time.Now(), 60*time.Second)
+	if err := cluster.WaitFor(context.Background(), 60*time.Second, running(after)); err != nil {
+		t.Fatalf("the daemons do not run on their objects' new owners: %v", err)
+	}
+	moved := 0
+	runs := map[string][]run{}
+	for _, r := range readAudit(t, record).runs {
+		if r.handler == "daemon_fn" {
+			runs[r.object] = append(runs[r.object], r)
+		}
+	}
+	for object, rs := range runs {
+		sort.Slice(rs, func(i, j int) bool { return rs[i].at.Before(rs[j].at) })
+		var seq []string
+		for _, r := range rs {
+			seq = append(seq, r.event+" by "+pids[r.pid])
+		}
+		if before[object] == after[object] {
+			if len(rs) != 1 {
+				t.Errorf("%s stayed on %s, yet its daemon did %v", object, after[object], seq)
+			}
+			continue
+		}
+		moved++
+		want := []string{"invoked by " + before[object], "finished by " + before[object], "invoked by " + after[object]}
+		if !slices.Equal(seq, want) {
+			t.Errorf("%s moved from %s to %s: its daemon did %v, want %v (stopped on the old owner before it starts on the new one)", object, before[object], after[object], seq, want)
+		}
+	}
+	if moved == 0 {
+		t.Fatalf("no object moved to replica-c: the test proves nothing")
+	}
+	t.Logf("%d of %d objects moved to replica-c; their daemons stopped on the old owner before starting on the new one", moved, n)
+	for _, p := range replicas {
+		p.stop(t)
+	}
+}

@@ -84,17 +84,40 @@ func register(r *registry.Registry) error {
 	}); err != nil {
 		return err
 	}
+	// daemon_fn, for objects with spec.daemon: runs until it is told to
+	// stop; "invoked" when it starts, "finished" when it returns.
+	if err := r.AddDaemon(registry.DaemonHandler{
+		ID: "daemon_fn", Selector: sel,
+		When: func(kw *kwargs.Daemon) bool { return kw.Body.Spec()["daemon"] == true },
+		Fn: func(ctx context.Context, kw *kwargs.Daemon) (any, error) {
+			if err := recordLine("invoked", "daemon_fn", kw.Namespace, kw.Name, kw.Body.Spec()["wave"], 0); err != nil {
+				return nil, err
+			}
+			select {
+			case <-kw.Stopped.Done():
+			case <-ctx.Done():
+			}
+			return nil, recordLine("finished", "daemon_fn", kw.Namespace, kw.Name, kw.Body.Spec()["wave"], 0)
+		},
+	}); err != nil {
+		return err
+	}
 	return r.AddChanging(registry.ChangingHandler{ID: "update_fn", Selector: sel, Reasons: []causes.Reason{causes.Update}, Fn: handler("update_fn")})
 }
 
-// record appends one line to $SHARDOP_RECORD in one write.
+// record appends one line about a changing handler to $SHARDOP_RECORD.
 func record(event, handler string, kw *kwargs.Changing) error {
+	return recordLine(event, handler, kw.Namespace, kw.Name, kw.Body.Spec()["wave"], kw.Retry)
+}
+
+// recordLine appends one line to $SHARDOP_RECORD in one write.
+func recordLine(event, handler, namespace, name string, wave any, retry int) error {
 	f, err := os.OpenFile(os.Getenv("SHARDOP_RECORD"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	line := fmt.Sprintf("%s %s %s/%s wave=%v pid=%d t=%d retry=%d\n", event, handler, kw.Namespace, kw.Name, kw.Body.Spec()["wave"], os.Getpid(), time.Now().UnixNano(), kw.Retry)
+	line := fmt.Sprintf("%s %s %s/%s wave=%v pid=%d t=%d retry=%d\n", event, handler, namespace, name, wave, os.Getpid(), time.Now().UnixNano(), retry)
 	_, err = f.WriteString(line)
 	return err
 }
