@@ -105,6 +105,10 @@ type Options struct {
 	// operator.Options.MetricsAddress); "" or "0": nowhere. Under the
 	// command line, --metrics-bind-address takes precedence.
 	MetricsAddress string
+	// Sharding, if set, splits the objects among the operator's replicas
+	// (see operator.Options.Sharding). Under the command line, --shards
+	// turns it on too and sets the number of buckets.
+	Sharding *operator.Sharding
 }
 
 // Run runs the operator with the handlers that register adds, without a
@@ -149,6 +153,7 @@ func Run(ctx context.Context, register RegisterFunc, opts Options) error {
 		LivenessEndpoint:  opts.LivenessEndpoint,
 		ReadinessEndpoint: opts.ReadinessEndpoint,
 		MetricsAddress:    opts.MetricsAddress,
+		Sharding:          opts.Sharding,
 	})
 }
 

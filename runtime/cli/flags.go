@@ -50,6 +50,8 @@ type runFlags struct {
 	readiness     string
 	// metricsAddress is --metrics-bind-address.
 	metricsAddress string
+	// shards is --shards: the number of buckets (0: no sharding).
+	shards int
 }
 
 // addRunFlags registers the run command's flags: `kopf run`'s, with its
@@ -74,6 +76,8 @@ func addRunFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.StringVarP(&f.liveness, "liveness", "L", "", "serve the liveness probe at this URL, e.g. http://0.0.0.0:8080/healthz")
 	fl.StringVar(&f.metricsAddress, "metrics-bind-address", "", `serve Prometheus metrics at /metrics on this address, e.g. ":8080" ("" or "0": off)`)
 	fl.StringVar(&f.readiness, "readiness", "", "serve the readiness probe at this URL, e.g. http://0.0.0.0:8080/readyz")
+	fl.IntVar(&f.shards, "shards", 0, "split the objects among the replicas that run with the same --shards, in this many buckets (alone: 64; docs/sharding.md)")
+	fl.Lookup("shards").NoOptDefVal = "64"
 }
 
 // runEnv lists the environment variables that `kopf run` reads, by flag:
@@ -98,6 +102,7 @@ func runEnv() []envVar {
 		{"log-refkey", []string{"KOPF_RUN_LOG_REFKEY"}},
 		{"log-prefix", []string{"KOPF_RUN_LOG_PREFIX"}},
 		{"liveness", []string{"KOPF_RUN_LIVENESS_ENDPOINT"}},
+		{"shards", []string{"KOPF_RUN_SHARDS"}},
 	}
 }
 
@@ -240,7 +245,22 @@ func (f *runFlags) operatorOptions(fl *pflag.FlagSet, opts Options, logOut io.Wr
 		LivenessEndpoint:  cmp.Or(f.liveness, opts.LivenessEndpoint),
 		ReadinessEndpoint: cmp.Or(f.readiness, opts.ReadinessEndpoint),
 		MetricsAddress:    opts.MetricsAddress, // --metrics-bind-address: in the run command, even if ""
+		Sharding:          f.sharding(opts.Sharding),
 	}, nil
+}
+
+// sharding is the sharding that --shards and the code's options say:
+// --shards sets the number of buckets (and turns sharding on).
+func (f *runFlags) sharding(code *operator.Sharding) *operator.Sharding {
+	if f.shards <= 0 {
+		return code
+	}
+	s := operator.Sharding{}
+	if code != nil {
+		s = *code
+	}
+	s.Buckets = f.shards
+	return &s
 }
 
 // priorityGiven is the priority that the flags say, if they say one: --dev's

@@ -117,6 +117,9 @@ type Options struct {
 	// handlers (Kopf's on.probe), by id.
 	LivenessEndpoint  string
 	ReadinessEndpoint string
+	// Sharding, if set, splits the objects among the replicas of the
+	// operator that run with it (see Sharding and docs/sharding.md).
+	Sharding *Sharding
 
 	dropConnections func()                     // closes every connection to the API server
 	releaser        *memoryReleaser            // nil: the memory is left to the Go runtime
@@ -130,6 +133,7 @@ type Options struct {
 	metrics         *metrics.Metrics           // nil: no metrics (see MetricsAddress)
 	indexed         *indexGate                 // holds the handlers until the indices are filled; nil without indices
 	paused          *pauseGate                 // holds the handlers while peering pauses the operator; nil standalone
+	shards          *shards                    // this replica's share of the objects; nil without sharding
 }
 
 // Run serves the registry's handlers until ctx is done. It returns nil on a
@@ -215,6 +219,9 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	}
 	if cfg.WarningHandler == nil && cfg.WarningHandlerWithContext == nil {
 		cfg.WarningHandlerWithContext = &serverWarnings{logger: logger, seen: map[string]bool{}}
+	}
+	if opts.Sharding != nil {
+		opts.shards = newShards(cfg, opts) // fences the operator's writes
 	}
 	opts.server = strings.TrimSuffix(cfg.Host, "/")
 	dial := cfg.Dial
@@ -304,6 +311,7 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 		opts.Prober(probe)
 	}
 
+	shardedStandalone(&opts)
 	defer startPeering(ctx, dc, cl, &opts, sc)() // stopped after the workers: see peering.go
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -326,6 +334,16 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	}()
 	if reg.HasIndices() {
 		opts.indexed = newIndexGate()
+	}
+	if opts.shards != nil {
+		opts.shards.daemons = opts.daemons
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := opts.shards.run(ctx); err != nil {
+				logger.Error(fmt.Sprintf("Sharding cannot start: %v", err))
+			}
+		}()
 	}
 	pending := reg.Selectors()
 	served := map[string]bool{}
@@ -477,7 +495,18 @@ func serveResource(ctx context.Context, wg *sync.WaitGroup, cl clients, reg *reg
 	if opts.releaser != nil {
 		qopts.OnIdle = opts.releaser.idle
 	}
-	mux := queueing.NewMultiplexer(workCtx, qopts, opts.paused.hold(opts.indexed.hold(r.Process)))
+	process := opts.indexed.hold(r.Process)
+	var shard *lane
+	if opts.shards != nil {
+		shard = opts.shards.lane(res, client, cl.rest, sc)
+		process = shard.process(process)
+	}
+	mux := queueing.NewMultiplexer(workCtx, qopts, opts.paused.hold(process))
+	put := mux.Put
+	if shard != nil {
+		shard.mux = mux
+		put = shard.put
+	}
 	mr := opts.instrumentResource(res, r, mux)
 	r.Daemons = opts.daemons
 	opts.releaser.watch(mux.Workers)
@@ -488,12 +517,11 @@ func serveResource(ctx context.Context, wg *sync.WaitGroup, cl clients, reg *reg
 	// gets the event (see indexing.Indexer); a resource with indices only
 	// needs no workers.
 	indexer := &indexing.Indexer{Resource: res, Handlers: reg.IndexHandlers(res), Logger: opts.Logger, Backoff: opts.Settings.Execution.DefaultBackoff}
-	put := mux.Put
-	switch handled := reg.HasHandlers(res); {
+	switch handled, admit := reg.HasHandlers(res), put; {
 	case len(indexer.Handlers) > 0 && handled:
 		put = func(ev watching.Event) {
 			indexer.Handle(ctx, ev)
-			mux.Put(ev)
+			admit(ev)
 		}
 	case len(indexer.Handlers) > 0:
 		put = func(ev watching.Event) { indexer.Handle(ctx, ev) }

@@ -42,6 +42,20 @@ func applyPeeringOptions(opts Options) {
 	}
 }
 
+// shardedStandalone turns peering off for sharded replicas (after the
+// startup handlers, which may change the settings): they share the
+// objects, where peering would elect one active replica (the Lease) or,
+// at equal priorities without it, freeze them all (Kopf). A peering name
+// given (-P) still names the sharding group (docs/sharding.md).
+func shardedStandalone(opts *Options) {
+	p := &opts.Settings.Peering
+	if opts.Sharding == nil || p.Standalone {
+		return
+	}
+	opts.Logger.Info("Sharding is on: the replicas share the objects, so peering is off (the standalone mode).")
+	p.Standalone = true
+}
+
 // pauseGate holds the workers while the operator is paused (by peering:
 // a peer of a higher priority, a stand-by replica, a missing mandatory
 // peering object): a worker finishes the cycle it is in, and its next

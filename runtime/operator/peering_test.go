@@ -39,6 +39,31 @@ func TestApplyPeeringOptions(t *testing.T) {
 	}
 }
 
+func TestShardedStandalone(t *testing.T) {
+	tests := []struct {
+		name           string
+		opts           Options
+		wantStandalone bool
+	}{
+		{"peering, no sharding", Options{}, false},
+		{"-P, no sharding", Options{PeeringName: "example"}, false},
+		{"sharding: peering off", Options{Sharding: &Sharding{}}, true},
+		{"sharding, --standalone", Options{Sharding: &Sharding{}, Standalone: true}, true},
+		{"sharding and -P: the name is the group's", Options{Sharding: &Sharding{}, PeeringName: "example"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.opts.Settings = settings.Default()
+			tt.opts.Logger = slog.New(slog.DiscardHandler)
+			applyPeeringOptions(tt.opts)
+			shardedStandalone(&tt.opts)
+			if got := tt.opts.Settings.Peering.Standalone; got != tt.wantStandalone {
+				t.Errorf("settings.Peering.Standalone = %v, want %v", got, tt.wantStandalone)
+			}
+		})
+	}
+}
+
 // A paused gate holds new processing until it is resumed, and lets the
 // held workers go when the operator stops.
 func TestPauseGate(t *testing.T) {

@@ -354,6 +354,13 @@ func writeReport(r *Report, dir string) error {
 	if r.Profile != "" {
 		p("\n## CPU profiles of kopf-go during catch-up\n\nFrom extra catch-up runs (not in the tables); heap and goroutine profiles taken half-way through are beside the CPU profiles in the work directory (.cache/bench).\n\n```\n%s```\n", r.Profile)
 	}
+	// The sections added by hand (other benchmarks' figures) follow the
+	// marker: they are kept as they are.
+	if old, err := os.ReadFile(filepath.Join(dir, "RESULTS.md")); err == nil {
+		if i := strings.Index(string(old), handMarker); i >= 0 {
+			b.WriteString("\n" + string(old[i:]))
+		}
+	}
 	if err := os.WriteFile(filepath.Join(dir, "RESULTS.md"), []byte(b.String()), 0o644); err != nil {
 		return err
 	}
@@ -408,3 +415,7 @@ func requestOrder(k string) string {
 	}
 	return o + k
 }
+
+// handMarker starts the sections of RESULTS.md written by hand, which
+// rendering keeps.
+const handMarker = "<!-- Sections added by hand: cmd/bench keeps everything from this line on when it regenerates this file. -->"

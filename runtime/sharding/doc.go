@@ -1,0 +1,25 @@
+// Package sharding splits the objects of an operator among its replicas:
+// a primitive usable on its own (as kube-rs offers its building blocks),
+// which runtime/operator uses under --shards.
+//
+// Each object belongs to one of a fixed number of buckets by a stable hash
+// of its metadata.uid (Bucket: FNV-1a 64, the hash of Kubernetes' proposed
+// server-side sharded list and watch, computed on the client here so that
+// the filter can move into the API server where it exists). The buckets
+// are assigned to the live replicas by rendezvous hashing (Owner, Assign):
+// when a replica joins or leaves, only about 1/N of the buckets move.
+//
+// Coordinator keeps a replica's membership (one coordination.k8s.io Lease
+// per replica, renewed; an expired one is a dead replica) and claims the
+// buckets assigned to it (one Lease per bucket, written with its
+// resourceVersion as a precondition, so that one claim wins). A hand-off
+// is ordered: the old owner stops the bucket's work (Config.Release) and
+// only then clears its claim, and the new owner claims a bucket only when
+// it has no live holder, and starts its work (Config.Acquire) only once
+// its claim is written.
+//
+// Fence makes a stale owner's writes fail at the API server: the new owner
+// stamps each object (an annotation) before handling it, and every write
+// of the operator's patches is conditional on a version stamped by the
+// writer. See Fence for why this design.
+package sharding
