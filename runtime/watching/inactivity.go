@@ -108,7 +108,8 @@ type trackedDecoder struct {
 	onEvent func()      // may be nil
 	onEnd   func()      // may be nil; called once, before the stream watcher's channel is closed
 	ended   sync.Once
-	stalled atomic.Bool
+	stalled atomic.Bool // the timer has closed the stream
+	closed  atomic.Bool // Close was called (the watch is stopped)
 }
 
 // trackDecoder wraps d as tracked wraps a watch (see there). The timer
@@ -130,13 +131,13 @@ func trackDecoder(d watch.Decoder, timeout time.Duration, onStall, onEvent, onEn
 	return td
 }
 
-// Decode returns the next event. After a stall, it ends the stream as the
-// server's end of it does (io.EOF: the reflector renews the watch from the
-// last resourceVersion it saw, without an error), dropping an event decoded
-// as the timer fired, as tracked does.
+// Decode returns the next event. After a stall or a Stop, it ends the
+// stream as the server's end of it does (io.EOF: the reflector renews the
+// watch from the last resourceVersion it saw, without an error), dropping
+// an event decoded as the timer fired, as tracked does.
 func (d *trackedDecoder) Decode() (watch.EventType, runtime.Object, error) {
 	typ, obj, err := d.Decoder.Decode()
-	if d.stalled.Load() {
+	if d.stalled.Load() || d.closed.Load() {
 		d.end()
 		return "", nil, io.EOF
 	}
@@ -155,6 +156,7 @@ func (d *trackedDecoder) Decode() (watch.EventType, runtime.Object, error) {
 
 // Close is called by the stream watcher's Stop (and as it exits).
 func (d *trackedDecoder) Close() {
+	d.closed.Store(true)
 	d.Decoder.Close()
 	d.end()
 }
