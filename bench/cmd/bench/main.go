@@ -113,6 +113,10 @@ type config struct {
 	shippedWindow         time.Duration
 	profile, unbounded    bool
 	only                  string
+	// before: a directory with a kopfgo binary built from an earlier
+	// commit, run as one more contender in the latency runs (before/after
+	// ratios in the same run).
+	before string
 }
 
 func main() {
@@ -138,6 +142,7 @@ func main() {
 	flag.BoolVar(&cfg.profile, "profile", true, "profile kopf-go's CPU in an extra catch-up at the smallest N, per variant")
 	flag.BoolVar(&cfg.unbounded, "unbounded", true, "also run kopf-go with settings.Queueing.WorkerLimit = 0 (one worker per object, as Kopf and as before that setting)")
 	flag.StringVar(&cfg.only, "only", "", "run only these scenarios: catchup (with idle and update) or latency (paced and burst)")
+	flag.StringVar(&cfg.before, "before", "", "a directory with a kopfgo binary of an earlier commit: run it too in the latency runs, as \""+beforeName+"\"")
 	flag.StringVar(&render, "render", "", "only regenerate RESULTS.md and results.png from this results.json")
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard()) // envtest's own chatter
@@ -342,6 +347,11 @@ func (b *bench) runAll(n int, variant string) error {
 	if n == b.cfg.ns[0] && (b.cfg.only == "latency" || b.cfg.only == "") {
 		b.latency(b.watchCeiling(variant), n, variant)
 		b.latency(kopf, n, variant)
+		if b.cfg.before != "" {
+			old := kopf
+			old.Name, old.Bin = beforeName, filepath.Join(b.cfg.before, "kopfgo")
+			b.latency(old, n, variant)
+		}
 		b.latency(cr, n, variant)
 	}
 	if b.cfg.profile && (b.cfg.only == "" || b.cfg.only == "catchup") && n == b.cfg.ns[0] {
