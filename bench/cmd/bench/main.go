@@ -108,6 +108,7 @@ type config struct {
 	burstConcurrency      int
 	burstRate             float64
 	pacedPool             int
+	latencyRepeat         int
 	createConcurrency     int
 	settleDelay, idleTime time.Duration
 	shippedWindow         time.Duration
@@ -132,9 +133,10 @@ func main() {
 	flag.Float64Var(&cfg.pacedRate, "paced-rate", 50, "creations per second in the latency scenario")
 	flag.IntVar(&cfg.pacedMax, "paced", 1000, "objects created in the latency scenario (at most N)")
 	flag.IntVar(&cfg.burst, "burst", 1000, "objects created in the burst scenario")
-	flag.IntVar(&cfg.burstConcurrency, "burst-concurrency", 64, "creations that may be in flight at once in the burst scenario (enough to keep the schedule)")
+	flag.IntVar(&cfg.latencyRepeat, "latency-repeat", 1, "repetitions of the latency runs (paced and burst), the contenders taking turns; medians are reported")
+	flag.IntVar(&cfg.burstConcurrency, "burst-concurrency", 256, "creations that may be in flight at once in the burst scenario (enough to keep the schedule)")
 	flag.Float64Var(&cfg.burstRate, "burst-rate", 400, "creations per second in the burst scenario (a fixed schedule, above the operators' throughput)")
-	flag.IntVar(&cfg.pacedPool, "paced-concurrency", 8, "creations that may be in flight at once in the paced scenario (enough to keep the schedule when the API server is slow)")
+	flag.IntVar(&cfg.pacedPool, "paced-concurrency", 32, "creations that may be in flight at once in the paced scenario (enough to keep the schedule when the API server is slow)")
 	flag.IntVar(&cfg.createConcurrency, "create-concurrency", 16, "concurrent creations when pre-creating objects")
 	flag.DurationVar(&cfg.settleDelay, "settle", 6*time.Second, "wait after a scenario before measuring memory (kopf-go's workers exit after 5 s idle)")
 	flag.DurationVar(&cfg.idleTime, "idle", 10*time.Second, "window for idle CPU")
@@ -207,6 +209,7 @@ func main() {
 			"burst_concurrency": strconv.Itoa(cfg.burstConcurrency),
 			"burst_rate":        fmt.Sprint(cfg.burstRate),
 			"paced_concurrency": strconv.Itoa(cfg.pacedPool),
+			"latency_repeat":    strconv.Itoa(cfg.latencyRepeat),
 			"shipped_window":    cfg.shippedWindow.String(),
 		},
 	}
@@ -345,14 +348,16 @@ func (b *bench) runAll(n int, variant string) error {
 		}
 	}
 	if n == b.cfg.ns[0] && (b.cfg.only == "latency" || b.cfg.only == "") {
-		b.latency(b.watchCeiling(variant), n, variant)
-		b.latency(kopf, n, variant)
-		if b.cfg.before != "" {
-			old := kopf
-			old.Name, old.Bin = beforeName, filepath.Join(b.cfg.before, "kopfgo")
-			b.latency(old, n, variant)
+		for r := 1; r <= max(1, b.cfg.latencyRepeat); r++ {
+			b.latency(b.watchCeiling(variant), n, variant, r)
+			b.latency(kopf, n, variant, r)
+			if b.cfg.before != "" {
+				old := kopf
+				old.Name, old.Bin = beforeName, filepath.Join(b.cfg.before, "kopfgo")
+				b.latency(old, n, variant, r)
+			}
+			b.latency(cr, n, variant, r)
 		}
-		b.latency(cr, n, variant)
 	}
 	if b.cfg.profile && (b.cfg.only == "" || b.cfg.only == "catchup") && n == b.cfg.ns[0] {
 		for _, c := range []contender{kopf, unbounded} {
@@ -707,10 +712,10 @@ func (b *bench) shipped(c contender, n int, variant string) {
 // above the operators' throughput). Per object it records when its
 // creation was due, sent and acknowledged, and when its result was seen
 // (for the contenders writing the diff-base too: with both writes in).
-func (b *bench) latency(c contender, n int, variant string) {
+func (b *bench) latency(c contender, n int, variant string, repeat int) {
 	env := b.env
-	paced := Result{N: n, Variant: variant, Contender: c.Name, Scenario: "paced", Repeat: 1, Objects: min(n, b.cfg.pacedMax), Scheduled: b.cfg.pacedRate}
-	burst := Result{N: n, Variant: variant, Contender: c.Name, Scenario: "burst", Repeat: 1, Objects: b.cfg.burst, Scheduled: b.cfg.burstRate}
+	paced := Result{N: n, Variant: variant, Contender: c.Name, Scenario: "paced", Repeat: repeat, Objects: min(n, b.cfg.pacedMax), Scheduled: b.cfg.pacedRate}
+	burst := Result{N: n, Variant: variant, Contender: c.Name, Scenario: "burst", Repeat: repeat, Objects: b.cfg.burst, Scheduled: b.cfg.burstRate}
 	defer func() { b.add(paced); b.add(burst) }()
 	ns := b.namespace()
 	if err := env.api.createNamespace(context.Background(), ns); err != nil {
@@ -724,9 +729,9 @@ func (b *bench) latency(c contender, n int, variant string) {
 		return
 	}
 	defer w.stop()
-	tag := fmt.Sprintf("%s-%d-%s-latency", strings.ReplaceAll(c.Name, " ", "_"), n, variant)
+	tag := fmt.Sprintf("%s-%d-%s-latency-%d", strings.ReplaceAll(c.Name, " ", "_"), n, variant, repeat)
 	var extraEnv []string
-	if b.cfg.profile {
+	if b.cfg.profile && repeat == 1 {
 		// The whole run (paced, then burst) is profiled: the paced part
 		// is most of its time.
 		extraEnv = append(extraEnv, "BENCH_CPUPROFILE="+filepath.Join(b.cfg.work, "cpu-"+tag+".pprof"))
@@ -739,7 +744,7 @@ func (b *bench) latency(c contender, n int, variant string) {
 	defer func() {
 		_, peak := p.stop()
 		paced.PeakRSS, burst.PeakRSS = peak, peak
-		if b.cfg.profile && (c.Name == kopfName || c.Name == watchCeilingName) {
+		if b.cfg.profile && repeat == 1 && (c.Name == kopfName || c.Name == watchCeilingName) {
 			b.mu.Lock()
 			b.rep.Profile += pprofTop(c, filepath.Join(b.cfg.work, "cpu-"+tag+".pprof"), n, variant, "paced creation and the burst") + "\n"
 			b.mu.Unlock()
