@@ -117,7 +117,7 @@ type config struct {
 	// before: a directory with a kopfgo binary built from an earlier
 	// commit, run as one more contender in the latency runs (before/after
 	// ratios in the same run).
-	before string
+	before, beforeLabel string
 }
 
 func main() {
@@ -145,6 +145,7 @@ func main() {
 	flag.BoolVar(&cfg.unbounded, "unbounded", true, "also run kopf-go with settings.Queueing.WorkerLimit = 0 (one worker per object, as Kopf and as before that setting)")
 	flag.StringVar(&cfg.only, "only", "", "run only these scenarios: catchup (with idle and update) or latency (paced and burst)")
 	flag.StringVar(&cfg.before, "before", "", "a directory with a kopfgo binary of an earlier commit: run it too in the latency runs, as \""+beforeName+"\"")
+	flag.StringVar(&cfg.beforeLabel, "before-label", "", "what -before was built from (e.g. a commit), for the report")
 	flag.StringVar(&render, "render", "", "only regenerate RESULTS.md and results.png from this results.json")
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard()) // envtest's own chatter
@@ -210,6 +211,7 @@ func main() {
 			"burst_rate":        fmt.Sprint(cfg.burstRate),
 			"paced_concurrency": strconv.Itoa(cfg.pacedPool),
 			"latency_repeat":    strconv.Itoa(cfg.latencyRepeat),
+			"before":            cfg.beforeLabel,
 			"shipped_window":    cfg.shippedWindow.String(),
 		},
 	}

@@ -167,6 +167,10 @@ func writeReport(r *Report, dir string) error {
 		r.Settings["paced_concurrency"], r.Settings["burst_concurrency"])
 	p("Latency runs from each creation's acknowledgement to its result seen by the harness's watcher (for kopf-go and the ceiling: with the diff-base annotation too, i.e. both writes with the status subresource); *from due p99* runs from the scheduled time instead. Makespan: first creation sent → last result seen. ")
 	p("**ceiling (watch)** = `bench/operators/ceiling -mode watch`: a client-go watch of all KopfExamples and, for each object created without the result, kopf-go's writes (the same bytes), one request at a time per object, 16 writers. controller-runtime writes its result only (1 write). Load: the 1-minute load average sampled every second during the pass, and the share of the machine's CPU time busy (/proc/stat).\n\n")
+	if before := r.Settings["before"]; before != "" {
+		p("**kopf-go before** = the same kopf-go contender built from %s (`-before`), run in turn with the others: the before/after ratios of this issue's changes. ", before)
+	}
+	p("\n")
 	latCols := []string{watchCeilingName, kopfName, beforeName, crName}
 	for _, sc := range []string{"paced", "burst"} {
 		p("\n### %s\n\n", map[string]string{"paced": "Paced", "burst": "Burst"}[sc])
