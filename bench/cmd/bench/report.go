@@ -193,19 +193,20 @@ func writeReport(r *Report, dir string) error {
 				}
 			}
 		}
-		p("\n| variant | kopf-go / ceiling (watch): p99 | CPU/object | makespan | kopf-go / controller-runtime: p99 | CPU/object | makespan |\n|---|---:|---:|---:|---:|---:|---:|\n")
+		p("\n| variant | kopf-go / ceiling (watch): p99 | CPU/object | makespan | kopf-go / controller-runtime: p99 | CPU/object | makespan | kopf-go / kopf-go before: p99 | CPU/object | makespan |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, v := range variants {
 			for _, n := range ns {
-				k, c, cr := r.pick(n, v, kopfName, sc), r.pick(n, v, watchCeilingName, sc), r.pick(n, v, crName, sc)
+				k, c, cr, bf := r.pick(n, v, kopfName, sc), r.pick(n, v, watchCeilingName, sc), r.pick(n, v, crName, sc), r.pick(n, v, beforeName, sc)
 				if len(k) == 0 {
 					continue
 				}
 				f := func(rs []Result, g func(Result) float64) float64 { return median(rs, g) }
 				p99 := func(x Result) float64 { return x.P99 }
 				mk := func(x Result) float64 { return x.Makespan }
-				p("| %s | %s | %s | %s | %s | %s | %s |\n", variantTitle[v],
+				p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", variantTitle[v],
 					ratio(f(k, p99), f(c, p99)), ratio(f(k, cpuPerObject), f(c, cpuPerObject)), ratio(f(k, mk), f(c, mk)),
-					ratio(f(k, p99), f(cr, p99)), ratio(f(k, cpuPerObject), f(cr, cpuPerObject)), ratio(f(k, mk), f(cr, mk)))
+					ratio(f(k, p99), f(cr, p99)), ratio(f(k, cpuPerObject), f(cr, cpuPerObject)), ratio(f(k, mk), f(cr, mk)),
+					ratio(f(k, p99), f(bf, p99)), ratio(f(k, cpuPerObject), f(bf, cpuPerObject)), ratio(f(k, mk), f(bf, mk)))
 			}
 		}
 	}
