@@ -13,7 +13,8 @@ var generatedSections = []string{
 	"How it is measured",
 	"Catch-up throughput",
 	"Update throughput",
-	"Latency",
+	"Latency on a fixed creation schedule",
+	"Latency (ms", // the title before issue 17
 	"Memory and CPU",
 	"API requests per handled object",
 	"The issue's goals",
