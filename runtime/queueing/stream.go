@@ -121,16 +121,13 @@ func (s *Stream) Expect(rv string) {
 // expectation may have been set in the object's previous cycle, by another
 // worker; the worker keeps its slot while it waits (the wait is short).
 func (s *Stream) WaitExpected(ctx context.Context, timeout time.Duration) bool {
+	if s.settled() { // the usual case: no timer needed
+		return true
+	}
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	for {
-		s.mu.Lock()
-		done := s.expected == "" || s.arrived
-		if done {
-			s.expected, s.arrived = "", false
-		}
-		s.mu.Unlock()
-		if done {
+		if s.settled() {
 			return true
 		}
 		select {
@@ -148,6 +145,18 @@ func (s *Stream) WaitExpected(ctx context.Context, timeout time.Duration) bool {
 			// needing the signal, so consuming it here loses nothing.
 		}
 	}
+}
+
+// settled clears an expectation that is met and reports whether none is
+// outstanding.
+func (s *Stream) settled() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	done := s.expected == "" || s.arrived
+	if done {
+		s.expected, s.arrived = "", false
+	}
+	return done
 }
 
 // Sleep waits for d, or until a new event arrives, ctx is done or the

@@ -377,15 +377,11 @@ func (r *Reactor) patchOnce(ctx context.Context, namespace, name string, pt type
 		return "", err
 	}
 	raw, _ := res.Raw()
-	var resp struct {
-		Metadata struct {
-			ResourceVersion string `json:"resourceVersion"`
-		} `json:"metadata"`
-	}
-	if err := json.Unmarshal(raw, &resp); err != nil {
+	rv, err := resourceVersionOf(raw)
+	if err != nil {
 		return "", fmt.Errorf("decoding the patch response: %w", err)
 	}
-	return resp.Metadata.ResourceVersion, nil
+	return rv, nil
 }
 
 func (r *Reactor) resourceClient(namespace string) dynamic.ResourceInterface {

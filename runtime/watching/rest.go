@@ -40,7 +40,10 @@ func listREST(ctx context.Context, c rest.Interface, path string, opts metav1.Li
 // watchREST watches a collection. The stream ends when ctx is done, when
 // the server ends it, or at the first event that cannot be decoded (which
 // comes as an ERROR event with an internal-error Status, as in client-go).
-func watchREST(ctx context.Context, c rest.Interface, path string, opts metav1.ListOptions) (watch.Interface, error) {
+//
+// track, if set, wraps the decoder (see trackDecoder) once the stream is
+// open.
+func watchREST(ctx context.Context, c rest.Interface, path string, opts metav1.ListOptions, track func(watch.Decoder) watch.Decoder) (watch.Interface, error) {
 	opts.Watch = true
 	// Not rate-limited, as client-go's watches are not: a watch is one
 	// long request, and renewing it must not wait behind the patches.
@@ -53,8 +56,12 @@ func watchREST(ctx context.Context, c rest.Interface, path string, opts metav1.L
 		}
 		return nil, err
 	}
+	var dec watch.Decoder = newEventDecoder(body)
+	if track != nil {
+		dec = track(dec)
+	}
 	return watch.NewStreamWatcher(
-		newEventDecoder(body),
+		dec,
 		apierrors.NewClientErrorReporter(http.StatusInternalServerError, http.MethodGet, "ClientWatchDecoding"),
 	), nil
 }

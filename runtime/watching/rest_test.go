@@ -109,7 +109,7 @@ func TestRequestsMatchDynamicClient(t *testing.T) {
 				}
 				w.Stop()
 				want = rec.last()
-				if w, err = watchREST(ctx, restClient(t, srv.URL), examplesPath, opts); err != nil {
+				if w, err = watchREST(ctx, restClient(t, srv.URL), examplesPath, opts, nil); err != nil {
 					t.Fatal(err)
 				}
 				w.Stop()
@@ -144,7 +144,7 @@ func TestRequestErrors(t *testing.T) {
 	if _, err := listREST(t.Context(), c, examplesPath, metav1.ListOptions{}); !apierrors.IsResourceExpired(err) {
 		t.Errorf("list: %v", err)
 	}
-	if _, err := watchREST(t.Context(), c, examplesPath, metav1.ListOptions{}); !apierrors.IsResourceExpired(err) {
+	if _, err := watchREST(t.Context(), c, examplesPath, metav1.ListOptions{}, nil); !apierrors.IsResourceExpired(err) {
 		t.Errorf("watch: %v", err)
 	}
 }
@@ -163,7 +163,7 @@ func TestWatchesAreNotThrottled(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	for range 3 {
-		w, err := watchREST(ctx, c, examplesPath, metav1.ListOptions{})
+		w, err := watchREST(ctx, c, examplesPath, metav1.ListOptions{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,7 +204,7 @@ func TestWatchEnds(t *testing.T) {
 			defer srv.Close()
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
-			w, err := watchREST(ctx, restClient(t, srv.URL), examplesPath, metav1.ListOptions{})
+			w, err := watchREST(ctx, restClient(t, srv.URL), examplesPath, metav1.ListOptions{}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

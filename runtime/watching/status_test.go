@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -149,5 +151,45 @@ func await(t *testing.T, w *Watcher, what string, cond func(Status) bool) Status
 			t.Fatalf("not %s in 20 s: %+v", what, s)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// The decoder wrapper of the REST path does what the stream wrapper does,
+// from the stream watcher's own goroutine: it tells of every event and of
+// the end, however the stream ends, and a silent stream past the timeout
+// is reported and ends as the server's end does (no error event).
+func TestTrackedDecoder(t *testing.T) {
+	endings := []struct {
+		name    string
+		timeout time.Duration
+		end     func(body *io.PipeWriter, w watch.Interface)
+		stalls  int32
+	}{
+		{"closed by the server", 0, func(body *io.PipeWriter, _ watch.Interface) { body.Close() }, 0},
+		{"stopped by the reflector", time.Minute, func(_ *io.PipeWriter, w watch.Interface) { w.Stop() }, 0},
+		{"silent past the timeout", 2 * time.Second, func(*io.PipeWriter, watch.Interface) {}, 1},
+	}
+	for _, e := range endings {
+		t.Run(e.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				pr, pw := io.Pipe()
+				var events, ends, stalls atomic.Int32
+				dec := trackDecoder(newEventDecoder(pr), e.timeout, func() { stalls.Add(1) }, func() { events.Add(1) }, func() { ends.Add(1) })
+				w := watch.NewStreamWatcher(dec, apierrors.NewClientErrorReporter(500, "GET", "test"))
+				go func() { _, _ = io.WriteString(pw, frame("ADDED", kopfExample("a", "1"))) }()
+				if ev := <-w.ResultChan(); ev.Type != watch.Added {
+					t.Fatalf("got %v, want the event", ev.Type)
+				}
+				e.end(pw, w)
+				for ev := range w.ResultChan() {
+					t.Errorf("an event after the end: %v", ev.Type)
+				}
+				synctest.Wait()
+				if events.Load() != 1 || ends.Load() != 1 || stalls.Load() != e.stalls {
+					t.Errorf("told of %d events, %d ends and %d stalls, want 1, 1 and %d", events.Load(), ends.Load(), stalls.Load(), e.stalls)
+				}
+				pw.Close()
+			})
+		})
 	}
 }

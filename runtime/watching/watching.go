@@ -179,9 +179,18 @@ func (w *Watcher) list(ctx context.Context, opts metav1.ListOptions) (runtime.Ob
 func (w *Watcher) watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	var wi watch.Interface
 	var err error
+	var stream uint64
+	// Over REST, the stream watcher's own goroutine tells of the events
+	// and of the stream's end (see trackDecoder); over the dynamic client,
+	// a goroutine in between does (see tracked).
+	track := func(d watch.Decoder) watch.Decoder {
+		stream = w.status.opened()
+		s := stream
+		return trackDecoder(d, w.InactivityTimeout, w.OnStall, w.status.event, func() { w.status.closed(s) })
+	}
 	for {
 		if w.REST != nil {
-			wi, err = watchREST(ctx, w.REST, w.Path, opts)
+			wi, err = watchREST(ctx, w.REST, w.Path, opts, track)
 		} else {
 			wi, err = w.resourceClient().Watch(ctx, opts)
 		}
@@ -192,7 +201,17 @@ func (w *Watcher) watch(ctx context.Context, opts metav1.ListOptions) (watch.Int
 			return nil, err
 		}
 	}
-	stream := w.status.opened()
+	if w.REST != nil {
+		if stream == 0 { // an empty watch: the connection was lost before the response
+			stream = w.status.opened()
+			w.status.closed(stream)
+		}
+		if w.OnWatching != nil {
+			w.OnWatching()
+		}
+		return wi, nil
+	}
+	stream = w.status.opened()
 	if w.OnWatching != nil {
 		w.OnWatching()
 	}

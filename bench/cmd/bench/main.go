@@ -15,7 +15,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"math"
 	"net/url"
 	"os"
 	"os/exec"
@@ -68,6 +67,20 @@ type Result struct {
 	P50     float64          `json:"p50_ms,omitempty"`
 	P99     float64          `json:"p99_ms,omitempty"`
 	Max     float64          `json:"max_ms,omitempty"`
+	// The scheduled runs (paced, burst): p99 from the scheduled time to
+	// the result; the makespan (first creation sent → last result seen);
+	// how late the creator sent its requests (p99, max: the schedule is
+	// kept when these are small); the API server's p99 to acknowledge a
+	// creation; the rate of creations achieved and the one scheduled.
+	SchedP99  float64 `json:"sched_p99_ms,omitempty"`
+	Makespan  float64 `json:"makespan_s,omitempty"`
+	LagP99    float64 `json:"lag_p99_ms,omitempty"`
+	LagMax    float64 `json:"lag_max_ms,omitempty"`
+	AckP99    float64 `json:"ack_p99_ms,omitempty"`
+	Rate      float64 `json:"creation_rate,omitempty"`
+	Scheduled float64 `json:"scheduled_rate,omitempty"`
+	// Load is the machine's during the pass.
+	Load *Load `json:"load,omitempty"`
 	// Requests: the contender's own requests to the API server by
 	// "VERB resource", in this scenario.
 	Requests map[string]int `json:"requests,omitempty"`
@@ -93,11 +106,18 @@ type config struct {
 	pacedRate             float64
 	pacedMax, burst       int
 	burstConcurrency      int
+	burstRate             float64
+	pacedPool             int
+	latencyRepeat         int
 	createConcurrency     int
 	settleDelay, idleTime time.Duration
 	shippedWindow         time.Duration
 	profile, unbounded    bool
 	only                  string
+	// before: a directory with a kopfgo binary built from an earlier
+	// commit, run as one more contender in the latency runs (before/after
+	// ratios in the same run).
+	before, beforeLabel string
 }
 
 func main() {
@@ -113,7 +133,10 @@ func main() {
 	flag.Float64Var(&cfg.pacedRate, "paced-rate", 50, "creations per second in the latency scenario")
 	flag.IntVar(&cfg.pacedMax, "paced", 1000, "objects created in the latency scenario (at most N)")
 	flag.IntVar(&cfg.burst, "burst", 1000, "objects created in the burst scenario")
-	flag.IntVar(&cfg.burstConcurrency, "burst-concurrency", 16, "concurrent creations in the burst scenario")
+	flag.IntVar(&cfg.latencyRepeat, "latency-repeat", 1, "repetitions of the latency runs (paced and burst), the contenders taking turns; medians are reported")
+	flag.IntVar(&cfg.burstConcurrency, "burst-concurrency", 256, "creations that may be in flight at once in the burst scenario (enough to keep the schedule)")
+	flag.Float64Var(&cfg.burstRate, "burst-rate", 400, "creations per second in the burst scenario (a fixed schedule, above the operators' throughput)")
+	flag.IntVar(&cfg.pacedPool, "paced-concurrency", 32, "creations that may be in flight at once in the paced scenario (enough to keep the schedule when the API server is slow)")
 	flag.IntVar(&cfg.createConcurrency, "create-concurrency", 16, "concurrent creations when pre-creating objects")
 	flag.DurationVar(&cfg.settleDelay, "settle", 6*time.Second, "wait after a scenario before measuring memory (kopf-go's workers exit after 5 s idle)")
 	flag.DurationVar(&cfg.idleTime, "idle", 10*time.Second, "window for idle CPU")
@@ -121,6 +144,8 @@ func main() {
 	flag.BoolVar(&cfg.profile, "profile", true, "profile kopf-go's CPU in an extra catch-up at the smallest N, per variant")
 	flag.BoolVar(&cfg.unbounded, "unbounded", true, "also run kopf-go with settings.Queueing.WorkerLimit = 0 (one worker per object, as Kopf and as before that setting)")
 	flag.StringVar(&cfg.only, "only", "", "run only these scenarios: catchup (with idle and update) or latency (paced and burst)")
+	flag.StringVar(&cfg.before, "before", "", "a directory with a kopfgo binary of an earlier commit: run it too in the latency runs, as \""+beforeName+"\"")
+	flag.StringVar(&cfg.beforeLabel, "before-label", "", "what -before was built from (e.g. a commit), for the report")
 	flag.StringVar(&render, "render", "", "only regenerate RESULTS.md and results.png from this results.json")
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard()) // envtest's own chatter
@@ -183,6 +208,10 @@ func main() {
 			"paced":             strconv.Itoa(cfg.pacedMax),
 			"burst":             strconv.Itoa(cfg.burst),
 			"burst_concurrency": strconv.Itoa(cfg.burstConcurrency),
+			"burst_rate":        fmt.Sprint(cfg.burstRate),
+			"paced_concurrency": strconv.Itoa(cfg.pacedPool),
+			"latency_repeat":    strconv.Itoa(cfg.latencyRepeat),
+			"before":            cfg.beforeLabel,
 			"shipped_window":    cfg.shippedWindow.String(),
 		},
 	}
@@ -265,6 +294,13 @@ func (b *bench) contenders(variant string) (kopf, unbounded, shipped, cr contend
 	return
 }
 
+// watchCeiling is the ceiling of the scheduled runs: the ceiling program
+// in watch mode, 16 writers.
+func (b *bench) watchCeiling(variant string) contender {
+	sub := fmt.Sprintf("-subresource=%t", variant == "subresource")
+	return contender{Name: watchCeilingName, Bin: filepath.Join(b.cfg.bin, "ceiling"), Args: []string{"-c", "16", "-mode", "watch", sub}, DiffBase: true}
+}
+
 func (b *bench) run() error {
 	for _, n := range b.cfg.ns {
 		for _, variant := range b.cfg.variants {
@@ -314,8 +350,16 @@ func (b *bench) runAll(n int, variant string) error {
 		}
 	}
 	if n == b.cfg.ns[0] && (b.cfg.only == "latency" || b.cfg.only == "") {
-		b.latency(kopf, n, variant)
-		b.latency(cr, n, variant)
+		for r := 1; r <= max(1, b.cfg.latencyRepeat); r++ {
+			b.latency(b.watchCeiling(variant), n, variant, r)
+			b.latency(kopf, n, variant, r)
+			if b.cfg.before != "" {
+				old := kopf
+				old.Name, old.Bin = beforeName, filepath.Join(b.cfg.before, "kopfgo")
+				b.latency(old, n, variant, r)
+			}
+			b.latency(cr, n, variant, r)
+		}
 	}
 	if b.cfg.profile && (b.cfg.only == "" || b.cfg.only == "catchup") && n == b.cfg.ns[0] {
 		for _, c := range []contender{kopf, unbounded} {
@@ -324,16 +368,16 @@ func (b *bench) runAll(n int, variant string) error {
 			}
 			file := filepath.Join(b.cfg.work, fmt.Sprintf("cpu-%s-%d-%s.pprof", strings.ReplaceAll(c.Name, " ", "_"), n, variant))
 			b.catchUp(c, n, variant, 0, false, file)
-			b.rep.Profile += pprofTop(c, file, n, variant) + "\n"
+			b.rep.Profile += pprofTop(c, file, n, variant, "catch-up") + "\n"
 		}
 	}
 	return nil
 }
 
 // pprofTop renders the profile's top entries with `go tool pprof`.
-func pprofTop(c contender, file string, n int, variant string) string {
+func pprofTop(c contender, file string, n int, variant, scenario string) string {
 	var out strings.Builder
-	fmt.Fprintf(&out, "%s, catch-up of %d objects (%s), CPU profile %s\n", c.Name, n, variant, filepath.Base(file))
+	fmt.Fprintf(&out, "%s, %s, N=%d (%s), CPU profile %s\n", c.Name, scenario, n, variant, filepath.Base(file))
 	for _, args := range [][]string{{"-top", "-nodecount=25"}, {"-top", "-cum", "-nodecount=40"}} {
 		cmd := exec.Command("go", append(append([]string{"tool", "pprof"}, args...), c.Bin, file)...)
 		data, err := cmd.CombinedOutput()
@@ -439,7 +483,10 @@ func (b *bench) catchUp(c contender, n int, variant string, repeat int, withUpda
 	}
 	res := Result{N: n, Variant: variant, Contender: c.Name, Scenario: scenario, Repeat: repeat, Objects: n}
 	upd := Result{N: n, Variant: variant, Contender: c.Name, Scenario: "update", Repeat: repeat, Objects: n}
+	load := startLoad()
 	defer func() {
+		l := load.end()
+		res.Load, upd.Load = &l, &l
 		if cpuProfile == "" {
 			b.add(res)
 			if withUpdate {
@@ -662,13 +709,15 @@ func (b *bench) shipped(c contender, n int, variant string) {
 }
 
 // latency starts the contender with no objects, measures its settled
-// memory, then creates objects one at a time at a steady rate (paced),
-// then a burst of objects 16 at a time, and measures, per object, the time
-// from its creation's acknowledgement to its result being seen.
-func (b *bench) latency(c contender, n int, variant string) {
+// memory, then creates objects on two fixed schedules, the same for every
+// contender: paced (one object every 1/rate s) and a burst (at a rate
+// above the operators' throughput). Per object it records when its
+// creation was due, sent and acknowledged, and when its result was seen
+// (for the contenders writing the diff-base too: with both writes in).
+func (b *bench) latency(c contender, n int, variant string, repeat int) {
 	env := b.env
-	paced := Result{N: n, Variant: variant, Contender: c.Name, Scenario: "paced", Repeat: 1, Objects: min(n, b.cfg.pacedMax)}
-	burst := Result{N: n, Variant: variant, Contender: c.Name, Scenario: "burst", Repeat: 1, Objects: b.cfg.burst}
+	paced := Result{N: n, Variant: variant, Contender: c.Name, Scenario: "paced", Repeat: repeat, Objects: min(n, b.cfg.pacedMax), Scheduled: b.cfg.pacedRate}
+	burst := Result{N: n, Variant: variant, Contender: c.Name, Scenario: "burst", Repeat: repeat, Objects: b.cfg.burst, Scheduled: b.cfg.burstRate}
 	defer func() { b.add(paced); b.add(burst) }()
 	ns := b.namespace()
 	if err := env.api.createNamespace(context.Background(), ns); err != nil {
@@ -682,7 +731,14 @@ func (b *bench) latency(c contender, n int, variant string) {
 		return
 	}
 	defer w.stop()
-	p, err := launch(c, env.kubeconfig, filepath.Join(b.cfg.work, fmt.Sprintf("%s-%d-%s-latency.log", c.Name, n, variant)))
+	tag := fmt.Sprintf("%s-%d-%s-latency-%d", strings.ReplaceAll(c.Name, " ", "_"), n, variant, repeat)
+	var extraEnv []string
+	if b.cfg.profile && repeat == 1 {
+		// The whole run (paced, then burst) is profiled: the paced part
+		// is most of its time.
+		extraEnv = append(extraEnv, "BENCH_CPUPROFILE="+filepath.Join(b.cfg.work, "cpu-"+tag+".pprof"))
+	}
+	p, err := launch(c, env.kubeconfig, filepath.Join(b.cfg.work, tag+".log"), extraEnv...)
 	if err != nil {
 		paced.Error = err.Error()
 		return
@@ -690,13 +746,18 @@ func (b *bench) latency(c contender, n int, variant string) {
 	defer func() {
 		_, peak := p.stop()
 		paced.PeakRSS, burst.PeakRSS = peak, peak
+		if b.cfg.profile && repeat == 1 && (c.Name == kopfName || c.Name == watchCeilingName) {
+			b.mu.Lock()
+			b.rep.Profile += pprofTop(c, filepath.Join(b.cfg.work, "cpu-"+tag+".pprof"), n, variant, "paced creation and the burst") + "\n"
+			b.mu.Unlock()
+		}
 	}()
 	// Ready: a probe object is handled.
 	if err := env.api.create(context.Background(), ns, "probe"); err != nil {
 		paced.Error = err.Error()
 		return
 	}
-	if _, err := w.waitFor(1, false, false, time.Now().Add(time.Minute)); err != nil {
+	if _, err := w.waitFor(1, false, c.DiffBase, time.Now().Add(time.Minute)); err != nil {
 		paced.Error = "not ready: " + err.Error()
 		return
 	}
@@ -705,80 +766,49 @@ func (b *bench) latency(c contender, n int, variant string) {
 	paced.EmptyRSS, burst.EmptyRSS = empty, empty
 	paced.EmptyGo = emptyGo
 
-	// Paced: one at a time, at a steady rate.
-	s0, _ := env.api.serverCounts(context.Background())
-	h0 := env.api.snapshot()
-	cpu0 := p.cpu()
-	objs := names("paced", paced.Objects)
-	acked := make(map[string]time.Time, len(objs))
-	interval := time.Duration(float64(time.Second) / b.cfg.pacedRate)
-	t0 := time.Now()
-	for i, name := range objs {
-		if d := time.Until(t0.Add(time.Duration(i) * interval)); d > 0 {
-			time.Sleep(d)
+	seen := func(name string) (time.Time, bool) { return w.seenAt(name, c.DiffBase) }
+	scheduled := func(res *Result, sc schedule, prefix string, before int) (int, bool) {
+		load := startLoad()
+		defer func() { l := load.end(); res.Load = &l }()
+		s0, _ := env.api.serverCounts(context.Background())
+		h0 := env.api.snapshot()
+		cpu0 := p.cpu()
+		objs := names(prefix, sc.n)
+		cs := sc.run(context.Background(), env.api, ns, objs)
+		if _, err := w.waitFor(before+len(objs), false, c.DiffBase, deadline(len(objs))); err != nil {
+			res.Error = err.Error()
+			return 0, false
 		}
-		if err := env.api.create(context.Background(), ns, name); err != nil {
-			paced.Error = err.Error()
-			return
+		res.CPUSeconds = (p.cpu() - cpu0).Seconds()
+		t, err := measure(cs, seen)
+		if err != nil {
+			res.Error = err.Error()
+			return 0, false
 		}
-		acked[name] = time.Now()
+		res.P50, res.P99, res.Max, res.SchedP99 = t.P50, t.P99, t.Max, t.SchedP99
+		res.Makespan, res.Seconds = t.Makespan, t.Makespan
+		res.PerSec = float64(len(objs)) / t.Makespan
+		res.LagP99, res.LagMax, res.AckP99, res.Rate = t.LagP99, t.LagMax, t.AckP99, t.Rate
+		time.Sleep(500 * time.Millisecond)
+		s1, _ := env.api.serverCounts(context.Background())
+		res.Requests = delta(s0, s1, h0, env.api.snapshot())
+		return len(objs), true
 	}
-	if _, err := w.waitFor(1+len(objs), false, false, deadline(len(objs))); err != nil {
-		paced.Error = err.Error()
+	np, ok := scheduled(&paced, schedule{rate: b.cfg.pacedRate, n: paced.Objects, pool: b.cfg.pacedPool}, "paced", 1)
+	if !ok {
 		return
 	}
-	paced.Seconds = time.Since(t0).Seconds()
-	paced.CPUSeconds = (p.cpu() - cpu0).Seconds()
-	paced.P50, paced.P99, paced.Max = latencies(w, acked)
 	time.Sleep(b.cfg.settleDelay)
 	paced.SettledRSS, paced.Go = p.settle()
-	s1, _ := env.api.serverCounts(context.Background())
-	h1 := env.api.snapshot()
-	paced.Requests = delta(s0, s1, h0, h1)
+	paced.Watched = 1 + np
 
-	// Burst: as fast as 16 concurrent creators go.
-	cpu1 := p.cpu()
-	bobjs := names("burst", b.cfg.burst)
-	t1 := time.Now()
-	backed, err := b.createAll(ns, bobjs, b.cfg.burstConcurrency)
-	if err != nil {
-		burst.Error = err.Error()
+	nb, ok := scheduled(&burst, schedule{rate: b.cfg.burstRate, n: b.cfg.burst, pool: b.cfg.burstConcurrency}, "burst", 1+np)
+	if !ok {
 		return
 	}
-	doneAt, err := w.waitFor(1+len(objs)+len(bobjs), false, false, deadline(len(bobjs)))
-	if err != nil {
-		burst.Error = err.Error()
-		return
-	}
-	burst.Seconds = doneAt.Sub(t1).Seconds()
-	burst.PerSec = float64(len(bobjs)) / burst.Seconds
-	burst.CPUSeconds = (p.cpu() - cpu1).Seconds()
-	burst.P50, burst.P99, burst.Max = latencies(w, backed)
-	time.Sleep(500 * time.Millisecond)
-	s2, _ := env.api.serverCounts(context.Background())
-	burst.Requests = delta(s1, s2, h1, env.api.snapshot())
 	time.Sleep(b.cfg.settleDelay)
 	burst.SettledRSS, burst.Go = p.settle()
-	burst.Watched = 1 + len(objs) + len(bobjs) // the probe, paced, burst
-}
-
-// latencies returns p50, p99 and the maximum, in milliseconds, of the
-// time from each object's acknowledged creation to its result being seen.
-func latencies(w *watcher, acked map[string]time.Time) (p50, p99, mx float64) {
-	var ds []float64
-	for name, t := range acked {
-		seen, ok := w.seenAt(name)
-		if !ok {
-			continue
-		}
-		ds = append(ds, math.Max(0, seen.Sub(t).Seconds()*1000))
-	}
-	if len(ds) == 0 {
-		return 0, 0, 0
-	}
-	sort.Float64s(ds)
-	q := func(p float64) float64 { return ds[min(len(ds)-1, int(math.Ceil(p*float64(len(ds))))-1)] }
-	return q(0.50), q(0.99), ds[len(ds)-1]
+	burst.Watched = 1 + np + nb // the probe, paced, burst
 }
 
 // environment is one control plane with the CRD of one variant.

@@ -234,10 +234,15 @@ func (w *watcher) waitFor(n int, update, full bool, deadline time.Time) (time.Ti
 	}
 }
 
-// seenAt returns when the object was first seen with its creation result.
-func (w *watcher) seenAt(name string) (time.Time, bool) {
+// seenAt returns when the object was first seen with its creation result
+// (full: with the diff-base annotation too, i.e. with both writes in).
+func (w *watcher) seenAt(name string, full bool) (time.Time, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	t, ok := w.created[name]
+	m := w.created
+	if full {
+		m = w.createdFull
+	}
+	t, ok := m[name]
 	return t, ok
 }

@@ -5,6 +5,15 @@
 // exits when every object is patched.
 //
 //	ceiling -c 16 -mode create|update [-subresource]
+//	ceiling -c 16 -mode watch [-subresource]
+//
+// In watch mode (the paced ceiling) it lists every KopfExample, then
+// watches them all and, for each object it sees created without the
+// result (ADDED events and the listing), sends the same writes as in
+// create mode, one request at a time per object, from K writers fed in
+// the order of the events; it runs until SIGTERM. It is the least a Go
+// program reacting to the watch can do: client-go's own watch decoding
+// and requests, no queue, no state beyond the objects already handled.
 //
 // With -subresource the status goes to /status and the annotation to the
 // object itself: two writes per object, as kopf-go must do.
@@ -16,12 +25,15 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"sync"
+	"syscall"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	watchapi "k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -47,14 +59,13 @@ func run() error {
 	mode := flag.String("mode", "create", "create: status.create_fn = hello world; update: status.update_fn = spec.value")
 	subresource := flag.Bool("subresource", false, "status is a subresource: write it through /status")
 	flag.Parse()
-
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, nil).ClientConfig()
-	if err != nil {
-		return err
+	if *mode == "watch" {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+		defer stop()
+		return watch(ctx, *concurrency, *subresource)
 	}
-	cfg.QPS = -1
-	dyn, err := dynamic.NewForConfig(cfg)
+
+	dyn, err := client()
 	if err != nil {
 		return err
 	}
@@ -91,6 +102,85 @@ func run() error {
 	default:
 		return nil
 	}
+}
+
+func client() (dynamic.Interface, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, nil).ClientConfig()
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS = -1
+	return dynamic.NewForConfig(cfg)
+}
+
+// watch is the watch mode: see the package doc.
+func watch(ctx context.Context, concurrency int, subresource bool) error {
+	dyn, err := client()
+	if err != nil {
+		return err
+	}
+	ri := dyn.Resource(gvr)
+	list, err := ri.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	work := make(chan *unstructured.Unstructured, 4096)
+	var wg sync.WaitGroup
+	for range concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for obj := range work {
+				if err := patch(ctx, dyn, obj, "create", subresource); err != nil && ctx.Err() == nil {
+					fmt.Fprintln(os.Stderr, err)
+				}
+			}
+		}()
+	}
+	defer func() { close(work); wg.Wait() }()
+	handled := map[types.UID]bool{}
+	offer := func(obj *unstructured.Unstructured) {
+		if handled[obj.GetUID()] {
+			return
+		}
+		if msg, _, _ := unstructured.NestedString(obj.Object, "status", "create_fn", "message"); msg != "" {
+			return
+		}
+		handled[obj.GetUID()] = true
+		select {
+		case work <- obj:
+		case <-ctx.Done():
+		}
+	}
+	for i := range list.Items {
+		offer(&list.Items[i])
+	}
+	rv := list.GetResourceVersion()
+	for ctx.Err() == nil {
+		w, err := ri.Watch(ctx, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("watching: %w", err)
+		}
+		for ev := range w.ResultChan() {
+			obj, ok := ev.Object.(*unstructured.Unstructured)
+			if !ok {
+				continue // an error status: the watch ends and is restarted from rv
+			}
+			rv = obj.GetResourceVersion()
+			if ev.Type == watchapi.Added {
+				offer(obj)
+			}
+			if ev.Type == watchapi.Deleted {
+				delete(handled, obj.GetUID())
+			}
+		}
+		w.Stop()
+	}
+	return nil
 }
 
 func patch(ctx context.Context, dyn dynamic.Interface, obj *unstructured.Unstructured, mode string, subresource bool) error {
