@@ -41,11 +41,7 @@ func (e *emitter) webhookLit(r *model.Registration) (jen.Code, error) {
 		kv("Param", jen.Lit(*r.Param))
 	}
 	if r.Operations != nil {
-		ops := make([]jen.Code, len(r.Operations))
-		for i, op := range r.Operations {
-			ops[i] = jen.Lit(op)
-		}
-		kv("Operations", jen.Index().String().Values(ops...))
+		kv("Operations", stringsLit(r.Operations))
 	}
 	if r.Subresource != "" {
 		kv("Subresource", jen.Lit(r.Subresource))
@@ -60,11 +56,7 @@ func (e *emitter) webhookLit(r *model.Registration) (jen.Code, error) {
 		kv("IgnoreFailures", jen.True())
 	}
 	if r.Field != nil {
-		path := make([]jen.Code, len(r.Field))
-		for i, p := range r.Field {
-			path[i] = jen.Lit(p)
-		}
-		kv("Field", jen.Index().String().Values(path...))
+		kv("Field", stringsLit(r.Field))
 	}
 	filter, err := filterLit(r)
 	if err != nil {

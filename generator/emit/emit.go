@@ -303,11 +303,7 @@ func (e *emitter) handlerLit(r *model.Registration) (jen.Code, error) {
 		kv("Deleted", jen.True())
 	}
 	if r.Field != nil {
-		path := make([]jen.Code, len(r.Field))
-		for i, p := range r.Field {
-			path[i] = jen.Lit(p)
-		}
-		kv("Field", jen.Index().String().Values(path...))
+		kv("Field", stringsLit(r.Field))
 	}
 	if r.FieldHandler {
 		kv("FieldHandler", jen.True())
@@ -586,4 +582,13 @@ func durationLit(d time.Duration) jen.Code {
 		return jen.Lit(int(d/u.d)).Op("*").Qual("time", u.name)
 	}
 	return nil // unreachable: every duration is a multiple of a nanosecond
+}
+
+// stringsLit is the literal []string{...} of ss.
+func stringsLit(ss []string) jen.Code {
+	lits := make([]jen.Code, len(ss))
+	for i, s := range ss {
+		lits[i] = jen.Lit(s)
+	}
+	return jen.Index().String().Values(lits...)
 }

@@ -113,16 +113,8 @@ func DecodeAdmission[T any](kw *Admission) (TypedAdmission[T], error) {
 	}
 	out := TypedAdmission[T]{Admission: *kw}
 	var err error
-	if out.Object, err = decode[T](kw.decoded, 0, src); err != nil {
-		return out, err
-	}
-	if out.Old, err = decode[T](kw.decoded, 1, old); err != nil {
-		return out, err
-	}
-	if out.New, err = decode[T](kw.decoded, 2, new); err != nil {
-		return out, err
-	}
-	return out, nil
+	out.Object, out.Old, out.New, err = decodeStates[T](kw.decoded, src, old, new)
+	return out, err
 }
 
 func (kw *Admission) embedded() *Admission                 { return kw }

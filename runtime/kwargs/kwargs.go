@@ -272,16 +272,21 @@ func DecodeChanging[T any](kw *Changing) (TypedChanging[T], error) {
 	}
 	out := TypedChanging[T]{Changing: *kw}
 	var err error
-	if out.Object, err = decode[T](kw.decoded, 0, src); err != nil {
-		return out, err
+	out.Object, out.Old, out.New, err = decodeStates[T](kw.decoded, src, old, new)
+	return out, err
+}
+
+// decodeStates decodes an object and its old and new states as T, each
+// once per cache (see decode); it stops at the first that does not decode.
+func decodeStates[T any](c *decodedCache, src, old, new any) (obj, oldT, newT *T, err error) {
+	if obj, err = decode[T](c, 0, src); err != nil {
+		return
 	}
-	if out.Old, err = decode[T](kw.decoded, 1, old); err != nil {
-		return out, err
+	if oldT, err = decode[T](c, 1, old); err != nil {
+		return
 	}
-	if out.New, err = decode[T](kw.decoded, 2, new); err != nil {
-		return out, err
-	}
-	return out, nil
+	newT, err = decode[T](c, 2, new)
+	return
 }
 
 // DecodeEvent returns kw in the typed form for T: the body decoded as T,
