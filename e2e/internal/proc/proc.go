@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -131,6 +132,20 @@ func (p *Process) ExitCode() int {
 func (p *Process) Logs() string {
 	data, _ := os.ReadFile(p.Log)
 	return string(data)
+}
+
+// WaitLog waits up to timeout for text in the process's log, polling it,
+// and returns when it saw it; the test fails at once if it does not.
+func (p *Process) WaitLog(t testing.TB, text string, timeout time.Duration) time.Time {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !strings.Contains(p.Logs(), text) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %q in the log of %s", timeout, text, p.Name)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return time.Now()
 }
 
 // Kill sends SIGKILL and waits for the process to be gone; the test fails
