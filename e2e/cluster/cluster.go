@@ -91,6 +91,18 @@ func (c *Cluster) Stop() error {
 	return err
 }
 
+// Kubeconfig writes the control plane's admin kubeconfig into
+// dir/kubeconfig, for an operator run as a process, and returns its path;
+// it fails the test if it cannot.
+func (c *Cluster) Kubeconfig(t testing.TB, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "kubeconfig")
+	if err := c.WriteKubeconfig(path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 func (c *Cluster) removeDirs() {
 	for _, dir := range c.dirs {
 		_ = os.RemoveAll(dir)

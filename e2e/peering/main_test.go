@@ -204,9 +204,5 @@ func binary(t *testing.T) string {
 // directory.
 func kubeconfig(t *testing.T) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := shared.WriteKubeconfig(path); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return shared.Kubeconfig(t, t.TempDir())
 }

@@ -136,10 +136,7 @@ func TestExitOnSignals(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	bin := proc.Build(t, "./internal/hungop", dir)
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := shared.WriteKubeconfig(kubeconfig); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := shared.Kubeconfig(t, dir)
 	const exitTimeout = 2 * time.Second // settings.Default()
 	tests := []struct {
 		name    string

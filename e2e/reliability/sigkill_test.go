@@ -26,10 +26,7 @@ func TestSIGKILLMidHandler(t *testing.T) {
 	dir := t.TempDir()
 	bin := proc.Build(t, "./internal/slowop", dir)
 	c := startCluster(t)
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := c.WriteKubeconfig(kubeconfig); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := c.Kubeconfig(t, dir)
 	record := filepath.Join(dir, "record")
 	ri := objects(c.Config, "default")
 

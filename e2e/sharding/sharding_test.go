@@ -150,10 +150,7 @@ func TestShardedReplicasHandleEachChangeOnce(t *testing.T) {
 	dir := t.TempDir()
 	bin := proc.Build(t, "./internal/shardop", dir)
 	c := startCluster(t)
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := c.WriteKubeconfig(kubeconfig); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := c.Kubeconfig(t, dir)
 	record := filepath.Join(dir, "record")
 	cs := kubernetes.NewForConfigOrDie(c.Config)
 	cfg := rest.CopyConfig(c.Config)
@@ -350,10 +347,7 @@ func TestHandoffResumesFromPersistedProgress(t *testing.T) {
 	dir := t.TempDir()
 	bin := proc.Build(t, "./internal/shardop", dir)
 	c := startCluster(t)
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := c.WriteKubeconfig(kubeconfig); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := c.Kubeconfig(t, dir)
 	record := filepath.Join(dir, "record")
 	cs := kubernetes.NewForConfigOrDie(c.Config)
 	ri := dynamic.NewForConfigOrDie(c.Config).Resource(kopfexamples).Namespace(namespace)
@@ -423,10 +417,7 @@ func TestDaemonsMoveWithTheirBuckets(t *testing.T) {
 	dir := t.TempDir()
 	bin := proc.Build(t, "./internal/shardop", dir)
 	c := startCluster(t)
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := c.WriteKubeconfig(kubeconfig); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := c.Kubeconfig(t, dir)
 	record := filepath.Join(dir, "record")
 	cs := kubernetes.NewForConfigOrDie(c.Config)
 	ri := dynamic.NewForConfigOrDie(c.Config).Resource(kopfexamples).Namespace(namespace)
