@@ -42,22 +42,14 @@ var shared *cluster.Cluster
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	c, err := cluster.StartDetached()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "starting the control plane: %v\n", err)
-		os.Exit(1)
-	}
-	if err := applyCRDs(c.Config); err != nil {
-		_ = c.Stop()
-		fmt.Fprintf(os.Stderr, "applying the CRDs: %v\n", err)
-		os.Exit(1)
-	}
-	shared = c
-	code := m.Run()
+	code := cluster.Main(m, func(c *cluster.Cluster) error {
+		if err := applyCRDs(c.Config); err != nil {
+			return fmt.Errorf("applying the CRDs: %w", err)
+		}
+		shared = c
+		return nil
+	})
 	_ = operator.Remove()
-	if err := c.Stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "stopping the control plane: %v\n", err)
-	}
 	os.Exit(code)
 }
 
