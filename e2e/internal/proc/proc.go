@@ -40,8 +40,9 @@ type Options struct {
 	Args []string
 }
 
-// Process is a binary started by Start. Its methods may be called from
-// the test's goroutine only.
+// Process is a binary started by Start. Its methods are safe for
+// concurrent use; those that fail the test at once (Kill, WaitLog) must be
+// called from the test's goroutine, as testing.T.Fatal must.
 type Process struct {
 	// Name names the process in messages (Options.Name).
 	Name string
