@@ -3,7 +3,8 @@
 // kube-apiserver through controller-runtime's envtest) plus what only the
 // reliability tests and tools of this repository need: restarting the API
 // server under running operators (restart.go), a user known by a static
-// bearer token (users.go), and finding this repository's own binaries.
+// bearer token (users.go), one control plane shared by a test binary's
+// tests (main.go), and finding this repository's own binaries.
 //
 // The binaries are found in $KUBEBUILDER_ASSETS, as envtest users expect,
 // or else in bin/k8s/<version>-<os>-<arch> of this repository, where
@@ -89,6 +90,18 @@ func (c *Cluster) Stop() error {
 	err := c.Environment.Stop()
 	c.removeDirs()
 	return err
+}
+
+// Kubeconfig writes the control plane's admin kubeconfig into
+// dir/kubeconfig, for an operator run as a process, and returns its path;
+// it fails the test if it cannot.
+func (c *Cluster) Kubeconfig(t testing.TB, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "kubeconfig")
+	if err := c.WriteKubeconfig(path); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 func (c *Cluster) removeDirs() {

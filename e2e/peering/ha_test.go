@@ -65,12 +65,12 @@ func TestHAFailover(t *testing.T) {
 	args := []string{"run", "-n", ns, "-P", "ha", "-v", "--kubeconfig", kc}
 
 	a := start(t, bin, filepath.Join(dir, "replica-a.log"), env, args...)
-	a.waitLog(t, "This replica is the active one: it holds the Lease "+ns+"/kopf-peering-ha-0.", 30*time.Second)
+	a.WaitLog(t, "This replica is the active one: it holds the Lease "+ns+"/kopf-peering-ha-0.", 30*time.Second)
 	b := start(t, bin, filepath.Join(dir, "replica-b.log"), env, args...)
-	b.waitLog(t, "Standing by: the active replica is ", 30*time.Second)
+	b.WaitLog(t, "Standing by: the active replica is ", 30*time.Second)
 	// Kopf's warning about the same priority stays (for Kopf peers): here,
 	// the Lease decides, and neither replica freezes.
-	b.waitLog(t, "Possibly conflicting operators with the same priority: [<Peer ", 30*time.Second)
+	b.WaitLog(t, "Possibly conflicting operators with the same priority: [<Peer ", 30*time.Second)
 
 	for i := range perPhase {
 		objs.Create(example(fmt.Sprintf("before-%02d", i)))
@@ -88,14 +88,14 @@ func TestHAFailover(t *testing.T) {
 
 	// SIGKILL the active replica, and keep creating objects meanwhile.
 	killed := time.Now()
-	if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := a.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	<-a.done
+	<-a.Done()
 	for i := range perPhase {
 		objs.Create(example(fmt.Sprintf("after-%02d", i)))
 	}
-	took := b.waitLog(t, "This replica is the active one: it holds the Lease "+ns+"/kopf-peering-ha-0.", 30*time.Second).Sub(killed)
+	took := b.WaitLog(t, "This replica is the active one: it holds the Lease "+ns+"/kopf-peering-ha-0.", 30*time.Second).Sub(killed)
 	// The stand-by notices the last renewal up to one (jittered) retry after
 	// it, takes the Lease once it has not changed for leaseDuration, at its
 	// next try: leaseDuration + 2 jittered retries; 1 s for the API and the
@@ -112,18 +112,16 @@ func TestHAFailover(t *testing.T) {
 	// without waiting for the Lease to expire; it processes every object
 	// again on resume, and runs no handler twice.
 	c := start(t, bin, filepath.Join(dir, "replica-c.log"), env, args...)
-	c.waitLog(t, "Standing by: the active replica is ", 30*time.Second)
+	c.WaitLog(t, "Standing by: the active replica is ", 30*time.Second)
 	terminated := time.Now()
-	if err := b.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := b.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-b.done:
-	case <-time.After(30 * time.Second):
+	if !b.Wait(30 * time.Second) {
 		t.Fatal("replica b did not exit on SIGTERM")
 	}
-	b.waitLog(t, "The Lease "+ns+"/kopf-peering-ha-0 is released.", time.Second)
-	took = c.waitLog(t, "This replica is the active one: it holds the Lease "+ns+"/kopf-peering-ha-0.", 30*time.Second).Sub(terminated)
+	b.WaitLog(t, "The Lease "+ns+"/kopf-peering-ha-0 is released.", time.Second)
+	took = c.WaitLog(t, "This replica is the active one: it holds the Lease "+ns+"/kopf-peering-ha-0.", 30*time.Second).Sub(terminated)
 	t.Logf("handover after SIGTERM: %s (Lease duration %s)", took, leaseDuration)
 	if took >= leaseDuration {
 		t.Errorf("the handover on a clean exit took %s: the Lease was not released", took)
@@ -133,20 +131,18 @@ func TestHAFailover(t *testing.T) {
 	// leaves the ledger final.
 	for _, phase := range []string{"before", "after"} {
 		for i := range perPhase {
-			c.waitLog(t, fmt.Sprintf("[%s/%s-%02d] Handling cycle is finished, waiting for new changes.", ns, phase, i), 30*time.Second)
+			c.WaitLog(t, fmt.Sprintf("[%s/%s-%02d] Handling cycle is finished, waiting for new changes.", ns, phase, i), 30*time.Second)
 		}
 	}
-	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := c.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-c.done:
-	case <-time.After(30 * time.Second):
+	if !c.Wait(30 * time.Second) {
 		t.Fatal("replica c did not exit on SIGTERM")
 	}
 
 	runs := ledger(t, path)
-	apid, bpid := fmt.Sprintf("pid=%d", a.cmd.Process.Pid), fmt.Sprintf("pid=%d", b.cmd.Process.Pid)
+	apid, bpid := fmt.Sprintf("pid=%d", a.Pid()), fmt.Sprintf("pid=%d", b.Pid())
 	for i := range perPhase {
 		for _, tt := range []struct{ name, want string }{
 			{fmt.Sprintf("%s/before-%02d", ns, i), apid},

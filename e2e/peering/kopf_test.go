@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kopf-go/kopf/e2e/internal/proc"
 	"github.com/kopf-go/kopf/kopftest"
 )
 
@@ -50,7 +51,7 @@ func TestRealKopf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runKopf := func(name string, priority string) *process {
+	runKopf := func(name string, priority string) *proc.Process {
 		return start(t, python, filepath.Join(dir, name+".log"), append(env, "KUBECONFIG="+kc, "POD_ID="+name),
 			"-m", "kopf", "run", script, "--verbose", "-n", ns, "-P", "interop", "--priority", priority)
 	}
@@ -62,12 +63,10 @@ func TestRealKopf(t *testing.T) {
 	if rec := rawRecord(t, ns, "interop", "kopf-high"); !regexp.MustCompile(`^\{"lastseen":"[^"]+","lifetime":60,"priority":100\}$`).MatchString(rec) {
 		t.Errorf("Kopf's record: %s", rec)
 	}
-	if err := py.cmd.Process.Signal(syscall.SIGINT); err != nil {
+	if err := py.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-py.done:
-	case <-time.After(60 * time.Second):
+	if !py.Wait(60 * time.Second) {
 		t.Fatal("Kopf did not exit on SIGINT")
 	}
 	low.WaitLog("Resuming operations after the pause. Conflicting operators with the same priority are gone.", 30*time.Second)
@@ -77,9 +76,9 @@ func TestRealKopf(t *testing.T) {
 
 	// kopf-go at 666 pauses Kopf at 0, in Kopf's own words.
 	py = runKopf("kopf-low", "0")
-	py.waitLog(t, "Keep-alive in 'interop' in '"+ns+"': ok.", 60*time.Second)
+	py.WaitLog(t, "Keep-alive in 'interop' in '"+ns+"': ok.", 60*time.Second)
 	dev := kopftest.Start(t, shared.Config, register(nil), peered(ns, "interop", 666, "kopf-go-dev")...)
-	py.waitLog(t, "Pausing operations in favour of [<Peer kopf-go-dev: priority=666, lifetime=60, lastseen='", 60*time.Second)
+	py.WaitLog(t, "Pausing operations in favour of [<Peer kopf-go-dev: priority=666, lifetime=60, lastseen='", 60*time.Second)
 
 	// The same priority: Kopf warns and stays frozen (Kopf's rule); the
 	// kopf-go operator warns in Kopf's words too, and, holding its Lease,
@@ -89,12 +88,12 @@ func TestRealKopf(t *testing.T) {
 	if err := dev.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	py.waitLog(t, "Possibly conflicting operators with the same priority: [<Peer kopf-go-same: priority=0, lifetime=60, lastseen='", 60*time.Second)
+	py.WaitLog(t, "Possibly conflicting operators with the same priority: [<Peer kopf-go-same: priority=0, lifetime=60, lastseen='", 60*time.Second)
 	same.WaitLog("Possibly conflicting operators with the same priority: [<Peer kopf-low: priority=0, lifetime=60, lastseen='", 30*time.Second)
 	same.WaitLog("Resuming operations after the pause.", 30*time.Second)
 	kopftest.NewObjects(t, shared.Config, examples, ns).Create(example("obj-same"))
 	same.WaitOutcome(kopftest.Match{Name: "obj-same", Handler: "create_fn", Result: kopftest.Succeeded}, 30*time.Second)
-	logs := py.logs()
+	logs := py.Logs()
 	if _, after, _ := strings.Cut(logs, "Possibly conflicting operators with the same priority: [<Peer kopf-go-same"); strings.Contains(after, "Resuming operations") {
 		t.Errorf("Kopf resumed next to a peer of its priority:\n%s", logs)
 	}

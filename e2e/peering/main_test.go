@@ -11,12 +11,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -29,6 +25,7 @@ import (
 
 	"github.com/kopf-go/kopf"
 	"github.com/kopf-go/kopf/e2e/cluster"
+	"github.com/kopf-go/kopf/e2e/internal/proc"
 	"github.com/kopf-go/kopf/envtest"
 	"github.com/kopf-go/kopf/runtime/cli"
 )
@@ -45,21 +42,14 @@ var shared *cluster.Cluster
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	c, err := cluster.StartDetached()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "starting the control plane: %v\n", err)
-		os.Exit(1)
-	}
-	if err := applyCRDs(c.Config); err != nil {
-		_ = c.Stop()
-		fmt.Fprintf(os.Stderr, "applying the CRDs: %v\n", err)
-		os.Exit(1)
-	}
-	shared = c
-	code := m.Run()
-	if err := c.Stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "stopping the control plane: %v\n", err)
-	}
+	code := cluster.Main(m, func(c *cluster.Cluster) error {
+		if err := applyCRDs(c.Config); err != nil {
+			return fmt.Errorf("applying the CRDs: %w", err)
+		}
+		shared = c
+		return nil
+	})
+	_ = operator.Remove()
 	os.Exit(code)
 }
 
@@ -174,48 +164,11 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool)
 	}
 }
 
-// process is an operator binary running as a separate process.
-type process struct {
-	cmd  *exec.Cmd
-	log  string
-	done chan struct{}
-}
-
-// start runs bin with args, its output into logPath, killed at the end of
-// the test if still running.
-func start(t *testing.T, bin, logPath string, env []string, args ...string) *process {
+// start runs bin with args, its output into logPath, in the test's
+// environment without the operator's variables (cleanEnv) and with env.
+func start(t *testing.T, bin, logPath string, env []string, args ...string) *proc.Process {
 	t.Helper()
-	f, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.Env = append(cleanEnv(), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the test
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		t.Fatalf("starting %s: %v", bin, err)
-	}
-	p := &process{cmd: cmd, log: logPath, done: make(chan struct{})}
-	go func() {
-		_ = cmd.Wait()
-		f.Close()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			_ = cmd.Process.Kill()
-			<-p.done
-		}
-		if t.Failed() {
-			data, _ := os.ReadFile(logPath)
-			t.Logf("log of %s (pid %d):\n%s", filepath.Base(logPath), cmd.Process.Pid, data)
-		}
-	})
-	return p
+	return proc.Start(t, bin, proc.Options{Log: logPath, Env: append(cleanEnv(), env...), Args: args})
 }
 
 // cleanEnv is the test's environment without the variables that would
@@ -230,55 +183,18 @@ func cleanEnv() []string {
 	return env
 }
 
-func (p *process) logs() string {
-	data, _ := os.ReadFile(p.log)
-	return string(data)
-}
+// operator is ./operator, built once per test run.
+var operator = &proc.Binary{Pkg: "./operator"}
 
-// waitLog waits for text in the process's log and returns when it saw it.
-func (p *process) waitLog(t *testing.T, text string, timeout time.Duration) time.Time {
-	t.Helper()
-	waitFor(t, fmt.Sprintf("%q in the log of %s", text, filepath.Base(p.log)), timeout, func() bool { return strings.Contains(p.logs(), text) })
-	return time.Now()
-}
-
-var (
-	buildOnce sync.Once
-	built     string
-	buildErr  error
-)
-
-// binary builds ./operator once per test run.
+// binary is the path of ./operator's binary.
 func binary(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "peering-operator-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		goBin, err := exec.LookPath("go")
-		if err != nil {
-			goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-		}
-		built = filepath.Join(dir, "operator")
-		if out, err := exec.Command(goBin, "build", "-o", built, "./operator").CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("building ./operator: %w\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return built
+	return operator.Path(t)
 }
 
 // kubeconfig writes the cluster's admin kubeconfig into the test's
 // directory.
 func kubeconfig(t *testing.T) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := shared.WriteKubeconfig(path); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return shared.Kubeconfig(t, t.TempDir())
 }

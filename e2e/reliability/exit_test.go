@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kopf-go/kopf/e2e/cluster"
+	"github.com/kopf-go/kopf/e2e/internal/proc"
 	"github.com/kopf-go/kopf/kopftest"
 	"github.com/kopf-go/kopf/runtime/causes"
 	"github.com/kopf-go/kopf/runtime/kwargs"
@@ -136,11 +135,8 @@ func TestExitStoresWhatFinishesInTime(t *testing.T) {
 func TestExitOnSignals(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	bin := buildPackage(t, "./internal/hungop", filepath.Join(dir, "hungop"))
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := shared.WriteKubeconfig(kubeconfig); err != nil {
-		t.Fatal(err)
-	}
+	bin := proc.Build(t, "./internal/hungop", dir)
+	kubeconfig := shared.Kubeconfig(t, dir)
 	const exitTimeout = 2 * time.Second // settings.Default()
 	tests := []struct {
 		name    string
@@ -189,7 +185,7 @@ func TestExitOnSignals(t *testing.T) {
 			ns := namespace(t, fmt.Sprintf("exit-signals-%d", i))
 			ri := objects(shared.Config, ns)
 			logPath := filepath.Join(dir, fmt.Sprintf("operator-%d.log", i))
-			p := startOperatorProcess(t, bin, logPath, "run", "-n", ns, "--standalone", "-v", "--kubeconfig", kubeconfig)
+			p := proc.Start(t, bin, proc.Options{Log: logPath, Args: []string{"run", "-n", ns, "--standalone", "-v", "--kubeconfig", kubeconfig}})
 			create(t, ri, example("hung", nil, nil, nil))
 			key := ns + "/hung"
 			waitFileContains(t, logPath, fmt.Sprintf("[%s] hung_fn is invoked", key), 30*time.Second)
@@ -200,17 +196,15 @@ func TestExitOnSignals(t *testing.T) {
 					waitFileContains(t, logPath, "is received. Operator is stopping.", 10*time.Second)
 				}
 				last = time.Now()
-				if err := p.cmd.Process.Signal(sig); err != nil {
+				if err := p.Signal(sig); err != nil {
 					t.Fatalf("sending %s: %v", sig, err)
 				}
 			}
-			select {
-			case <-p.done:
-			case <-time.After(tt.within + 20*time.Second):
+			if !p.Wait(tt.within + 20*time.Second) {
 				t.Fatalf("the operator did not exit in %s after the last signal", tt.within+20*time.Second)
 			}
-			elapsed := p.exited.Sub(last)
-			if code := p.cmd.ProcessState.ExitCode(); code != tt.code {
+			elapsed := p.Exited().Sub(last)
+			if code := p.ExitCode(); code != tt.code {
 				t.Errorf("exit code %d, want %d", code, tt.code)
 			}
 			if elapsed > tt.within {
@@ -311,63 +305,6 @@ func storedOutcome(t *testing.T, obj *unstructured.Unstructured, id string) stri
 		}
 	}
 	return strings.Join(found, "; ")
-}
-
-// operatorProcess is an operator binary running as a separate process.
-type operatorProcess struct {
-	cmd    *exec.Cmd
-	done   chan struct{}
-	exited time.Time // set before done is closed
-}
-
-// startOperatorProcess runs bin with args, its output into logPath; it is
-// killed at the end of the test if still running.
-func startOperatorProcess(t *testing.T, bin, logPath string, args ...string) *operatorProcess {
-	t.Helper()
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the test
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		t.Fatalf("starting the operator: %v", err)
-	}
-	p := &operatorProcess{cmd: cmd, done: make(chan struct{})}
-	go func() {
-		_ = cmd.Wait()
-		p.exited = time.Now()
-		logFile.Close()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			_ = cmd.Process.Kill()
-			<-p.done
-		}
-		if t.Failed() {
-			data, _ := os.ReadFile(logPath)
-			t.Logf("log of operator process %d (%s):\n%s", cmd.Process.Pid, filepath.Base(logPath), tail(data, 20000))
-		}
-	})
-	return p
-}
-
-// buildPackage builds a main package of this module into out.
-func buildPackage(t *testing.T, pkg, out string) string {
-	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	if data, err := exec.Command(goBin, "build", "-o", out, pkg).CombinedOutput(); err != nil {
-		t.Fatalf("building %s: %v\n%s", pkg, err, data)
-	}
-	return out
 }
 
 func readFile(t *testing.T, path string) string {

@@ -62,22 +62,13 @@ func TestMain(m *testing.M) {
 	if !explicit {
 		_ = flag.Set("test.parallel", "16")
 	}
-	c, err := cluster.StartDetached()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "starting the control plane: %v\n", err)
-		os.Exit(1)
-	}
-	if err := applyCRD(c.Config); err != nil {
-		_ = c.Stop()
-		fmt.Fprintf(os.Stderr, "applying the CRD: %v\n", err)
-		os.Exit(1)
-	}
-	shared = c
-	code := m.Run()
-	if err := c.Stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "stopping the control plane: %v\n", err)
-	}
-	os.Exit(code)
+	os.Exit(cluster.Main(m, func(c *cluster.Cluster) error {
+		if err := applyCRD(c.Config); err != nil {
+			return fmt.Errorf("applying the CRD: %w", err)
+		}
+		shared = c
+		return nil
+	}))
 }
 
 // applyCRD applies examples/crd.yaml (status subresource on).

@@ -1,19 +1,15 @@
 package reliability_test
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/kopf-go/kopf/e2e/cluster"
+	"github.com/kopf-go/kopf/e2e/internal/proc"
 )
 
 // An operator process killed with SIGKILL while a handler runs loses that
@@ -28,12 +24,9 @@ import (
 func TestSIGKILLMidHandler(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	bin := buildOperator(t, dir)
+	bin := proc.Build(t, "./internal/slowop", dir)
 	c := startCluster(t)
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := c.WriteKubeconfig(kubeconfig); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := c.Kubeconfig(t, dir)
 	record := filepath.Join(dir, "record")
 	ri := objects(c.Config, "default")
 
@@ -51,7 +44,7 @@ func TestSIGKILLMidHandler(t *testing.T) {
 		}
 		return true
 	})
-	op1.kill(t)
+	op1.Kill(t)
 	before := readRecord(t, record)
 	for _, name := range names {
 		if n := before.count("finished", "slow_fn", name); n != 0 {
@@ -69,7 +62,7 @@ func TestSIGKILLMidHandler(t *testing.T) {
 			t.Errorf("%s: progress left behind: %v", name, got)
 		}
 	}
-	op2.stop(t)
+	op2.Stop(t, 15*time.Second)
 
 	after := readRecord(t, record)
 	for _, name := range names {
@@ -88,88 +81,15 @@ func TestSIGKILLMidHandler(t *testing.T) {
 	}
 }
 
-// buildOperator builds internal/slowop into dir.
-func buildOperator(t *testing.T, dir string) string {
+// startProcess starts the slowop binary bin, recording its invocations
+// into record, its output into logPath.
+func startProcess(t *testing.T, bin, kubeconfig, record, logPath string) *proc.Process {
 	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	bin := filepath.Join(dir, "slowop")
-	out, err := exec.Command(goBin, "build", "-o", bin, "./internal/slowop").CombinedOutput()
-	if err != nil {
-		t.Fatalf("building the operator: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// process is an operator running as a separate process.
-type process struct {
-	cmd  *exec.Cmd
-	log  string
-	done chan struct{}
-}
-
-func startProcess(t *testing.T, bin, kubeconfig, record, logPath string) *process {
-	t.Helper()
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "run", "-A", "--standalone", "-v", "--kubeconfig", kubeconfig)
-	cmd.Env = append(os.Environ(), "SLOWOP_RECORD="+record)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the test
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		t.Fatalf("starting the operator: %v", err)
-	}
-	p := &process{cmd: cmd, log: logPath, done: make(chan struct{})}
-	go func() {
-		_ = cmd.Wait()
-		logFile.Close()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			_ = cmd.Process.Kill()
-			<-p.done
-		}
-		if t.Failed() {
-			data, _ := os.ReadFile(logPath)
-			t.Logf("log of operator process %d (%s):\n%s", cmd.Process.Pid, filepath.Base(logPath), tail(data, 20000))
-		}
+	return proc.Start(t, bin, proc.Options{
+		Log:  logPath,
+		Env:  append(os.Environ(), "SLOWOP_RECORD="+record),
+		Args: []string{"run", "-A", "--standalone", "-v", "--kubeconfig", kubeconfig},
 	})
-	return p
-}
-
-// kill sends SIGKILL and waits for the process to be gone.
-func (p *process) kill(t *testing.T) {
-	t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatalf("killing the operator: %v", err)
-	}
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("the operator did not die in 10 s after SIGKILL")
-	}
-}
-
-// stop sends SIGTERM and waits for a clean exit.
-func (p *process) stop(t *testing.T) {
-	t.Helper()
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-		if code := p.cmd.ProcessState.ExitCode(); code != 0 {
-			t.Errorf("the operator exited with %d after SIGTERM", code)
-		}
-	case <-time.After(15 * time.Second):
-		t.Errorf("the operator did not exit in 15 s after SIGTERM")
-	}
 }
 
 // invocations is the content of the slowop record file.
@@ -211,15 +131,4 @@ func waitRecord(t *testing.T, path string, timeout time.Duration, cond func(invo
 	if err != nil {
 		t.Fatalf("waiting for the operator's invocations: %v\nrecord:\n%s", err, readRecord(t, path).raw)
 	}
-}
-
-func tail(data []byte, n int) string {
-	if len(data) <= n {
-		return string(data)
-	}
-	cut := data[len(data)-n:]
-	if i := bytes.IndexByte(cut, '\n'); i >= 0 {
-		cut = cut[i+1:]
-	}
-	return fmt.Sprintf("...(%d bytes cut)\n%s", len(data)-len(cut), cut)
 }

@@ -1,117 +1,26 @@
 package sharding_test
 
 import (
-	"bytes"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kopf-go/kopf/e2e/internal/proc"
 )
 
-// buildOperator builds internal/shardop into dir.
-func buildOperator(t *testing.T, dir string) string {
+// startReplica starts the shardop binary bin as the replica identity,
+// recording its handler runs into record, its log in dir.
+func startReplica(t *testing.T, bin, kubeconfig, record, dir, identity string, extra ...string) *proc.Process {
 	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	bin := filepath.Join(dir, "shardop")
-	out, err := exec.Command(goBin, "build", "-o", bin, "./internal/shardop").CombinedOutput()
-	if err != nil {
-		t.Fatalf("building the operator: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// process is an operator replica running as a separate process.
-type process struct {
-	identity string
-	cmd      *exec.Cmd
-	log      string
-	done     chan struct{}
-}
-
-func (p *process) pid() int { return p.cmd.Process.Pid }
-
-func startReplica(t *testing.T, bin, kubeconfig, record, dir, identity string, extra ...string) *process {
-	t.Helper()
-	logPath := filepath.Join(dir, identity+".log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	args := append([]string{"run", "-A", "--shards=64", "-v", "--kubeconfig", kubeconfig}, extra...)
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "SHARDOP_RECORD="+record, "SHARDOP_IDENTITY="+identity)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the test
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		t.Fatalf("starting the operator: %v", err)
-	}
-	p := &process{identity: identity, cmd: cmd, log: logPath, done: make(chan struct{})}
-	go func() {
-		_ = cmd.Wait()
-		logFile.Close()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			_ = cmd.Process.Kill()
-			<-p.done
-		}
-		if t.Failed() {
-			data, _ := os.ReadFile(logPath)
-			t.Logf("log of replica %s (pid %d):\n%s", identity, cmd.Process.Pid, tail(data, 6000))
-		}
+	return proc.Start(t, bin, proc.Options{
+		Name: identity,
+		Log:  filepath.Join(dir, identity+".log"),
+		Env:  append(os.Environ(), "SHARDOP_RECORD="+record, "SHARDOP_IDENTITY="+identity),
+		Args: append([]string{"run", "-A", "--shards=64", "-v", "--kubeconfig", kubeconfig}, extra...),
 	})
-	return p
-}
-
-// kill sends SIGKILL and waits for the process to be gone.
-func (p *process) kill(t *testing.T) {
-	t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatalf("killing the operator: %v", err)
-	}
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("the operator did not die in 10 s after SIGKILL")
-	}
-}
-
-// stop sends SIGTERM and waits for a clean exit.
-func (p *process) stop(t *testing.T) {
-	t.Helper()
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-		if code := p.cmd.ProcessState.ExitCode(); code != 0 {
-			t.Errorf("replica %s exited with %d after SIGTERM", p.identity, code)
-		}
-	case <-time.After(30 * time.Second):
-		t.Errorf("replica %s did not exit in 30 s after SIGTERM", p.identity)
-	}
-}
-
-func tail(data []byte, n int) string {
-	if len(data) <= n {
-		return string(data)
-	}
-	cut := data[len(data)-n:]
-	if i := bytes.IndexByte(cut, '\n'); i >= 0 {
-		cut = cut[i+1:]
-	}
-	return fmt.Sprintf("...(%d bytes cut)\n%s", len(data)-len(cut), cut)
 }
 
 // run is one line of the record: a handler's invocation or its end.

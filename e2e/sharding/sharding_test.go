@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kopf-go/kopf/e2e/cluster"
+	"github.com/kopf-go/kopf/e2e/internal/proc"
 	"github.com/kopf-go/kopf/envtest"
 	"github.com/kopf-go/kopf/runtime/sharding"
 )
@@ -147,19 +148,16 @@ func setWave(ri dynamic.ResourceInterface, wave int) func(string) error {
 // within the lease's duration.
 func TestShardedReplicasHandleEachChangeOnce(t *testing.T) {
 	dir := t.TempDir()
-	bin := buildOperator(t, dir)
+	bin := proc.Build(t, "./internal/shardop", dir)
 	c := startCluster(t)
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := c.WriteKubeconfig(kubeconfig); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := c.Kubeconfig(t, dir)
 	record := filepath.Join(dir, "record")
 	cs := kubernetes.NewForConfigOrDie(c.Config)
 	cfg := rest.CopyConfig(c.Config)
 	cfg.QPS, cfg.Burst = -1, 0
 	ri := dynamic.NewForConfigOrDie(cfg).Resource(kopfexamples).Namespace(namespace)
 
-	replicas := []*process{}
+	replicas := []*proc.Process{}
 	for i := 1; i <= 3; i++ {
 		replicas = append(replicas, startReplica(t, bin, kubeconfig, record, dir, fmt.Sprintf("replica-%d", i)))
 	}
@@ -192,8 +190,8 @@ func TestShardedReplicasHandleEachChangeOnce(t *testing.T) {
 		perPID[ch.finished[0].pid]++
 	}
 	for _, p := range replicas {
-		if n := perPID[p.pid()]; n < objects/10 {
-			t.Errorf("wave 0: replica %s handled %d of %d objects: the objects are not shared", p.identity, n, objects)
+		if n := perPID[p.Pid()]; n < objects/10 {
+			t.Errorf("wave 0: replica %s handled %d of %d objects: the objects are not shared", p.Name, n, objects)
 		}
 	}
 	t.Logf("wave 0: objects handled per replica: %v", perPID)
@@ -204,10 +202,10 @@ func TestShardedReplicasHandleEachChangeOnce(t *testing.T) {
 	var updated atomic.Int64
 	err = forEach(func(name string) error {
 		if updated.Add(1) == objects/3 {
-			if err := killed.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			if err := killed.Signal(syscall.SIGKILL); err != nil {
 				return err
 			}
-			<-killed.done
+			<-killed.Done()
 			killedAt = time.Now()
 		}
 		return setWave(ri, 1)(name)
@@ -216,7 +214,7 @@ func TestShardedReplicasHandleEachChangeOnce(t *testing.T) {
 		t.Fatalf("wave 1: %v", err)
 	}
 	took = awaitAssignment(t, cs, []string{"replica-2", "replica-3"}, killedAt, 60*time.Second)
-	t.Logf("wave 1: SIGKILL of %s: its buckets are held by the others %s after the kill (lease 4 s, renewal 1 s)", killed.identity, took.Round(time.Millisecond))
+	t.Logf("wave 1: SIGKILL of %s: its buckets are held by the others %s after the kill (lease 4 s, renewal 1 s)", killed.Name, took.Round(time.Millisecond))
 	took = awaitWave(t, ri, "update_fn", 1, 3*time.Minute)
 	t.Logf("wave 1: every object's update handled %s after the wave's last patch", took.Round(time.Millisecond))
 	a = readAudit(t, record)
@@ -224,7 +222,7 @@ func TestShardedReplicasHandleEachChangeOnce(t *testing.T) {
 	for object, ch := range a.changes("update_fn", "1") {
 		var byLive, byKilled []run
 		for _, r := range ch.finished {
-			if r.pid == killed.pid() {
+			if r.pid == killed.Pid() {
 				byKilled = append(byKilled, r)
 			} else {
 				byLive = append(byLive, r)
@@ -238,10 +236,10 @@ func TestShardedReplicasHandleEachChangeOnce(t *testing.T) {
 		case len(byLive) == 1 && len(byKilled) > 0:
 			rerun++ // finished on the killed replica, which died before storing it
 		}
-		checkNoOverlap(t, "wave 1", object, ch, killed.pid(), killedAt)
+		checkNoOverlap(t, "wave 1", object, ch, killed.Pid(), killedAt)
 		interrupted := 0
 		for _, r := range ch.invoked {
-			if r.pid == killed.pid() {
+			if r.pid == killed.Pid() {
 				interrupted++
 			}
 		}
@@ -276,19 +274,19 @@ func TestShardedReplicasHandleEachChangeOnce(t *testing.T) {
 		}
 		perPID[ch.finished[0].pid]++
 	}
-	if n := perPID[replicas[3].pid()]; n == 0 {
+	if n := perPID[replicas[3].Pid()]; n == 0 {
 		t.Errorf("wave 2: the added replica handled no object")
 	}
 	t.Logf("wave 2: objects handled per replica: %v", perPID)
 	for _, p := range replicas[1:] {
-		p.stop(t)
+		p.Stop(t, 30*time.Second)
 	}
 	// What the replicas said of their hand-offs, for the record.
 	for _, p := range replicas {
-		data, _ := os.ReadFile(p.log)
+		data, _ := os.ReadFile(p.Log)
 		for _, line := range strings.Split(string(data), "\n") {
 			if strings.Contains(line, "Sharding: stopped") || strings.Contains(line, "Sharding: started") || strings.Contains(line, "Sharding: released") {
-				t.Logf("%s: %s", p.identity, line)
+				t.Logf("%s: %s", p.Name, line)
 			}
 		}
 	}
@@ -324,19 +322,19 @@ func checkNoOverlap(t *testing.T, wave, object string, ch *change, killedPID int
 }
 
 // explain logs what the audit and the replicas' logs say of an object.
-func explain(t *testing.T, object string, ch *change, replicas []*process) {
+func explain(t *testing.T, object string, ch *change, replicas []*proc.Process) {
 	t.Helper()
 	for _, r := range append(slices.Clone(ch.invoked), ch.finished...) {
 		t.Logf("%s: %s by pid %d at %s", object, r.event, r.pid, r.at.Format("15:04:05.000000"))
 	}
 	for _, p := range replicas {
-		data, _ := os.ReadFile(p.log)
+		data, _ := os.ReadFile(p.Log)
 		for _, line := range strings.Split(string(data), "\n") {
 			if strings.Contains(line, "["+object+"]") || strings.Contains(line, "Sharding:") {
 				if len(line) > 300 {
 					line = line[:300]
 				}
-				t.Logf("%s (pid %d): %s", p.identity, p.pid(), line)
+				t.Logf("%s (pid %d): %s", p.Name, p.Pid(), line)
 			}
 		}
 	}
@@ -347,19 +345,16 @@ func explain(t *testing.T, object string, ch *change, replicas []*process) {
 // progress persisted in the object: the retries are not started over.
 func TestHandoffResumesFromPersistedProgress(t *testing.T) {
 	dir := t.TempDir()
-	bin := buildOperator(t, dir)
+	bin := proc.Build(t, "./internal/shardop", dir)
 	c := startCluster(t)
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := c.WriteKubeconfig(kubeconfig); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := c.Kubeconfig(t, dir)
 	record := filepath.Join(dir, "record")
 	cs := kubernetes.NewForConfigOrDie(c.Config)
 	ri := dynamic.NewForConfigOrDie(c.Config).Resource(kopfexamples).Namespace(namespace)
-	replicas := map[int]*process{}
+	replicas := map[int]*proc.Process{}
 	for _, id := range []string{"replica-a", "replica-b"} {
 		p := startReplica(t, bin, kubeconfig, record, dir, id)
-		replicas[p.pid()] = p
+		replicas[p.Pid()] = p
 	}
 	awaitAssignment(t, cs, []string{"replica-a", "replica-b"}, time.Now(), 60*time.Second)
 	obj := &unstructured.Unstructured{Object: map[string]any{
@@ -387,7 +382,7 @@ func TestHandoffResumesFromPersistedProgress(t *testing.T) {
 	if owner == nil || first.retry != 0 {
 		t.Fatalf("flaky_fn's first run: pid %d, retry %d", first.pid, first.retry)
 	}
-	owner.stop(t) // the hand-off, during the 3-second delay before the retry
+	owner.Stop(t, 30*time.Second) // the hand-off, during the 3-second delay before the retry
 	err = cluster.WaitFor(context.Background(), 60*time.Second, func(ctx context.Context) (bool, error) {
 		got, err := ri.Get(ctx, "flaky", metav1.GetOptions{})
 		if err != nil {
@@ -404,7 +399,7 @@ func TestHandoffResumesFromPersistedProgress(t *testing.T) {
 		if r.handler != "flaky_fn" || r.event != "invoked" {
 			continue
 		}
-		retries = append(retries, fmt.Sprintf("retry=%d by %s", r.retry, replicas[r.pid].identity))
+		retries = append(retries, fmt.Sprintf("retry=%d by %s", r.retry, replicas[r.pid].Name))
 		if r.pid != first.pid && r.retry == 0 {
 			t.Errorf("the new owner started flaky_fn over (retry=0): the persisted progress was not used")
 		}
@@ -420,20 +415,17 @@ func TestHandoffResumesFromPersistedProgress(t *testing.T) {
 // starts them; the daemons of the objects that stay are not restarted.
 func TestDaemonsMoveWithTheirBuckets(t *testing.T) {
 	dir := t.TempDir()
-	bin := buildOperator(t, dir)
+	bin := proc.Build(t, "./internal/shardop", dir)
 	c := startCluster(t)
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := c.WriteKubeconfig(kubeconfig); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := c.Kubeconfig(t, dir)
 	record := filepath.Join(dir, "record")
 	cs := kubernetes.NewForConfigOrDie(c.Config)
 	ri := dynamic.NewForConfigOrDie(c.Config).Resource(kopfexamples).Namespace(namespace)
 	pids := map[int]string{}
-	var replicas []*process
+	var replicas []*proc.Process
 	for _, id := range []string{"replica-a", "replica-b"} {
 		p := startReplica(t, bin, kubeconfig, record, dir, id)
-		pids[p.pid()] = id
+		pids[p.Pid()] = id
 		replicas = append(replicas, p)
 	}
 	awaitAssignment(t, cs, []string{"replica-a", "replica-b"}, time.Now(), 60*time.Second)
@@ -481,7 +473,7 @@ func TestDaemonsMoveWithTheirBuckets(t *testing.T) {
 		t.Fatalf("the daemons do not run on their objects' owners: %v", err)
 	}
 	p := startReplica(t, bin, kubeconfig, record, dir, "replica-c")
-	pids[p.pid()] = "replica-c"
+	pids[p.Pid()] = "replica-c"
 	replicas = append(replicas, p)
 	after := owners([]string{"replica-a", "replica-b", "replica-c"})
 	awaitAssignment(t, cs, []string{"replica-a", "replica-b", "replica-c"}, time.Now(), 60*time.Second)
@@ -518,6 +510,6 @@ func TestDaemonsMoveWithTheirBuckets(t *testing.T) {
 	}
 	t.Logf("%d of %d objects moved to replica-c; their daemons stopped on the old owner before starting on the new one", moved, n)
 	for _, p := range replicas {
-		p.stop(t)
+		p.Stop(t, 30*time.Second)
 	}
 }
