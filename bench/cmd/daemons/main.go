@@ -33,7 +33,6 @@ import (
 	"math"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -50,8 +49,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kopf-go/kopf"
-	"github.com/kopf-go/kopf/e2e/cluster"
-	"github.com/kopf-go/kopf/envtest"
+	"github.com/kopf-go/kopf/bench/internal/plane"
 )
 
 var gvr = schema.GroupVersionResource{Group: "kopf.dev", Version: "v1", Resource: "kopfexamples"}
@@ -95,32 +93,13 @@ func main() {
 }
 
 func harness(n int, only string, warmup, window time.Duration) error {
-	c, err := cluster.StartDetached()
-	if err != nil {
-		return fmt.Errorf("starting the control plane: %w", err)
-	}
-	defer func() { _ = c.Stop() }()
-	work, err := os.MkdirTemp("", "daemons-bench-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(work)
-	kubeconfig := filepath.Join(work, "kubeconfig")
-	if err := c.WriteKubeconfig(kubeconfig); err != nil {
-		return err
-	}
-	root, err := cluster.RepoRoot()
-	if err != nil {
-		return err
-	}
-	crd, err := os.ReadFile(filepath.Join(root, "examples", "crd.yaml"))
-	if err != nil {
-		return err
-	}
 	ctx := context.Background()
-	if _, err := envtest.Apply(ctx, c.Config, crd); err != nil {
+	c, err := plane.Start(ctx, "daemons", "crd.yaml")
+	if err != nil {
 		return err
 	}
+	defer c.Stop()
+	kubeconfig := c.Kubeconfig
 	dyn, err := dynamic.NewForConfig(c.Config)
 	if err != nil {
 		return err

@@ -38,7 +38,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -55,8 +54,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kopf-go/kopf"
-	"github.com/kopf-go/kopf/e2e/cluster"
-	"github.com/kopf-go/kopf/envtest"
+	"github.com/kopf-go/kopf/bench/internal/plane"
 )
 
 var kopfexamples = schema.GroupVersionResource{Group: "kopf.dev", Version: "v1", Resource: "kopfexamples"}
@@ -90,34 +88,13 @@ func main() {
 }
 
 func harness(n int) error {
-	c, err := cluster.StartDetached()
-	if err != nil {
-		return fmt.Errorf("starting the control plane: %w", err)
-	}
-	defer func() { _ = c.Stop() }()
-	work, err := os.MkdirTemp("", "indexing-bench-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(work)
-	kubeconfig := filepath.Join(work, "kubeconfig")
-	if err := c.WriteKubeconfig(kubeconfig); err != nil {
-		return err
-	}
-	root, err := cluster.RepoRoot()
-	if err != nil {
-		return err
-	}
 	ctx := context.Background()
-	for _, name := range []string{"crd.yaml", "obj.yaml"} {
-		data, err := os.ReadFile(filepath.Join(root, "examples", name))
-		if err != nil {
-			return err
-		}
-		if _, err := envtest.Apply(ctx, c.Config, data); err != nil {
-			return err
-		}
+	c, err := plane.Start(ctx, "indexing", "crd.yaml", "obj.yaml")
+	if err != nil {
+		return err
 	}
+	defer c.Stop()
+	kubeconfig := c.Kubeconfig
 	start := time.Now()
 	if err := createPods(ctx, c.Config, n); err != nil {
 		return err

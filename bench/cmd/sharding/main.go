@@ -56,8 +56,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kopf-go/kopf"
-	"github.com/kopf-go/kopf/e2e/cluster"
-	"github.com/kopf-go/kopf/envtest"
+	"github.com/kopf-go/kopf/bench/internal/plane"
 )
 
 var gvr = schema.GroupVersionResource{Group: "kopf.dev", Version: "v1", Resource: "kopfexamples"}
@@ -97,32 +96,13 @@ func main() {
 }
 
 func harness(n, big int, cpu, sleep time.Duration, workers, creators int) error {
-	c, err := cluster.StartDetached()
-	if err != nil {
-		return fmt.Errorf("starting the control plane: %w", err)
-	}
-	defer func() { _ = c.Stop() }()
-	work, err := os.MkdirTemp("", "sharding-bench-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(work)
-	kubeconfig := filepath.Join(work, "kubeconfig")
-	if err := c.WriteKubeconfig(kubeconfig); err != nil {
-		return err
-	}
-	root, err := cluster.RepoRoot()
-	if err != nil {
-		return err
-	}
-	crd, err := os.ReadFile(filepath.Join(root, "examples", "crd.yaml"))
-	if err != nil {
-		return err
-	}
 	ctx := context.Background()
-	if _, err := envtest.Apply(ctx, c.Config, crd); err != nil {
+	c, err := plane.Start(ctx, "sharding", "crd.yaml")
+	if err != nil {
 		return err
 	}
+	defer c.Stop()
+	work, kubeconfig := c.Work, c.Kubeconfig
 	cfg := rest.CopyConfig(c.Config)
 	cfg.QPS, cfg.Burst = -1, 0
 	dyn, err := dynamic.NewForConfig(cfg)
