@@ -129,42 +129,14 @@ func harness(n int, only string, warmup, window time.Duration) error {
 
 func createAll(ctx context.Context, dyn dynamic.Interface, n int) error {
 	ri := dyn.Resource(gvr).Namespace("default")
-	names := make(chan int)
-	var wg sync.WaitGroup
-	var failed atomic.Value
-	for range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range names {
-				obj := &unstructured.Unstructured{Object: map[string]any{
-					"apiVersion": "kopf.dev/v1", "kind": "KopfExample",
-					"metadata": map[string]any{"name": fmt.Sprintf("obj-%05d", i)},
-					"spec":     map[string]any{"field": "value"},
-				}}
-				for attempt := 0; ; attempt++ {
-					_, err := ri.Create(ctx, obj, metav1.CreateOptions{})
-					if err == nil {
-						break
-					}
-					if attempt == 10 {
-						failed.Store(err)
-						break
-					}
-					time.Sleep(time.Second)
-				}
-			}
-		}()
-	}
-	for i := range n {
-		names <- i
-	}
-	close(names)
-	wg.Wait()
-	if err, ok := failed.Load().(error); ok {
+	return plane.CreateMany(ctx, n, 16, func(ctx context.Context, i int) error {
+		_, err := ri.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "kopf.dev/v1", "kind": "KopfExample",
+			"metadata": map[string]any{"name": fmt.Sprintf("obj-%05d", i)},
+			"spec":     map[string]any{"field": "value"},
+		}}, metav1.CreateOptions{})
 		return err
-	}
-	return nil
+	})
 }
 
 func runOperator(kubeconfig, mode string, n int, warmup, window time.Duration) (report, error) {

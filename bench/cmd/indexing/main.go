@@ -42,7 +42,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -129,42 +128,14 @@ func createPods(ctx context.Context, cfg *rest.Config, n int) error {
 	if err != nil {
 		return err
 	}
-	names := make(chan int)
-	var wg sync.WaitGroup
-	var failed atomic.Value
-	for range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range names {
-				name := fmt.Sprintf("pod-%05d", i)
-				pod := &corev1.Pod{
-					ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "bench", "pod": name}},
-					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox"}}},
-				}
-				for attempt := 0; ; attempt++ {
-					_, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
-					if err == nil {
-						break
-					}
-					if attempt == 10 {
-						failed.Store(err)
-						break
-					}
-					time.Sleep(time.Second)
-				}
-			}
-		}()
-	}
-	for i := range n {
-		names <- i
-	}
-	close(names)
-	wg.Wait()
-	if err, ok := failed.Load().(error); ok {
+	return plane.CreateMany(ctx, n, 16, func(ctx context.Context, i int) error {
+		name := fmt.Sprintf("pod-%05d", i)
+		_, err := cs.CoreV1().Pods("default").Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "bench", "pod": name}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox"}}},
+		}, metav1.CreateOptions{})
 		return err
-	}
-	return nil
+	})
 }
 
 func runOperator(kubeconfig, mode string, n int) (report, error) {

@@ -256,46 +256,21 @@ func createAll(ctx context.Context, dyn dynamic.Interface, ns string, n, creator
 		return err
 	}
 	ri := dyn.Resource(gvr).Namespace(ns)
-	names := make(chan int)
-	var wg sync.WaitGroup
-	var failed atomic.Value
-	for range creators {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range names {
-				obj := &unstructured.Unstructured{Object: map[string]any{
-					"apiVersion": "kopf.dev/v1", "kind": "KopfExample",
-					"metadata": map[string]any{"name": fmt.Sprintf("obj-%06d", i)},
-					"spec":     map[string]any{"field": "value"},
-				}}
-				for attempt := 0; ; attempt++ {
-					_, err := ri.Create(ctx, obj, metav1.CreateOptions{})
-					if err == nil {
-						break
-					}
-					if attempt == 10 {
-						failed.Store(err)
-						break
-					}
-					time.Sleep(time.Second)
-				}
-			}
-		}()
-	}
 	start := time.Now()
-	for i := range n {
-		names <- i
-		if i > 0 && i%10000 == 0 {
-			logf("%d objects created in %s", i, time.Since(start).Round(time.Second))
+	var created atomic.Int64
+	return plane.CreateMany(ctx, n, creators, func(ctx context.Context, i int) error {
+		_, err := ri.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "kopf.dev/v1", "kind": "KopfExample",
+			"metadata": map[string]any{"name": fmt.Sprintf("obj-%06d", i)},
+			"spec":     map[string]any{"field": "value"},
+		}}, metav1.CreateOptions{})
+		if err == nil {
+			if c := created.Add(1); c%10000 == 0 {
+				logf("%d objects created in %s", c, time.Since(start).Round(time.Second))
+			}
 		}
-	}
-	close(names)
-	wg.Wait()
-	if err, ok := failed.Load().(error); ok {
 		return err
-	}
-	return nil
+	})
 }
 
 func deleteAll(ctx context.Context, dyn dynamic.Interface, ns string) error {
