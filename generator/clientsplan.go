@@ -2,7 +2,6 @@ package generator
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"go/ast"
 	"go/scanner"
@@ -29,15 +28,7 @@ import (
 // Options.Clients), and the removal of the generated files under the
 // output directory that nothing produces any more.
 func planClients(ctx context.Context, opts Options, pkgs []*load.Package, models []*model.Package) ([]File, scanner.ErrorList, error) {
-	base := opts.Dir
-	if base == "" {
-		base = "."
-	}
-	outDir := opts.Clients
-	if !filepath.IsAbs(outDir) {
-		outDir = filepath.Join(base, outDir)
-	}
-	outDir, err := filepath.Abs(outDir)
+	outDir, err := opts.resolve(opts.Clients)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -45,25 +36,9 @@ func planClients(ctx context.Context, opts Options, pkgs []*load.Package, models
 	if err != nil {
 		return nil, nil, fmt.Errorf("--clients %s: %w", opts.Clients, err)
 	}
-
-	byPath := map[string]*load.Package{}
-	for _, p := range pkgs {
-		byPath[p.PkgPath] = p
-	}
-	var (
-		errs, warns scanner.ErrorList
-		req         = clients.Request{Dir: opts.Dir, OutputDir: outDir, OutputPkg: outPkg, Header: emit.Header(Version)}
-	)
-	for _, m := range models {
-		pkg := byPath[m.PkgPath]
-		if pkg == nil || len(m.Resources) == 0 {
-			continue
-		}
-		in, ok := clientInput(pkg, m, opts.DeepCopy, &errs, &warns)
-		if ok {
-			req.Inputs = append(req.Inputs, in)
-		}
-	}
+	req := clients.Request{Dir: opts.Dir, OutputDir: outDir, OutputPkg: outPkg, Header: emit.Header(Version)}
+	var errs, warns scanner.ErrorList
+	req.Inputs = clientInputs(pkgs, models, opts.DeepCopy, &errs, &warns)
 	if len(errs) > 0 {
 		errs.Sort()
 		return nil, warns, dedupe(errs)
@@ -72,54 +47,66 @@ func planClients(ctx context.Context, opts Options, pkgs []*load.Package, models
 	if err != nil {
 		return nil, warns, err
 	}
-
-	var files []File
-	keep := func(f File, ok bool, err error) error {
-		var list scanner.ErrorList
-		switch {
-		case err == nil:
-			if ok {
-				files = append(files, f)
-			}
-		case errors.As(err, &list):
-			errs = append(errs, list...)
-		default:
-			return err
-		}
-		return nil
+	var p plans
+	if err := p.planClientFiles(outDir, want); err != nil {
+		return nil, warns, err
 	}
+	files, err := p.result()
+	return files, warns, err
+}
+
+// clientInputs returns client-gen's inputs: the packages of typed
+// resources that have +genclient types (see clientInput).
+func clientInputs(pkgs []*load.Package, models []*model.Package, deepcopy bool, errs, warns *scanner.ErrorList) []clients.Input {
+	byPath := map[string]*load.Package{}
+	for _, p := range pkgs {
+		byPath[p.PkgPath] = p
+	}
+	var inputs []clients.Input
+	for _, m := range models {
+		pkg := byPath[m.PkgPath]
+		if pkg == nil || len(m.Resources) == 0 {
+			continue
+		}
+		if in, ok := clientInput(pkg, m, deepcopy, errs, warns); ok {
+			inputs = append(inputs, in)
+		}
+	}
+	return inputs
+}
+
+// planClientFiles plans the generated files of the clientset and the apply
+// configurations under outDir (want, by path), and the removal of the
+// generated Go files there that are not wanted any more.
+func (p *plans) planClientFiles(outDir string, want map[string][]byte) error {
 	paths := make([]string, 0, len(want))
-	for p := range want {
-		paths = append(paths, p)
+	for file := range want {
+		paths = append(paths, file)
 	}
 	sort.Strings(paths)
-	for _, p := range paths {
-		if err := keep(planExtra(p, want[p], isOurs)); err != nil {
-			return nil, warns, err
+	for _, file := range paths {
+		if err := p.keep(planGenerated(file, want[file], isOurs)); err != nil {
+			return err
 		}
 	}
 	for _, sub := range []string{filepath.Join(clients.ClientsetDir, clients.ClientsetName), clients.ApplyConfigurationDir} {
 		root := filepath.Join(outDir, sub)
-		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		err := filepath.WalkDir(root, func(file string, d fs.DirEntry, err error) error {
 			switch {
 			case os.IsNotExist(err):
 				return filepath.SkipDir
 			case err != nil:
 				return err
-			case d.IsDir() || !strings.HasSuffix(p, ".go") || want[p] != nil:
+			case d.IsDir() || !strings.HasSuffix(file, ".go") || want[file] != nil:
 				return nil
 			}
-			return keep(planOrphan(p, isOurs))
+			return p.keep(planOrphan(file, isOurs))
 		})
 		if err != nil {
-			return nil, warns, fmt.Errorf("listing %s: %w", root, err)
+			return fmt.Errorf("listing %s: %w", root, err)
 		}
 	}
-	if len(errs) > 0 {
-		errs.Sort()
-		return nil, warns, dedupe(errs)
-	}
-	return files, warns, nil
+	return nil
 }
 
 // clientInput checks the +genclient types of a package of typed resources

@@ -121,7 +121,7 @@ func TestClientsOrphansAndChecks(t *testing.T) {
 	}
 	ctx := context.Background()
 	types := readFile(t, filepath.Join("testdata", "clients", "kopf", "v1", "types.go"))
-	dir := extrasModule(t, map[string]string{"api/kopf/v1/types.go": types})
+	dir := testModule(t, map[string]string{"api/kopf/v1/types.go": types})
 	opts := Options{Dir: dir, Patterns: []string{"./api/..."}, DeepCopy: true, Clients: "generated"}
 	files, _, err := Generate(ctx, opts)
 	if err != nil {

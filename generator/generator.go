@@ -199,7 +199,7 @@ func Generate(ctx context.Context, opts Options) (files []File, warnings scanner
 		return nil, warnings, dedupe(errs)
 	}
 	if opts.Manifests != "" || opts.DeepCopy {
-		more, err := extras(ctx, opts, pkgs, models)
+		more, err := planManifests(ctx, opts, pkgs, models)
 		if err != nil {
 			return nil, warnings, err
 		}

@@ -83,7 +83,7 @@ func planRegister(pkg *load.Package, m *model.Package, deepcopy bool) (File, boo
 	if err != nil {
 		return File{}, false, err
 	}
-	return planExtra(path, want, isOurs)
+	return planGenerated(path, want, isOurs)
 }
 
 func gv(t *model.Typed) string {

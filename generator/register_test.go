@@ -59,7 +59,7 @@ type Gadget struct{ Widget }
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := extrasModule(t, map[string]string{"v1/types.go": tt.src})
+			dir := testModule(t, map[string]string{"v1/types.go": tt.src})
 			files, _, err := Generate(context.Background(), Options{Dir: dir, Patterns: []string{"./v1"}, DeepCopy: tt.deepcopy})
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {

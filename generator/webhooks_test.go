@@ -41,7 +41,7 @@ func TestWebhookManifests(t *testing.T) {
 		t.Skip("loads packages")
 	}
 	ctx := context.Background()
-	dir := extrasModule(t, map[string]string{"ops/ops.go": webhookHandlers})
+	dir := testModule(t, map[string]string{"ops/ops.go": webhookHandlers})
 	opts := Options{Dir: dir, Manifests: "config"}
 	files, _, err := Generate(ctx, opts)
 	if err != nil {

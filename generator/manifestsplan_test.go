@@ -13,9 +13,9 @@ import (
 	"github.com/kopf-go/kopf/generator/manifests"
 )
 
-// extrasModule writes a module example.com/ops (requiring this checkout)
+// testModule writes a module example.com/ops (requiring this checkout)
 // with the given files into a temporary directory.
-func extrasModule(t *testing.T, files map[string]string) string {
+func testModule(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := benchModule(t, 0)
 	if err := os.RemoveAll(filepath.Join(dir, "many")); err != nil {
@@ -117,7 +117,7 @@ func TestManifests(t *testing.T) {
 		t.Skip("loads packages with controller-tools")
 	}
 	ctx := context.Background()
-	dir := extrasModule(t, map[string]string{
+	dir := testModule(t, map[string]string{
 		"api/v1alpha1/types.go": widgetTypes,
 		"ops/ops.go":            widgetHandlers,
 	})
@@ -286,7 +286,7 @@ func TestManifestErrors(t *testing.T) {
 			"ops/ops.go:5:18: resource: cannot tell the API group of kopfexamples for the RBAC rules: write it with its group (group/kopfexamples, group/version/kopfexamples, or v1/kopfexamples for the core group), or declare its Go type with //kopf:resource\n",
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := extrasModule(t, tc.files)
+			dir := testModule(t, tc.files)
 			_, _, err := Generate(context.Background(), Options{Dir: dir, Manifests: "config", DeepCopy: true})
 			var list scanner.ErrorList
 			if !errors.As(err, &list) {
@@ -312,7 +312,7 @@ func TestRoleName(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loads packages")
 	}
-	dir := extrasModule(t, map[string]string{"ops/ops.go": "package ops\n"})
+	dir := testModule(t, map[string]string{"ops/ops.go": "package ops\n"})
 	for _, tc := range []struct{ name, want string }{{"", "bench-operator"}, {"custom.role", "custom.role"}} {
 		files, _, err := Generate(context.Background(), Options{Dir: dir, Manifests: "out", RoleName: tc.name})
 		if err != nil {
