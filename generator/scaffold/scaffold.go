@@ -95,7 +95,7 @@ import (
 
 	"github.com/kopf-go/kopf/generator"
 	"github.com/kopf-go/kopf/generator/manifests"
-	"github.com/kopf-go/kopf/generator/templates"
+	"github.com/kopf-go/kopf/templates"
 )
 
 // GoVersion is the go directive of scaffolded modules: the runtime

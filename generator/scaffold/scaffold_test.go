@@ -3,6 +3,7 @@ package scaffold
 import (
 	"bytes"
 	"go/format"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 
 	"golang.org/x/mod/modfile"
 	"golang.org/x/mod/module"
+
+	"github.com/kopf-go/kopf/templates"
 )
 
 // fakeKopf makes a directory that passes for a kopf-go checkout: the
@@ -388,4 +391,22 @@ func sameSet(a, b []string) bool {
 		}
 	}
 	return len(a) == len(b)
+}
+
+// TestTemplatesInModuleZip checks that the path of every template can be
+// part of the root module's zip (templates/... there), so that publishing
+// kopf-go never fails on a template.
+func TestTemplatesInModuleZip(t *testing.T) {
+	err := fs.WalkDir(templates.FS, templates.Root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		if err := module.CheckFilePath("templates/" + p); err != nil {
+			t.Errorf("%s cannot be in a module zip: %v", p, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
