@@ -169,7 +169,25 @@ func crds(req CodeRequest, byPath map[string]*loader.Package, collector *ctmarke
 	var errs scanner.ErrorList
 	parser := &crd.Parser{Collector: collector, Checker: checker}
 	crd.AddKnownTypes(parser)
+	ok := setGroupVersions(parser, req.Resources, byPath, &errs)
+	for _, t := range ok {
+		pkg := byPath[t.Object.Obj().Pkg().Path()]
+		checkInterfaces(parser, pkg, t.Object.Obj().Name(), map[crd.TypeIdent]bool{}, &errs)
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	done := map[schema.GroupKind]bool{}
+	for _, t := range ok {
+		addCRD(parser, t, req.Version, done, out, &errs)
+	}
+	return errs
+}
 
+// setGroupVersions tells the parser the group and version of the packages
+// of the typed resources and returns the resources whose group and version
+// are those of their package.
+func setGroupVersions(parser *crd.Parser, resources []*model.Typed, byPath map[string]*loader.Package, errs *scanner.ErrorList) []*model.Typed {
 	// The group and version of each package come from its typed
 	// resources' markers; they must agree with each other and with the
 	// package's +groupName and +versionName, if any.
@@ -179,7 +197,7 @@ func crds(req CodeRequest, byPath map[string]*loader.Package, collector *ctmarke
 	}
 	first := map[*loader.Package]gvAt{}
 	var ok []*model.Typed
-	for _, t := range req.Resources {
+	for _, t := range resources {
 		pkg := byPath[t.Object.Obj().Pkg().Path()]
 		if pkg == nil {
 			continue
@@ -202,52 +220,47 @@ func crds(req CodeRequest, byPath map[string]*loader.Package, collector *ctmarke
 		parser.GroupVersions[pkg] = gv
 		ok = append(ok, t)
 	}
-	for _, t := range ok {
-		pkg := byPath[t.Object.Obj().Pkg().Path()]
-		checkInterfaces(parser, pkg, t.Object.Obj().Name(), map[crd.TypeIdent]bool{}, &errs)
+	return ok
+}
+
+// addCRD renders the CRD of a typed resource into out, once per group and
+// kind (done), with the resource's plural.
+func addCRD(parser *crd.Parser, t *model.Typed, version string, done map[schema.GroupKind]bool, out *CodeResult, errs *scanner.ErrorList) {
+	plural, kind := PluralAndKind(t)
+	if kind != t.Object.Obj().Name() {
+		errs.Add(t.Pos, fmt.Sprintf("%s%s names the kind %s, but the type is %s: CRD generation takes the kind from the type's name; rename the type or name the plural",
+			markers.Prefix, markers.Resource, kind, t.Object.Obj().Name()))
+		return
 	}
-	if len(errs) > 0 {
-		return errs
+	gk := schema.GroupKind{Group: t.Group, Kind: kind}
+	if done[gk] {
+		return // another version of the same CRD
 	}
-	done := map[schema.GroupKind]bool{}
-	for _, t := range ok {
-		plural, kind := PluralAndKind(t)
-		if kind != t.Object.Obj().Name() {
-			errs.Add(t.Pos, fmt.Sprintf("%s%s names the kind %s, but the type is %s: CRD generation takes the kind from the type's name; rename the type or name the plural",
-				markers.Prefix, markers.Resource, kind, t.Object.Obj().Name()))
-			continue
-		}
-		gk := schema.GroupKind{Group: t.Group, Kind: kind}
-		if done[gk] {
-			continue // another version of the same CRD
-		}
-		done[gk] = true
-		parser.NeedCRDFor(gk, nil)
-		c, found := parser.CustomResourceDefinitions[gk]
-		if !found {
-			continue // its errors are the package's
-		}
-		defaultPlural := strings.ToLower(flectPlural(kind))
-		switch {
-		case c.Spec.Names.Plural == plural:
-		case c.Spec.Names.Plural == defaultPlural:
-			c.Spec.Names.Plural = plural
-			c.Name = plural + "." + t.Group
-		default:
-			errs.Add(t.Pos, fmt.Sprintf("%s%s names the plural %s, but +kubebuilder:resource:path says %s; make them agree",
-				markers.Prefix, markers.Resource, plural, c.Spec.Names.Plural))
-			continue
-		}
-		crd.FixTopLevelMetadata(c)
-		preserveStatus(&c)
-		content, err := renderCRD(c, req.Version)
-		if err != nil {
-			errs.Add(t.Pos, fmt.Sprintf("rendering the CRD of %s: %v", t.Object.Obj().Name(), err))
-			continue
-		}
-		out.CRDs[fmt.Sprintf("%s_%s.yaml", c.Spec.Group, c.Spec.Names.Plural)] = content
+	done[gk] = true
+	parser.NeedCRDFor(gk, nil)
+	c, found := parser.CustomResourceDefinitions[gk]
+	if !found {
+		return // its errors are the package's
 	}
-	return errs
+	defaultPlural := strings.ToLower(flectPlural(kind))
+	switch {
+	case c.Spec.Names.Plural == plural:
+	case c.Spec.Names.Plural == defaultPlural:
+		c.Spec.Names.Plural = plural
+		c.Name = plural + "." + t.Group
+	default:
+		errs.Add(t.Pos, fmt.Sprintf("%s%s names the plural %s, but +kubebuilder:resource:path says %s; make them agree",
+			markers.Prefix, markers.Resource, plural, c.Spec.Names.Plural))
+		return
+	}
+	crd.FixTopLevelMetadata(c)
+	preserveStatus(&c)
+	content, err := renderCRD(c, version)
+	if err != nil {
+		errs.Add(t.Pos, fmt.Sprintf("rendering the CRD of %s: %v", t.Object.Obj().Name(), err))
+		return
+	}
+	out.CRDs[fmt.Sprintf("%s_%s.yaml", c.Spec.Group, c.Spec.Names.Plural)] = content
 }
 
 // checkInterfaces reports the fields reachable from a type whose values

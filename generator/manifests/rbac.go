@@ -42,6 +42,38 @@ func Role(pkgs []*model.Package, opts RoleOptions) ([]byte, error) {
 	if !IsDNSSubdomain(opts.Name) {
 		return nil, fmt.Errorf("role name %q is not a valid object name: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit", opts.Name)
 	}
+	rules, handlers, err := collectRules(pkgs)
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	writeRoleHeader(&b, opts)
+	validating, mutating := WebhookKinds(pkgs)
+	if len(rules) == 0 && !opts.Peering && !validating && !mutating {
+		b.WriteString("rules: []\n")
+		return []byte(b.String()), nil
+	}
+	b.WriteString("rules:\n")
+	for _, ru := range rules {
+		writeResourceRules(&b, ru)
+	}
+	if handlers > 0 {
+		b.WriteString("  # Kubernetes events about the handlers' progress and errors, and those of\n" +
+			"  # kopf.Info, kopf.Warn and kopf.Exception.\n")
+		writeRule(&b, "", []string{"events"}, "create")
+	}
+	writeWebhookRules(&b, validating, mutating)
+	if opts.Peering {
+		writePeeringRules(&b)
+	}
+	return []byte(b.String()), nil
+}
+
+// collectRules returns the rules of the resources that the packages'
+// handlers serve, sorted by group and plural, and how many handlers may
+// post events (those of resources and webhooks); selectors whose group or
+// plural cannot be told are a scanner.ErrorList.
+func collectRules(pkgs []*model.Package) ([]*rule, int, error) {
 	var declared []*model.Typed
 	for _, p := range pkgs {
 		declared = append(declared, p.Resources...)
@@ -70,17 +102,12 @@ func Role(pkgs []*model.Package, opts RoleOptions) ([]byte, error) {
 				ru = &rule{group: group, plural: plural, markers: map[string]bool{}}
 				rules[key] = ru
 			}
-			ru.changing = ru.changing || r.Handler.Kind == model.Changing
-			ru.spawning = ru.spawning || r.Handler.Kind.Spawning()
-			for _, m := range r.Markers {
-				name, _, _ := strings.Cut(strings.TrimPrefix(m, markers.Prefix), " ")
-				ru.markers[name] = true
-			}
+			ru.add(r)
 		}
 	}
 	if len(errs) > 0 {
 		errs.Sort()
-		return nil, errs
+		return nil, 0, errs
 	}
 	sorted := make([]*rule, 0, len(rules))
 	for _, ru := range rules {
@@ -92,8 +119,21 @@ func Role(pkgs []*model.Package, opts RoleOptions) ([]byte, error) {
 		}
 		return sorted[i].plural < sorted[j].plural
 	})
+	return sorted, handlers, nil
+}
 
-	var b strings.Builder
+// add records a registration that the rule's resource serves.
+func (ru *rule) add(r *model.Registration) {
+	ru.changing = ru.changing || r.Handler.Kind == model.Changing
+	ru.spawning = ru.spawning || r.Handler.Kind.Spawning()
+	for _, m := range r.Markers {
+		name, _, _ := strings.Cut(strings.TrimPrefix(m, markers.Prefix), " ")
+		ru.markers[name] = true
+	}
+}
+
+// writeRoleHeader writes the role's header comment and its metadata.
+func writeRoleHeader(b *strings.Builder, opts RoleOptions) {
 	b.WriteString(Header(opts.Version))
 	b.WriteString(`#
 # The ClusterRole of the operator: exactly what the kopf-go runtime does for
@@ -110,64 +150,57 @@ func Role(pkgs []*model.Package, opts RoleOptions) ([]byte, error) {
 	if !opts.Peering {
 		b.WriteString("# Without the rules of peering (kopf-gen --peering), run the operator with --standalone (docs/peering.md).\n")
 	}
-	fmt.Fprintf(&b, "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: %s\n", opts.Name)
-	validating, mutating := WebhookKinds(pkgs)
-	if len(sorted) == 0 && !opts.Peering && !validating && !mutating {
-		b.WriteString("rules: []\n")
-		return []byte(b.String()), nil
+	fmt.Fprintf(b, "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: %s\n", opts.Name)
+}
+
+// writeResourceRules writes the rules of one resource, with a comment that
+// says which handlers need them and why.
+func writeResourceRules(b *strings.Builder, ru *rule) {
+	names := make([]string, 0, len(ru.markers))
+	for name := range ru.markers {
+		names = append(names, name)
 	}
-	b.WriteString("rules:\n")
-	for _, ru := range sorted {
-		names := make([]string, 0, len(ru.markers))
-		for name := range ru.markers {
-			names = append(names, name)
-		}
-		sort.Strings(names)
-		qualified := ru.plural
-		if ru.group != "" {
-			qualified += "." + ru.group
-		}
-		fmt.Fprintf(&b, "  # %s: served by %s handlers.\n", qualified, strings.Join(names, ", "))
-		if ru.changing || ru.spawning {
-			switch {
-			case !ru.changing:
-				b.WriteString("  # list, watch: the runtime watches them. patch: it stores the daemons' and\n" +
-					"  # timers' results, and adds and removes its finalizer, which it holds\n" +
-					"  # while they run.\n")
-			case ru.spawning:
-				b.WriteString("  # list, watch: the runtime watches them. patch: it stores the handlers'\n" +
-					"  # progress and results and the last handled state, and adds and removes\n" +
-					"  # its finalizer, which it also holds while daemons and timers run.\n")
-			default:
-				b.WriteString("  # list, watch: the runtime watches them. patch: it stores the handlers'\n" +
-					"  # progress and results and the last handled state, and adds and removes\n" +
-					"  # its finalizer.\n")
-			}
-			writeRule(&b, ru.group, []string{ru.plural}, "list", "watch", "patch")
-			b.WriteString("  # The status subresource: when the resource has one, the status part of\n" +
-				"  # the runtime's patches goes there.\n")
-			writeRule(&b, ru.group, []string{ru.plural + "/status"}, "patch")
-		} else {
-			b.WriteString("  # list, watch: the runtime watches them (on.event handlers and indices cause no writes).\n")
-			writeRule(&b, ru.group, []string{ru.plural}, "list", "watch")
-		}
+	sort.Strings(names)
+	qualified := ru.plural
+	if ru.group != "" {
+		qualified += "." + ru.group
 	}
-	if handlers > 0 {
-		b.WriteString("  # Kubernetes events about the handlers' progress and errors, and those of\n" +
-			"  # kopf.Info, kopf.Warn and kopf.Exception.\n")
-		writeRule(&b, "", []string{"events"}, "create")
+	fmt.Fprintf(b, "  # %s: served by %s handlers.\n", qualified, strings.Join(names, ", "))
+	if !ru.changing && !ru.spawning {
+		b.WriteString("  # list, watch: the runtime watches them (on.event handlers and indices cause no writes).\n")
+		writeRule(b, ru.group, []string{ru.plural}, "list", "watch")
+		return
 	}
-	writeWebhookRules(&b, validating, mutating)
-	if opts.Peering {
-		b.WriteString("  # Peering: Kopf's objects for knowing which other operators serve the same\n" +
-			"  # resources (cluster-wide and per namespace), in kopf.dev and the legacy\n" +
-			"  # zalando.org: read and watched, the operator's record patched in.\n")
-		writeRule(&b, "kopf.dev", []string{"clusterkopfpeerings", "kopfpeerings"}, "get", "list", "watch", "patch")
-		writeRule(&b, "zalando.org", []string{"clusterkopfpeerings", "kopfpeerings"}, "get", "list", "watch", "patch")
-		b.WriteString("  # The Lease through which replicas of equal priority elect the active one.\n")
-		writeRule(&b, "coordination.k8s.io", []string{"leases"}, "get", "create", "update")
+	switch {
+	case !ru.changing:
+		b.WriteString("  # list, watch: the runtime watches them. patch: it stores the daemons' and\n" +
+			"  # timers' results, and adds and removes its finalizer, which it holds\n" +
+			"  # while they run.\n")
+	case ru.spawning:
+		b.WriteString("  # list, watch: the runtime watches them. patch: it stores the handlers'\n" +
+			"  # progress and results and the last handled state, and adds and removes\n" +
+			"  # its finalizer, which it also holds while daemons and timers run.\n")
+	default:
+		b.WriteString("  # list, watch: the runtime watches them. patch: it stores the handlers'\n" +
+			"  # progress and results and the last handled state, and adds and removes\n" +
+			"  # its finalizer.\n")
 	}
-	return []byte(b.String()), nil
+	writeRule(b, ru.group, []string{ru.plural}, "list", "watch", "patch")
+	b.WriteString("  # The status subresource: when the resource has one, the status part of\n" +
+		"  # the runtime's patches goes there.\n")
+	writeRule(b, ru.group, []string{ru.plural + "/status"}, "patch")
+}
+
+// writePeeringRules writes the rules of Kopf's peering objects and of the
+// Lease of the replicas' election.
+func writePeeringRules(b *strings.Builder) {
+	b.WriteString("  # Peering: Kopf's objects for knowing which other operators serve the same\n" +
+		"  # resources (cluster-wide and per namespace), in kopf.dev and the legacy\n" +
+		"  # zalando.org: read and watched, the operator's record patched in.\n")
+	writeRule(b, "kopf.dev", []string{"clusterkopfpeerings", "kopfpeerings"}, "get", "list", "watch", "patch")
+	writeRule(b, "zalando.org", []string{"clusterkopfpeerings", "kopfpeerings"}, "get", "list", "watch", "patch")
+	b.WriteString("  # The Lease through which replicas of equal priority elect the active one.\n")
+	writeRule(b, "coordination.k8s.io", []string{"leases"}, "get", "create", "update")
 }
 
 func writeRule(b *strings.Builder, group string, resources []string, verbs ...string) {

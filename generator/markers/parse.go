@@ -161,36 +161,59 @@ type rawArg struct {
 }
 
 func (p *parser) parse(t *Table) *Marker {
+	name, def, start, end := p.header(t)
+	if def == nil {
+		return nil
+	}
+	m, seen := p.bind(t, name, def, p.rawArgs(end))
+	if missing := def.Positional[min(len(m.Positional), len(def.Positional)):]; len(missing) > 0 {
+		p.errorf(start, "missing %s: %s%s takes %s", missing[0].Syntax(true), Prefix, name, positionalSummary(def))
+	}
+	for _, a := range def.Args {
+		if _, given := seen[a.Name]; a.Required && !given {
+			p.errorf(start, "missing %s: %s%s requires it (%s)", a.Syntax(false), Prefix, name, a.Doc)
+		}
+	}
+	return m
+}
+
+// header parses the marker's name, and returns it with its definition and
+// the offsets where the name starts and ends; the definition is nil after
+// an error.
+func (p *parser) header(t *Table) (name string, def *Definition, start, end int) {
 	if !IsMarker(p.text) {
 		p.errorf(0, "not a marker: a marker comment starts with %s", Prefix)
-		return nil
+		return "", nil, 0, 0
 	}
 	if i := strings.IndexAny(p.text, "\n\r"); i >= 0 {
 		p.errorf(i, "a marker must fit on one line")
-		return nil
+		return "", nil, 0, 0
 	}
-	start := len(Prefix)
-	end := start
+	start = len(Prefix)
+	end = start
 	for end < len(p.text) && !isSpace(p.text[end]) {
 		end++
 	}
-	name := p.text[start:end]
+	name = p.text[start:end]
 	if name == "" {
 		if fix := t.markerName(firstWord(p.text[p.skipSpace(start):])); fix != "" {
 			p.errorf(start, "missing marker name after %s; did you mean %s%s? markers have no space after the colon", Prefix, Prefix, fix)
 		} else {
 			p.errorf(start, "missing marker name after %s (no space is allowed after the colon)", Prefix)
 		}
-		return nil
+		return "", nil, 0, 0
 	}
-	def := t.Lookup(name)
+	def = t.Lookup(name)
 	if def == nil {
 		p.errorf(start, "%s", t.unknownMarker(name))
-		return nil
 	}
+	return name, def, start, end
+}
 
+// rawArgs lexes the arguments from offset i on, positional or key=value,
+// each with whether its value parsed.
+func (p *parser) rawArgs(i int) []rawArg {
 	var args []rawArg
-	i := end
 	for {
 		i = p.skipSpace(i)
 		if i >= len(p.text) {
@@ -219,6 +242,13 @@ func (p *parser) parse(t *Table) *Marker {
 		args = append(args, a)
 	}
 
+	return args
+}
+
+// bind binds the arguments to the definition's positional and named
+// arguments, converting their values; it returns the marker and the
+// offsets of the named arguments given.
+func (p *parser) bind(t *Table, name string, def *Definition, args []rawArg) (*Marker, map[string]int) {
 	m := &Marker{Name: name, Def: def, Pos: p.pos(0)}
 	seen := map[string]int{}
 	for _, a := range args {
@@ -255,15 +285,7 @@ func (p *parser) parse(t *Table) *Marker {
 			Value:   Value{Node: a.node, Go: p.convert(*spec, a.node)},
 		})
 	}
-	if missing := def.Positional[min(len(m.Positional), len(def.Positional)):]; len(missing) > 0 {
-		p.errorf(start, "missing %s: %s%s takes %s", missing[0].Syntax(true), Prefix, name, positionalSummary(def))
-	}
-	for _, a := range def.Args {
-		if _, given := seen[a.Name]; a.Required && !given {
-			p.errorf(start, "missing %s: %s%s requires it (%s)", a.Syntax(false), Prefix, name, a.Doc)
-		}
-	}
-	return m
+	return m, seen
 }
 
 // unknownMarker says why name is not a marker of the table: a planned
@@ -533,85 +555,102 @@ func (p *parser) item(j int, ctx lexCtx, what string) (Node, int) {
 // convert converts a lexed value to its argument's type, recording an
 // error and returning nil when it does not fit.
 func (p *parser) convert(a Arg, n Node) any {
-	off := n.Pos.Offset - p.base.Offset
-	fail := func(format string, args ...any) any {
-		p.errorf(off, "%s: %s", a.Name, fmt.Sprintf(format, args...))
-		return nil
-	}
-	scalar := n.Kind == NodeBare || n.Kind == NodeQuoted
 	switch a.Type {
 	case TypeMatch, TypeMatchMap, TypeFunc, TypeFieldPath:
 		return p.convertFilter(a, n)
 	case TypeStringMap:
-		if n.Kind != NodeMap {
-			return fail("want a map {key: value, ...}, got %s", n.Raw)
-		}
-		out := make(map[string]string, len(n.Keys))
-		for i, k := range n.Keys {
-			v := n.Values[i]
-			if v.Kind != NodeBare && v.Kind != NodeQuoted {
-				p.errorf(v.Pos.Offset-p.base.Offset, "%s: the value of %s must be a string, not %s", a.Name, k.Raw, v.Kind)
-				return nil
-			}
-			out[k.Text] = v.Text
-		}
-		return out
+		return p.convertStringMap(a, n)
 	case TypeStringList:
-		if n.Kind != NodeList {
-			return fail("want a list [item, ...], got %s", n.Raw)
-		}
-		if a.Positive && len(n.Items) == 0 {
-			return fail("must not be empty; leave %s= out instead", a.Name)
-		}
-		out := make([]string, 0, len(n.Items))
-		for _, v := range n.Items {
-			at := v.Pos.Offset - p.base.Offset
-			if v.Kind != NodeBare && v.Kind != NodeQuoted {
-				p.errorf(at, "%s: list items must be strings, not %s", a.Name, v.Kind)
-				return nil
-			}
-			if len(a.Enum) > 0 && !slices.Contains(a.Enum, v.Text) {
-				msg := fmt.Sprintf("%s: unknown item %q: want %s", a.Name, v.Text, strings.Join(a.Enum, ", "))
-				if s := enumSuggestion(v.Text, a.Enum); s != "" {
-					msg = fmt.Sprintf("%s: unknown item %q; did you mean %s?", a.Name, v.Text, s)
-				}
-				p.errorf(at, "%s", msg)
-				return nil
-			}
-			if slices.Contains(out, v.Text) {
-				p.errorf(at, "%s: %s is listed twice", a.Name, v.Text)
-				return nil
-			}
-			out = append(out, v.Text)
-		}
-		return out
+		return p.convertStringList(a, n)
 	}
-	if !scalar {
-		return fail("want %s, got %s", describe(a), n.Kind)
+	if n.Kind != NodeBare && n.Kind != NodeQuoted {
+		return p.fail(a, n, "want %s, got %s", describe(a), n.Kind)
 	}
+	return p.convertScalar(a, n)
+}
+
+// fail records an error in the value n of the argument a and returns nil.
+func (p *parser) fail(a Arg, n Node, format string, args ...any) any {
+	p.errorf(n.Pos.Offset-p.base.Offset, "%s: %s", a.Name, fmt.Sprintf(format, args...))
+	return nil
+}
+
+// convertStringMap converts a map {key: value, ...} of strings.
+func (p *parser) convertStringMap(a Arg, n Node) any {
+	if n.Kind != NodeMap {
+		return p.fail(a, n, "want a map {key: value, ...}, got %s", n.Raw)
+	}
+	out := make(map[string]string, len(n.Keys))
+	for i, k := range n.Keys {
+		v := n.Values[i]
+		if v.Kind != NodeBare && v.Kind != NodeQuoted {
+			p.errorf(v.Pos.Offset-p.base.Offset, "%s: the value of %s must be a string, not %s", a.Name, k.Raw, v.Kind)
+			return nil
+		}
+		out[k.Text] = v.Text
+	}
+	return out
+}
+
+// convertStringList converts a list [item, ...] of strings, each listed
+// once (and one of the argument's Enum, if it has one).
+func (p *parser) convertStringList(a Arg, n Node) any {
+	if n.Kind != NodeList {
+		return p.fail(a, n, "want a list [item, ...], got %s", n.Raw)
+	}
+	if a.Positive && len(n.Items) == 0 {
+		return p.fail(a, n, "must not be empty; leave %s= out instead", a.Name)
+	}
+	out := make([]string, 0, len(n.Items))
+	for _, v := range n.Items {
+		at := v.Pos.Offset - p.base.Offset
+		if v.Kind != NodeBare && v.Kind != NodeQuoted {
+			p.errorf(at, "%s: list items must be strings, not %s", a.Name, v.Kind)
+			return nil
+		}
+		if len(a.Enum) > 0 && !slices.Contains(a.Enum, v.Text) {
+			msg := fmt.Sprintf("%s: unknown item %q: want %s", a.Name, v.Text, strings.Join(a.Enum, ", "))
+			if s := enumSuggestion(v.Text, a.Enum); s != "" {
+				msg = fmt.Sprintf("%s: unknown item %q; did you mean %s?", a.Name, v.Text, s)
+			}
+			p.errorf(at, "%s", msg)
+			return nil
+		}
+		if slices.Contains(out, v.Text) {
+			p.errorf(at, "%s: %s is listed twice", a.Name, v.Text)
+			return nil
+		}
+		out = append(out, v.Text)
+	}
+	return out
+}
+
+// convertScalar converts a bare or quoted value to the argument's scalar
+// type.
+func (p *parser) convertScalar(a Arg, n Node) any {
 	s := n.Text
 	switch a.Type {
 	case TypeString:
 		if a.Positive && s == "" {
-			return fail("must not be empty")
+			return p.fail(a, n, "must not be empty")
 		}
 		return s
 	case TypeInt:
 		v, err := strconv.ParseInt(s, 10, 0)
 		if err != nil {
-			return fail("want an integer, got %q", s)
+			return p.fail(a, n, "want an integer, got %q", s)
 		}
 		if a.Positive && v <= 0 {
-			return fail("must be positive, got %d", v)
+			return p.fail(a, n, "must be positive, got %d", v)
 		}
 		return int(v)
 	case TypeFloat:
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-			return fail("want a number, got %q", s)
+			return p.fail(a, n, "want a number, got %q", s)
 		}
 		if a.Positive && v <= 0 {
-			return fail("must be positive, got %s", s)
+			return p.fail(a, n, "must be positive, got %s", s)
 		}
 		return v
 	case TypeBool:
@@ -621,14 +660,14 @@ func (p *parser) convert(a Arg, n Node) any {
 		case "false":
 			return false
 		}
-		return fail("want true or false, got %q", s)
+		return p.fail(a, n, "want true or false, got %q", s)
 	case TypeDuration:
 		d, ok := parseDuration(s)
 		if !ok {
-			return fail("want a duration such as 90s, 1.5m, 1h30m or 90 (seconds), got %q", s)
+			return p.fail(a, n, "want a duration such as 90s, 1.5m, 1h30m or 90 (seconds), got %q", s)
 		}
 		if a.Positive && d <= 0 {
-			return fail("must be positive, got %s", s)
+			return p.fail(a, n, "must be positive, got %s", s)
 		}
 		return d
 	case TypeEnum:
@@ -637,15 +676,15 @@ func (p *parser) convert(a Arg, n Node) any {
 				return s
 			}
 		}
-		return fail("want one of %s, got %q", strings.Join(a.Enum, ", "), s)
+		return p.fail(a, n, "want one of %s, got %q", strings.Join(a.Enum, ", "), s)
 	case TypeResource:
 		sel, err := ParseSelector(s)
 		if err != nil {
-			return fail("%v", err)
+			return p.fail(a, n, "%v", err)
 		}
 		return sel
 	}
-	return fail("unsupported argument type %s", a.Type)
+	return p.fail(a, n, "unsupported argument type %s", a.Type)
 }
 
 func describe(a Arg) string {
