@@ -62,109 +62,150 @@ func (b *builder) resolveCallbacks(h *Handler, r *Registration, m *markers.Marke
 // callback resolves a function of the package used as a callback, or
 // reports why it cannot be one and returns nil.
 func (b *builder) callback(h *Handler, name string, pos token.Position, label string, kind callbackKind) *Callback {
-	var want string
-	switch kind {
-	case whenCallback:
-		kind := "kopf." + h.Kind.Name() + "Kwargs"
-		runtime := "*" + kind
-		if h.Typed != nil {
-			typed := "kopf.Typed" + h.Kind.Name() + "Kwargs"
-			want = fmt.Sprintf("func(kw %s) bool, func(kw %s[%s]) bool, func(kw %s) bool or func(kw %s) bool",
-				h.Kwargs, typed, types.TypeString(h.Typed.Object, b.qualifier), kind, runtime)
-		} else {
-			want = fmt.Sprintf("func(kw %s) bool, func(kw %s) bool or func(kw %s) bool", h.Kwargs, kind, runtime)
-		}
-	case stringCallback:
-		want = "func(value string) bool, func(value *string) bool (nil: absent), or either with kw *kopf.ResourceKwargs after the value"
-	default:
-		want = "func(value any) bool or func(value any, kw *kopf.ResourceKwargs) bool"
-	}
-	d := b.funcs[name]
+	want := b.callbackWant(h, kind)
+	d := b.callbackFunc(name, pos, label, want)
 	if d == nil {
-		if b.pkg.Types != nil {
-			if obj := b.pkg.Types.Scope().Lookup(name); obj != nil {
-				b.errorf(pos, "%s: %s is %s, not a function; want a function %s", label, name, objectKind(obj), want)
-				return nil
-			}
-		}
-		if s := markers.Suggest(name, b.funcNames()); s != "" {
-			b.errorf(pos, "%s: no function %s in package %s; did you mean %s?", label, name, b.pkg.Name, s)
-			return nil
-		}
-		b.errorf(pos, "%s: no function %s in package %s; want a function %s", label, name, b.pkg.Name, want)
 		return nil
 	}
 	if b.callbacks == nil {
 		b.callbacks = map[string]bool{}
 	}
 	b.callbacks[name] = true
-	sig := types.ExprString(d.Type)
-	fail := func() *Callback {
-		b.errorf(pos, "%s: %s has the wrong signature %s; want %s", label, name, sig, want)
-		return nil
-	}
 	if d.Type.TypeParams != nil && len(d.Type.TypeParams.List) > 0 {
 		b.errorf(pos, "%s: %s has type parameters; a callback must not be generic", label, name)
 		return nil
 	}
-	params, results := flatten(d.Type.Params), flatten(d.Type.Results)
+	form, own, ok := b.callbackForm(h, kind, d.Type)
+	if !ok {
+		b.errorf(pos, "%s: %s has the wrong signature %s; want %s", label, name, types.ExprString(d.Type), want)
+		return nil
+	}
+	return &Callback{Func: name, Form: form, Own: own}
+}
+
+// callbackWant says which signatures a callback of the kind may have, for
+// the errors.
+func (b *builder) callbackWant(h *Handler, kind callbackKind) string {
+	switch kind {
+	case whenCallback:
+		kind := "kopf." + h.Kind.Name() + "Kwargs"
+		runtime := "*" + kind
+		if h.Typed != nil {
+			typed := "kopf.Typed" + h.Kind.Name() + "Kwargs"
+			return fmt.Sprintf("func(kw %s) bool, func(kw %s[%s]) bool, func(kw %s) bool or func(kw %s) bool",
+				h.Kwargs, typed, types.TypeString(h.Typed.Object, b.qualifier), kind, runtime)
+		}
+		return fmt.Sprintf("func(kw %s) bool, func(kw %s) bool or func(kw %s) bool", h.Kwargs, kind, runtime)
+	case stringCallback:
+		return "func(value string) bool, func(value *string) bool (nil: absent), or either with kw *kopf.ResourceKwargs after the value"
+	default:
+		return "func(value any) bool or func(value any, kw *kopf.ResourceKwargs) bool"
+	}
+}
+
+// callbackFunc returns the declaration of the package's function name, or
+// reports why there is none and returns nil.
+func (b *builder) callbackFunc(name string, pos token.Position, label, want string) *ast.FuncDecl {
+	if d := b.funcs[name]; d != nil {
+		return d
+	}
+	if b.pkg.Types != nil {
+		if obj := b.pkg.Types.Scope().Lookup(name); obj != nil {
+			b.errorf(pos, "%s: %s is %s, not a function; want a function %s", label, name, objectKind(obj), want)
+			return nil
+		}
+	}
+	if s := markers.Suggest(name, b.funcNames()); s != "" {
+		b.errorf(pos, "%s: no function %s in package %s; did you mean %s?", label, name, b.pkg.Name, s)
+		return nil
+	}
+	b.errorf(pos, "%s: no function %s in package %s; want a function %s", label, name, b.pkg.Name, want)
+	return nil
+}
+
+// callbackForm tells the form of a callback of the kind by its signature;
+// own is set when a when= callback takes the handler's own kwargs type. ok
+// is false when the signature fits no form.
+func (b *builder) callbackForm(h *Handler, kind callbackKind, sig *ast.FuncType) (form CallbackForm, own, ok bool) {
+	params, results := flatten(sig.Params), flatten(sig.Results)
 	if len(results) != 1 || !b.is(results[0], types.Typ[types.Bool]) {
-		return fail()
+		return 0, false, false
 	}
 	for _, p := range params {
 		if _, variadic := p.(*ast.Ellipsis); variadic {
-			return fail()
+			return 0, false, false
 		}
 	}
-	resourceKw := func(e ast.Expr) bool { return isPtrTo(b.typeOf(e), KwargsPath, "Base") }
-	var form CallbackForm
 	switch kind {
 	case whenCallback:
-		if len(params) != 1 {
-			return fail()
-		}
-		runtime := h.Kind.Name()
-		t := b.typeOf(params[0])
-		switch {
-		case isIdent(params[0], h.Kwargs):
-			return &Callback{Func: name, Form: WhenKwargs, Own: true}
-		case isPtrTo(t, KwargsPath, runtime):
-			form = WhenRuntime
-		case isNamed(t, KwargsPath, runtime):
-			form = WhenKwargs
-			if h.Typed != nil {
-				form = WhenBody
-			}
-		case h.Typed != nil && isTypedKwargs(t, "Typed"+runtime, h.Typed.Object):
-			form = WhenKwargs
-		default:
-			return fail()
-		}
+		return b.whenForm(h, params)
 	case stringCallback:
-		str := types.Typ[types.String]
-		switch {
-		case len(params) == 1 && b.is(params[0], str):
-			form = StringValue
-		case len(params) == 2 && b.is(params[0], str) && resourceKw(params[1]):
-			form = StringValueKwargs
-		case len(params) == 1 && b.isPtr(params[0], str):
-			form = StringPtr
-		case len(params) == 2 && b.isPtr(params[0], str) && resourceKw(params[1]):
-			form = StringPtrKwargs
-		default:
-			return fail()
-		}
+		form, ok := b.stringForm(params)
+		return form, false, ok
 	default:
-		switch {
-		case len(params) == 1 && b.isAny(params[0]):
-			form = AnyValue
-		case len(params) == 2 && b.isAny(params[0]) && resourceKw(params[1]):
-			form = AnyValueKwargs
-		default:
-			return fail()
-		}
+		form, ok := b.anyForm(params)
+		return form, false, ok
 	}
-	return &Callback{Func: name, Form: form}
+}
+
+// whenForm tells the form of a when= callback by its parameters.
+func (b *builder) whenForm(h *Handler, params []ast.Expr) (form CallbackForm, own, ok bool) {
+	if len(params) != 1 {
+		return 0, false, false
+	}
+	runtime := h.Kind.Name()
+	t := b.typeOf(params[0])
+	switch {
+	case isIdent(params[0], h.Kwargs):
+		return WhenKwargs, true, true
+	case isPtrTo(t, KwargsPath, runtime):
+		return WhenRuntime, false, true
+	case isNamed(t, KwargsPath, runtime):
+		if h.Typed != nil {
+			return WhenBody, false, true
+		}
+		return WhenKwargs, false, true
+	case h.Typed != nil && isTypedKwargs(t, "Typed"+runtime, h.Typed.Object):
+		return WhenKwargs, false, true
+	default:
+		return 0, false, false
+	}
+}
+
+// stringForm tells the form of a callback of a string value by its
+// parameters.
+func (b *builder) stringForm(params []ast.Expr) (CallbackForm, bool) {
+	str := types.Typ[types.String]
+	switch {
+	case len(params) == 1 && b.is(params[0], str):
+		return StringValue, true
+	case len(params) == 2 && b.is(params[0], str) && b.isResourceKwargs(params[1]):
+		return StringValueKwargs, true
+	case len(params) == 1 && b.isPtr(params[0], str):
+		return StringPtr, true
+	case len(params) == 2 && b.isPtr(params[0], str) && b.isResourceKwargs(params[1]):
+		return StringPtrKwargs, true
+	default:
+		return 0, false
+	}
+}
+
+// anyForm tells the form of a callback of any value by its parameters.
+func (b *builder) anyForm(params []ast.Expr) (CallbackForm, bool) {
+	switch {
+	case len(params) == 1 && b.isAny(params[0]):
+		return AnyValue, true
+	case len(params) == 2 && b.isAny(params[0]) && b.isResourceKwargs(params[1]):
+		return AnyValueKwargs, true
+	default:
+		return 0, false
+	}
+}
+
+// isResourceKwargs reports whether e is *kopf.ResourceKwargs (the kwargs'
+// Base).
+func (b *builder) isResourceKwargs(e ast.Expr) bool {
+	return isPtrTo(b.typeOf(e), KwargsPath, "Base")
 }
 
 // funcNames returns the names of the package-level functions, sorted.

@@ -883,47 +883,71 @@ func (b *builder) registration(h *Handler, m *markers.Marker) (*Registration, *T
 	}
 	ok := true
 	for _, a := range m.Args {
-		if r.setCommonOption(a) || r.setWebhookOption(a) {
-			continue
-		}
-		switch a.Name {
-		case "optional":
-			r.Optional = a.Go.(bool)
-		case "deleted":
-			r.Deleted = a.Go.(bool)
-		case "initial_delay":
-			r.InitialDelay = a.Go.(time.Duration)
-		case "cancellation_backoff":
-			r.CancellationBackoff = a.Go.(time.Duration)
-		case "cancellation_timeout":
-			r.CancellationTimeout = a.Go.(time.Duration)
-		case "cancellation_polling":
-			r.CancellationPolling = a.Go.(time.Duration)
-		case "interval":
-			r.Interval = a.Go.(time.Duration)
-		case "idle":
-			r.Idle = a.Go.(time.Duration)
-		case "sharp":
-			r.Sharp = a.Go.(bool)
-		case "field":
-			r.Field = a.Go.([]string)
-		case "labels":
-			r.Labels = keyFilters(a.Go.([]markers.KeyMatch))
-		case "annotations":
-			r.Annotations = keyFilters(a.Go.([]markers.KeyMatch))
-		case "value":
-			r.Value = &Filter{Match: a.Go.(markers.Match)}
-		case "old":
-			r.Old = &Filter{Match: a.Go.(markers.Match)}
-		case "new":
-			r.New = &Filter{Match: a.Go.(markers.Match)}
-		case "when":
-			r.When = &Callback{Func: a.Go.(string)}
-		default:
+		if !r.setCommonOption(a) && !r.setWebhookOption(a) && !r.setResourceOption(a) {
 			b.errorf(a.NamePos, "argument %s of %s%s is not supported by this kopf-gen", a.Name, markers.Prefix, m.Name)
 			ok = false
 		}
 	}
+	if !b.checkOptions(h, r, m) || !ok {
+		return nil, nil, false
+	}
+	t, ok := b.registrationTyped(r, m)
+	if !ok {
+		return nil, nil, false
+	}
+	r.Typed = t
+	return r, t, true
+}
+
+// setResourceOption sets an option of the handlers of resources (see
+// setCommonOption and setWebhookOption for the others), reporting whether
+// a is one.
+func (r *Registration) setResourceOption(a markers.NamedArg) bool {
+	switch a.Name {
+	case "optional":
+		r.Optional = a.Go.(bool)
+	case "deleted":
+		r.Deleted = a.Go.(bool)
+	case "initial_delay":
+		r.InitialDelay = a.Go.(time.Duration)
+	case "cancellation_backoff":
+		r.CancellationBackoff = a.Go.(time.Duration)
+	case "cancellation_timeout":
+		r.CancellationTimeout = a.Go.(time.Duration)
+	case "cancellation_polling":
+		r.CancellationPolling = a.Go.(time.Duration)
+	case "interval":
+		r.Interval = a.Go.(time.Duration)
+	case "idle":
+		r.Idle = a.Go.(time.Duration)
+	case "sharp":
+		r.Sharp = a.Go.(bool)
+	case "field":
+		r.Field = a.Go.([]string)
+	case "labels":
+		r.Labels = keyFilters(a.Go.([]markers.KeyMatch))
+	case "annotations":
+		r.Annotations = keyFilters(a.Go.([]markers.KeyMatch))
+	case "value":
+		r.Value = &Filter{Match: a.Go.(markers.Match)}
+	case "old":
+		r.Old = &Filter{Match: a.Go.(markers.Match)}
+	case "new":
+		r.New = &Filter{Match: a.Go.(markers.Match)}
+	case "when":
+		r.When = &Callback{Func: a.Go.(string)}
+	default:
+		return false
+	}
+	return true
+}
+
+// checkOptions checks the options of a registration together (field= and
+// the filters of its value, a timer's interval=, idle= and sharp=, a
+// webhook's options), completing the field handler's id and default
+// filter. It reports whether they are consistent.
+func (b *builder) checkOptions(h *Handler, r *Registration, m *markers.Marker) bool {
+	ok := true
 	if r.Field == nil {
 		for _, name := range []string{"value", "old", "new"} {
 			if a, set := m.Arg(name); set {
@@ -955,22 +979,25 @@ func (b *builder) registration(h *Handler, m *markers.Marker) (*Registration, *T
 		b.errorf(a.NamePos, "value= cannot be combined with old= or new=: value= checks either side of a change; use old= and new= alone")
 		ok = false
 	}
-	if !ok {
-		return nil, nil, false
-	}
+	return ok
+}
+
+// registrationTyped returns the typed resource that the registration's
+// selector names, or nil for an untyped one, after checking the resource's
+// name, or its field= and the values of its filters against its Go type.
+func (b *builder) registrationTyped(r *Registration, m *markers.Marker) (*Typed, bool) {
 	t := b.typedFor(m)
 	if t == nil && !b.checkResourceName(m) {
-		return nil, nil, false
+		return nil, false
 	}
 	if t != nil && r.Field != nil {
 		a, _ := m.Arg("field")
 		at, ok := b.checkField(t, r.Field, a.Node)
 		if !ok || !b.checkValues(t, r, m, at) {
-			return nil, nil, false
+			return nil, false
 		}
 	}
-	r.Typed = t
-	return r, t, true
+	return t, true
 }
 
 func keyFilters(kms []markers.KeyMatch) []KeyFilter {
