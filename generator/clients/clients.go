@@ -91,12 +91,9 @@ func Generate(ctx context.Context, req Request) (files map[string][]byte, err er
 	if len(req.Inputs) == 0 {
 		return map[string][]byte{}, nil
 	}
-	inputs := slices.Clone(req.Inputs)
-	sort.Slice(inputs, func(i, j int) bool { return inputs[i].PkgPath < inputs[j].PkgPath })
-	for _, in := range inputs {
-		if path.Base(in.PkgPath) != in.Version || path.Dir(in.PkgPath) == "." {
-			return nil, fmt.Errorf("package %s: code-generator takes the version from the package's last path element and the group's package from the one before it: put the types of %s in a package .../<group>/%s", in.PkgPath, apiVersion(in), in.Version)
-		}
+	inputs, err := sortedInputs(req.Inputs)
+	if err != nil {
+		return nil, err
 	}
 	tmp, err := os.MkdirTemp("", "kopf-gen-clients-")
 	if err != nil {
@@ -112,36 +109,81 @@ func Generate(ctx context.Context, req Request) (files map[string][]byte, err er
 			files, err = nil, fmt.Errorf("code-generator failed: %v", r)
 		}
 	}()
+	load := loader(ctx, req.Dir, inputs)
+	header := []byte(req.Header + "\n\n")
+	out := &memory{files: map[string][]byte{}, tmp: tmp, dir: req.OutputDir, header: header}
+	if err := clientGen(load, req, inputs, out, tmp); err != nil {
+		return nil, err
+	}
+	if err := applyConfigurationGen(ctx, load, req, inputs, out, tmp); err != nil {
+		return nil, err
+	}
+	return out.files, nil
+}
 
+// sortedInputs returns the inputs sorted by package path, after checking
+// that their paths are as code-generator expects them.
+func sortedInputs(in []Input) ([]Input, error) {
+	inputs := slices.Clone(in)
+	sort.Slice(inputs, func(i, j int) bool { return inputs[i].PkgPath < inputs[j].PkgPath })
+	for _, in := range inputs {
+		if path.Base(in.PkgPath) != in.Version || path.Dir(in.PkgPath) == "." {
+			return nil, fmt.Errorf("package %s: code-generator takes the version from the package's last path element and the group's package from the one before it: put the types of %s in a package .../<group>/%s", in.PkgPath, apiVersion(in), in.Version)
+		}
+	}
+	return inputs, nil
+}
+
+// loader returns a function that loads the input packages with gengo's
+// parser, from dir. Each tool gets a parser of its own, as when it runs
+// alone: a parser makes the types of a package into one universe only.
+func loader(ctx context.Context, dir string, inputs []Input) func() (*parser.Parser, error) {
 	paths := make([]string, len(inputs))
 	for i, in := range inputs {
 		paths[i] = in.PkgPath
 	}
-	// Each tool gets a parser of its own, as when it runs alone: a parser
-	// makes the types of a package into one universe only.
-	load := func() (*parser.Parser, error) {
+	return func() (*parser.Parser, error) {
 		p := parser.NewWithOptions(parser.Options{BuildTags: []string{gengo.StdBuildTag}})
 		// The only way to give gengo's parser a directory other than the
 		// process's working directory.
-		if err := p.LoadPackagesWithConfigForTesting(&packages.Config{Context: ctx, Dir: req.Dir}, paths...); err != nil {
+		if err := p.LoadPackagesWithConfigForTesting(&packages.Config{Context: ctx, Dir: dir}, paths...); err != nil {
 			return nil, fmt.Errorf("loading %s for code-generator: %w", strings.Join(paths, " "), err)
 		}
 		return p, nil
 	}
+}
+
+// clientGen runs client-gen into out: the clientset, its scheme and the
+// typed clients.
+func clientGen(load func() (*parser.Parser, error), req Request, inputs []Input, out *memory, tmp string) error {
 	p, err := load()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	header := []byte(req.Header + "\n\n")
-	out := &memory{files: map[string][]byte{}, tmp: tmp, dir: req.OutputDir, header: header}
-
-	// client-gen: the clientset, its scheme and the typed clients.
 	cg := cgargs.New()
 	cg.OutputDir = filepath.Join(tmp, ClientsetDir)
 	cg.OutputPkg = path.Join(req.OutputPkg, ClientsetDir)
 	cg.ClientsetName = ClientsetName
 	cg.FakeClient = false
 	cg.ApplyConfigurationPackage = path.Join(req.OutputPkg, ApplyConfigurationDir)
+	cg.Groups = clientsetGroups(inputs)
+	if err := cg.Validate(); err != nil {
+		return err
+	}
+	c, err := generator.NewContext(p, cggenerators.NameSystems(nil), cggenerators.DefaultNameSystem())
+	if err != nil {
+		return fmt.Errorf("client-gen: %w", err)
+	}
+	setGroups(c, inputs)
+	c.FileTypes[generator.GoFileType] = out
+	if err := c.ExecuteTargets(withHeader(cggenerators.GetTargets(c, cg), out.header)); err != nil {
+		return fmt.Errorf("client-gen: %w", err)
+	}
+	return nil
+}
+
+// clientsetGroups returns client-gen's groups of the inputs, sorted.
+func clientsetGroups(inputs []Input) []cgtypes.GroupVersions {
 	groups := map[cgtypes.Group]*cgtypes.GroupVersions{}
 	for _, in := range inputs {
 		g := cgtypes.Group(in.Group)
@@ -150,46 +192,40 @@ func Generate(ctx context.Context, req Request) (files map[string][]byte, err er
 		}
 		groups[g].Versions = append(groups[g].Versions, cgtypes.PackageVersion{Version: cgtypes.Version(in.Version), Package: in.PkgPath})
 	}
+	var out []cgtypes.GroupVersions
 	for _, g := range groups {
-		cg.Groups = append(cg.Groups, *g)
+		out = append(out, *g)
 	}
-	sort.Slice(cg.Groups, func(i, j int) bool { return cg.Groups[i].Group < cg.Groups[j].Group })
-	if err := cg.Validate(); err != nil {
-		return nil, err
-	}
-	c, err := generator.NewContext(p, cggenerators.NameSystems(nil), cggenerators.DefaultNameSystem())
-	if err != nil {
-		return nil, fmt.Errorf("client-gen: %w", err)
-	}
-	setGroups(c, inputs)
-	c.FileTypes[generator.GoFileType] = out
-	if err := c.ExecuteTargets(withHeader(cggenerators.GetTargets(c, cg), header)); err != nil {
-		return nil, fmt.Errorf("client-gen: %w", err)
-	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Group < out[j].Group })
+	return out
+}
 
-	// applyconfiguration-gen: the apply configurations.
+// applyConfigurationGen runs applyconfiguration-gen into out: the apply
+// configurations.
+func applyConfigurationGen(ctx context.Context, load func() (*parser.Parser, error), req Request, inputs []Input, out *memory, tmp string) error {
 	ac := acargs.New()
 	ac.OutputDir = filepath.Join(tmp, ApplyConfigurationDir)
 	ac.OutputPkg = path.Join(req.OutputPkg, ApplyConfigurationDir)
 	if err := ac.Validate(); err != nil {
-		return nil, err
+		return err
 	}
-	if p, err = load(); err != nil {
-		return nil, err
-	}
-	c, err = generator.NewContext(p, acgenerators.NameSystems(), acgenerators.DefaultNameSystem())
+	p, err := load()
 	if err != nil {
-		return nil, fmt.Errorf("applyconfiguration-gen: %w", err)
+		return err
+	}
+	c, err := generator.NewContext(p, acgenerators.NameSystems(), acgenerators.DefaultNameSystem())
+	if err != nil {
+		return fmt.Errorf("applyconfiguration-gen: %w", err)
 	}
 	setGroups(c, inputs)
 	c.FileTypes[generator.GoFileType] = out
 	for name, pkg := range externalApplyConfigurations(ctx, req.Dir, c, inputs) {
 		ac.ExternalApplyConfigurations[name] = pkg
 	}
-	if err := c.ExecuteTargets(withHeader(acgenerators.GetTargets(c, ac), header)); err != nil {
-		return nil, fmt.Errorf("applyconfiguration-gen: %w", err)
+	if err := c.ExecuteTargets(withHeader(acgenerators.GetTargets(c, ac), out.header)); err != nil {
+		return fmt.Errorf("applyconfiguration-gen: %w", err)
 	}
-	return out.files, nil
+	return nil
 }
 
 func apiVersion(in Input) string {

@@ -25,48 +25,47 @@ import (
 // webhookLit renders the kopf.WebhookHandler literal of a registration,
 // listing its fields in the struct's declaration order.
 func (e *emitter) webhookLit(r *model.Registration) (jen.Code, error) {
-	var items []jen.Code
-	kv := func(name string, value jen.Code) { items = append(items, jen.Id(name).Op(":").Add(value)) }
+	var f fields
 	h := r.Handler
 
-	kv("ID", jen.Lit(r.ID))
-	kv("Selector", selectorLit(r))
+	f.add("ID", jen.Lit(r.ID))
+	f.add("Selector", selectorLit(r))
 	if r.Mutating {
-		kv("Kind", kopf("WebhookMutating"))
+		f.add("Kind", kopf("WebhookMutating"))
 	} else {
-		kv("Kind", kopf("WebhookValidating"))
+		f.add("Kind", kopf("WebhookValidating"))
 	}
-	kv("Fn", e.fnLit(h))
+	f.add("Fn", e.fnLit(h))
 	if r.Param != nil {
-		kv("Param", jen.Lit(*r.Param))
+		f.add("Param", jen.Lit(*r.Param))
 	}
 	if r.Operations != nil {
-		kv("Operations", stringsLit(r.Operations))
+		f.add("Operations", stringsLit(r.Operations))
 	}
 	if r.Subresource != "" {
-		kv("Subresource", jen.Lit(r.Subresource))
+		f.add("Subresource", jen.Lit(r.Subresource))
 	}
 	if r.Persistent {
-		kv("Persistent", jen.True())
+		f.add("Persistent", jen.True())
 	}
 	if r.SideEffects {
-		kv("SideEffects", jen.True())
+		f.add("SideEffects", jen.True())
 	}
 	if r.IgnoreFailures {
-		kv("IgnoreFailures", jen.True())
+		f.add("IgnoreFailures", jen.True())
 	}
 	if r.Field != nil {
-		kv("Field", stringsLit(r.Field))
+		f.add("Field", stringsLit(r.Field))
 	}
 	filter, err := filterLit(r)
 	if err != nil {
 		return nil, err
 	}
 	if filter != nil {
-		kv("Filter", filter)
+		f.add("Filter", filter)
 	}
 	if r.When != nil {
-		kv("When", e.whenLit(h, r.When))
+		f.add("When", e.whenLit(h, r.When))
 	}
-	return kopf("WebhookHandler").Custom(multiline(), items...), nil
+	return kopf("WebhookHandler").Custom(multiline(), f...), nil
 }

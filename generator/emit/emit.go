@@ -248,76 +248,116 @@ func kwargsDoc(pkg *model.Package, h *model.Handler) string {
 // kopf.DaemonHandler or kopf.TimerHandler literal of a registration,
 // listing its fields in the struct's declaration order.
 func (e *emitter) handlerLit(r *model.Registration) (jen.Code, error) {
-	var items []jen.Code
-	kv := func(name string, value jen.Code) { items = append(items, jen.Id(name).Op(":").Add(value)) }
 	h := r.Handler
 	if h.Kind == model.Webhook {
 		return e.webhookLit(r)
 	}
+	var f fields
+	for _, step := range []func(*fields, *model.Registration) error{
+		e.targetFields, e.callFields, e.filterFields, e.spawningFields,
+	} {
+		if err := step(&f, r); err != nil {
+			return nil, err
+		}
+	}
+	typ := h.Kind.Name() + "Handler"
+	return jen.Qual(KopfPath, typ).Custom(multiline(), f...), nil
+}
 
-	kv("ID", jen.Lit(r.ID))
+// fields are the fields of a composite literal, in order.
+type fields []jen.Code
+
+// add appends the field name: value.
+func (f *fields) add(name string, value jen.Code) {
+	*f = append(*f, jen.Id(name).Op(":").Add(value))
+}
+
+// targetFields adds what a handler serves: its ID, its activity or its
+// resource's selector, and a changing handler's reasons.
+func (e *emitter) targetFields(f *fields, r *model.Registration) error {
+	h := r.Handler
+	f.add("ID", jen.Lit(r.ID))
 	if h.Kind.IsActivity() {
 		name, ok := activityConst(r.Activity)
 		if !ok {
-			return nil, fmt.Errorf("handler %s: the facade has no constant for activity %q", r.ID, r.Activity)
+			return fmt.Errorf("handler %s: the facade has no constant for activity %q", r.ID, r.Activity)
 		}
-		kv("Activity", kopf(name))
+		f.add("Activity", kopf(name))
 	} else {
-		kv("Selector", selectorLit(r))
+		f.add("Selector", selectorLit(r))
 	}
 	if h.Kind == model.Changing {
 		reasons := make([]jen.Code, len(r.Reasons))
 		for i, reason := range r.Reasons {
 			name, ok := reasonConst(reason)
 			if !ok {
-				return nil, fmt.Errorf("handler %s: the facade has no constant for reason %q", r.ID, reason)
+				return fmt.Errorf("handler %s: the facade has no constant for reason %q", r.ID, reason)
 			}
 			reasons[i] = jen.Qual(KopfPath, name)
 		}
-		kv("Reasons", jen.Index().Qual(KopfPath, "Reason").Values(reasons...))
+		f.add("Reasons", jen.Index().Qual(KopfPath, "Reason").Values(reasons...))
 	}
-	kv("Fn", e.fnLit(h))
+	return nil
+}
+
+// callFields adds how a handler is called: its function, parameter, errors
+// mode, timeout, retries and backoff.
+func (e *emitter) callFields(f *fields, r *model.Registration) error {
+	f.add("Fn", e.fnLit(r.Handler))
 	if r.Param != nil {
-		kv("Param", jen.Lit(*r.Param))
+		f.add("Param", jen.Lit(*r.Param))
 	}
 	if r.Errors != "" {
 		name, ok := errorsConst(r.Errors)
 		if !ok {
-			return nil, fmt.Errorf("handler %s: the facade has no constant for errors mode %q", r.ID, r.Errors)
+			return fmt.Errorf("handler %s: the facade has no constant for errors mode %q", r.ID, r.Errors)
 		}
-		kv("Errors", jen.Qual(KopfPath, name))
+		f.add("Errors", jen.Qual(KopfPath, name))
 	}
 	if r.Timeout != 0 {
-		kv("Timeout", durationLit(r.Timeout))
+		f.add("Timeout", durationLit(r.Timeout))
 	}
 	if r.Retries != 0 {
-		kv("Retries", jen.Lit(r.Retries))
+		f.add("Retries", jen.Lit(r.Retries))
 	}
 	if r.Backoff != 0 {
-		kv("Backoff", durationLit(r.Backoff))
+		f.add("Backoff", durationLit(r.Backoff))
 	}
+	return nil
+}
+
+// filterFields adds which objects and changes a handler takes: optional,
+// deleted, its field, its filters and its when= callback.
+func (e *emitter) filterFields(f *fields, r *model.Registration) error {
 	if r.Optional {
-		kv("Optional", jen.True())
+		f.add("Optional", jen.True())
 	}
 	if r.Deleted {
-		kv("Deleted", jen.True())
+		f.add("Deleted", jen.True())
 	}
 	if r.Field != nil {
-		kv("Field", stringsLit(r.Field))
+		f.add("Field", stringsLit(r.Field))
 	}
 	if r.FieldHandler {
-		kv("FieldHandler", jen.True())
+		f.add("FieldHandler", jen.True())
 	}
 	filter, err := filterLit(r)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if filter != nil {
-		kv("Filter", filter)
+		f.add("Filter", filter)
 	}
 	if r.When != nil {
-		kv("When", e.whenLit(h, r.When))
+		f.add("When", e.whenLit(r.Handler, r.When))
 	}
+	return nil
+}
+
+// spawningFields adds the timing of daemons and timers: a timer's
+// interval, idle time and sharpness, the initial delay, and a daemon's
+// cancellation.
+func (e *emitter) spawningFields(f *fields, r *model.Registration) error {
 	durations := []struct {
 		name string
 		d    time.Duration
@@ -327,25 +367,24 @@ func (e *emitter) handlerLit(r *model.Registration) (jen.Code, error) {
 		{"CancellationTimeout", r.CancellationTimeout},
 		{"CancellationPolling", r.CancellationPolling},
 	}
-	if h.Kind == model.Timer {
+	if r.Handler.Kind == model.Timer {
 		durations = durations[:1]
 		if r.Interval != 0 {
-			kv("Interval", durationLit(r.Interval))
+			f.add("Interval", durationLit(r.Interval))
 		}
 		if r.Idle != 0 {
-			kv("Idle", durationLit(r.Idle))
+			f.add("Idle", durationLit(r.Idle))
 		}
 		if r.Sharp {
-			kv("Sharp", jen.True())
+			f.add("Sharp", jen.True())
 		}
 	}
 	for _, d := range durations {
 		if d.d != 0 {
-			kv(d.name, durationLit(d.d))
+			f.add(d.name, durationLit(d.d))
 		}
 	}
-	typ := h.Kind.Name() + "Handler"
-	return jen.Qual(KopfPath, typ).Custom(multiline(), items...), nil
+	return nil
 }
 
 // multiline renders a composite literal's elements one per line, in order.
