@@ -4,11 +4,17 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/kopf-go/kopf"
+	"github.com/kopf-go/kopf/runtime/cli"
 )
 
 // docsNameRules are the qualified names that the pages may mention, and
@@ -209,4 +215,44 @@ func parseGoFiles(t *testing.T, dir string, keep func(name string) bool) []*ast.
 		files = append(files, f)
 	}
 	return files
+}
+
+// docs/cli.md's table of the flags of run lists every flag that run has,
+// and no other: a flag added, renamed or removed fails here.
+func TestCLIDocListsRunFlags(t *testing.T) {
+	cmd := cli.NewCommand(func(*kopf.Registry) error { return nil }, io.Discard)
+	run, _, err := cmd.Find([]string{"run"})
+	if err != nil || run == cmd {
+		t.Fatalf("no run command: %v", err)
+	}
+	have := map[string]bool{}
+	run.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden && f.Name != "help" {
+			have[f.Name] = true
+		}
+	})
+	doc, err := os.ReadFile("docs/cli.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("^\\| `-")
+	flag := regexp.MustCompile("`(?:-[a-zA-Z], )?--([a-z-]+)")
+	listed := map[string]bool{}
+	for i, line := range strings.Split(string(doc), "\n") {
+		if !row.MatchString(line) {
+			continue
+		}
+		cell := strings.SplitN(line, "|", 3)[1]
+		for _, m := range flag.FindAllStringSubmatch(cell, -1) {
+			listed[m[1]] = true
+			if !have[m[1]] {
+				t.Errorf("docs/cli.md:%d lists --%s, which run does not have", i+1, m[1])
+			}
+		}
+	}
+	for name := range have {
+		if !listed[name] {
+			t.Errorf("docs/cli.md's table of run's flags does not list --%s", name)
+		}
+	}
 }
