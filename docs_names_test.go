@@ -28,6 +28,7 @@ var docsNameRules = []struct {
 	{"kopftest.X", regexp.MustCompile(`\bkopftest\.([A-Z]\w*)`), packageNames("kopftest", "kopftest")},
 	{"envtest.X", regexp.MustCompile(`\benvtest\.([A-Z]\w*)`), packageNames("envtest", "envtest")},
 	{"kw.X", regexp.MustCompile(`\bkw\.([A-Z]\w*)`), kwargsNames},
+	{"op.X", regexp.MustCompile(`\bop\.([A-Z]\w*)`), kopftestMembers},
 }
 
 // kopfPythonNames are names of Kopf's Python API that the pages compare
@@ -37,11 +38,12 @@ var kopfPythonNames = map[string]bool{"kopf.DaemonStopped": true, "kopf.PRESENT"
 
 // Every exported name that the pages (docs/*.md and README.md) qualify
 // with kopf. is declared by the facade (this package), every kopftest.X
-// and envtest.X by those packages, and every kwarg
-// they name as kw.X is a field or method of the handlers' kwargs
-// (runtime/kwargs) or of the kwargs that kopf-gen generates (the
-// examples' zz_generated files: indices): a renamed or removed name fails
-// here, with the page and line that still names it.
+// and envtest.X by those packages; every kwarg they name as kw.X is a
+// field or method of the handlers' kwargs (runtime/kwargs) or of the
+// kwargs that kopf-gen generates (the examples' zz_generated files:
+// indices), and every op.X a field or method of kopftest's types (the
+// test operator): a renamed or removed name fails here, with the page and
+// line that still names it.
 func TestDocsNameWhatExists(t *testing.T) {
 	pages, err := filepath.Glob("docs/*.md")
 	if err != nil {
@@ -85,7 +87,7 @@ func packageNames(dir, pkg string) func(t *testing.T) map[string]bool {
 func exportedNames(t *testing.T, dir, pkg string) map[string]bool {
 	t.Helper()
 	names := map[string]bool{}
-	for _, f := range parseGoFiles(t, dir, func(name string) bool { return !strings.HasSuffix(name, "_test.go") }) {
+	for _, f := range parseGoFiles(t, dir, notTest) {
 		if f.Name.Name != pkg {
 			continue
 		}
@@ -129,8 +131,7 @@ func declNames(decl ast.Decl) []string {
 // generated kwargs of the examples.
 func kwargsNames(t *testing.T) map[string]bool {
 	t.Helper()
-	names := map[string]bool{}
-	files := parseGoFiles(t, filepath.Join("runtime", "kwargs"), func(name string) bool { return !strings.HasSuffix(name, "_test.go") })
+	files := parseGoFiles(t, filepath.Join("runtime", "kwargs"), notTest)
 	generated, err := filepath.Glob(filepath.Join("examples", "*"))
 	if err != nil {
 		t.Fatal(err)
@@ -141,6 +142,22 @@ func kwargsNames(t *testing.T) map[string]bool {
 		}
 		files = append(files, parseGoFiles(t, dir, func(name string) bool { return strings.HasPrefix(name, "zz_generated") })...)
 	}
+	return memberNames(files)
+}
+
+// kopftestMembers are the exported fields and methods of kopftest's types
+// (op.WaitLog of the operator that kopftest.Start returns, ...).
+func kopftestMembers(t *testing.T) map[string]bool {
+	t.Helper()
+	return memberNames(parseGoFiles(t, "kopftest", notTest))
+}
+
+func notTest(name string) bool { return !strings.HasSuffix(name, "_test.go") }
+
+// memberNames are the exported fields (embedded ones by their type's
+// name) of the struct types and the exported methods declared in files.
+func memberNames(files []*ast.File) map[string]bool {
+	names := map[string]bool{}
 	for _, f := range files {
 		ast.Inspect(f, func(n ast.Node) bool {
 			switch n := n.(type) {
