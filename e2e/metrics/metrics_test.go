@@ -38,7 +38,8 @@ const resource = "kopfexamples.v1.kopf.dev"
 
 // register adds a create handler that succeeds, one that fails
 // temporarily once per object and then succeeds, one that fails for good,
-// and an on.event handler.
+// an on.event handler, a daemon that runs until it is stopped, and a
+// timer.
 func register(r *kopf.Registry) error {
 	var mu sync.Mutex
 	failed := map[string]bool{}
@@ -62,6 +63,16 @@ func register(r *kopf.Registry) error {
 		return err
 	}
 	if err := create("broken_fn", func(*kopf.ChangingKwargs) error { return kopf.NewPermanentError("never") }); err != nil {
+		return err
+	}
+	err = r.AddDaemon(kopf.DaemonHandler{ID: "daemon_fn", Selector: selector,
+		Fn: func(_ context.Context, kw *kopf.DaemonKwargs) (any, error) { <-kw.Stopped.Done(); return nil, nil }})
+	if err != nil {
+		return err
+	}
+	err = r.AddTimer(kopf.TimerHandler{ID: "timer_fn", Selector: selector, Interval: 200 * time.Millisecond,
+		Fn: func(context.Context, *kopf.TimerKwargs) (any, error) { return nil, nil }})
+	if err != nil {
 		return err
 	}
 	return r.AddEvent(kopf.EventHandler{ID: "event_fn", Selector: selector,
@@ -138,6 +149,23 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 	if got := value(families, "workqueue_adds_total", map[string]string{"name": resource, "controller": resource}); got < n {
 		t.Errorf("workqueue_adds_total = %g, want at least %d", got, n)
+	}
+
+	// A deleted object's daemon and timer stop; the timers tick.
+	objs.Delete(names[0], 30*time.Second)
+	stops := func(handler, kind string) uint64 {
+		return histogramCount(families, "kopf_daemon_stop_seconds", map[string]string{"resource": resource, "handler": handler, "kind": kind, "outcome": "exited"})
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for families = scrape(t, addr); stops("daemon_fn", "daemon") < 1 || stops("timer_fn", "timer") < 1; families = scrape(t, addr) {
+		if time.Now().After(deadline) {
+			t.Fatalf("kopf_daemon_stop_seconds: %d stops of daemon_fn, %d of timer_fn; want at least 1 of each",
+				stops("daemon_fn", "daemon"), stops("timer_fn", "timer"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if got := histogramCount(families, "kopf_timer_lag_seconds", map[string]string{"resource": resource, "handler": "timer_fn"}); got < n {
+		t.Errorf("kopf_timer_lag_seconds{handler=\"timer_fn\"} has %d samples, want at least %d (a tick per object)", got, n)
 	}
 
 	// No series is labelled per object.

@@ -277,7 +277,8 @@ func TestDaemonStopEscalates(t *testing.T) {
 				for _, l := range tt.wantLogs {
 					h.wantLog(l)
 				}
-				if len(h.stops) != 1 || h.stops[0].Abandoned != tt.abandon || h.stops[0].Latency != tt.wantExit {
+				if len(h.stops) != 1 || h.stops[0].Abandoned != tt.abandon || h.stops[0].Latency != tt.wantExit ||
+					h.stops[0].Resource != "kopfexamples.v1.kopf.dev" || h.stops[0].Kind != "daemon" {
 					t.Errorf("stops %+v", h.stops)
 				}
 				close(release)
@@ -461,6 +462,9 @@ func TestObserveAndLag(t *testing.T) {
 		for _, tk := range h.ticks {
 			if tk.Lag != 0 { // fake time: no lag
 				t.Errorf("lag %v", tk.Lag)
+			}
+			if tk.Resource != "kopfexamples.v1.kopf.dev" || tk.Handler != "t" {
+				t.Errorf("tick of %q/%q, want kopfexamples.v1.kopf.dev/t", tk.Resource, tk.Handler)
 			}
 		}
 	})

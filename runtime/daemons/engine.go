@@ -53,8 +53,10 @@
 // # Metrics
 //
 // Engine.OnStopped and Engine.OnTick, if set, are told each runner's stop
-// latency and each timer tick's lag behind its schedule, for a metrics
-// exporter to come; the runtime keeps no metrics library.
+// latency and each timer tick's lag behind its schedule; runtime/operator
+// sets them to runtime/metrics' DaemonStopped and TimerTicked when the
+// operator serves metrics (kopf_daemon_stop_seconds,
+// kopf_timer_lag_seconds). This package imports no metrics library.
 package daemons
 
 import (
@@ -95,9 +97,10 @@ type Engine struct {
 
 // Stopped is the stop of one runner, for metrics.
 type Stopped struct {
-	Kind    string // "daemon" or "timer"
-	Handler string
-	Reason  *kwargs.StopReason
+	Resource string // the resource's kopf-style name, e.g. "kopfexamples.v1.kopf.dev"
+	Kind     string // "daemon" or "timer"
+	Handler  string
+	Reason   *kwargs.StopReason
 	// Latency is from the request to stop to the runner's exit, or to it
 	// being left orphaned (Abandoned).
 	Latency   time.Duration
@@ -106,7 +109,8 @@ type Stopped struct {
 
 // Tick is one timer tick, for metrics.
 type Tick struct {
-	Handler string
+	Resource string // as Stopped.Resource
+	Handler  string
 	// Lag is how much later than scheduled the tick started.
 	Lag time.Duration
 }

@@ -31,6 +31,16 @@ type Host struct {
 	// the handler's id, "daemon" or "timer", the retry, the outcome, and
 	// whether it was interrupted by a stop.
 	Observe func(b body.Body, handler, kind string, retry int, out execution.Outcome, interrupted bool)
+
+	nameOnce sync.Once
+	name     string // Resource.String(), for the hooks: formatted once
+}
+
+// resourceName returns the resource's kopf-style name, formatted on first
+// use (a timer's every tick reports it).
+func (h *Host) resourceName() string {
+	h.nameOnce.Do(func() { h.name = h.Resource.String() })
+	return h.name
 }
 
 // Object holds the daemons and timers of one object. The reactor calls its

@@ -153,7 +153,7 @@ func (r *runner) step() {
 	r.mu.Unlock()
 
 	if r.timer != nil && r.o.e.OnTick != nil {
-		r.o.e.OnTick(Tick{Handler: r.id, Lag: now.Sub(due)})
+		r.o.e.OnTick(Tick{Resource: r.o.host.resourceName(), Handler: r.id, Lag: now.Sub(due)})
 	}
 	if !a.begin() {
 		r.after(a)
@@ -416,7 +416,7 @@ func (r *runner) exitLocked() {
 
 func (r *runner) report(reason *kwargs.StopReason, latency time.Duration, abandoned bool) {
 	if fn := r.o.e.OnStopped; fn != nil {
-		fn(Stopped{Kind: r.kind(), Handler: r.id, Reason: reason, Latency: latency, Abandoned: abandoned})
+		fn(Stopped{Resource: r.o.host.resourceName(), Kind: r.kind(), Handler: r.id, Reason: reason, Latency: latency, Abandoned: abandoned})
 	}
 }
 

@@ -1,6 +1,6 @@
 // Package metrics keeps an operator's Prometheus metrics: its handlers'
 // runs and durations, the latency from a watch event to its handler, the
-// watches, the queues and workers, the requests to the API server, and the
+// stops of daemons and timers and the lag of timers' ticks, the watches, the queues and workers, the requests to the API server, and the
 // series that controller-runtime's controllers and workqueues expose, with
 // the same names, labels and buckets, so that dashboards made for them
 // work (see docs/metrics.md for every series and the mapping).
@@ -41,6 +41,8 @@ type Metrics struct {
 	watchRestarts   *prometheus.CounterVec   // resource, namespace
 	watchErrors     *prometheus.CounterVec   // resource, namespace
 	apiRequests     *prometheus.CounterVec   // verb, code
+	daemonStop      *prometheus.HistogramVec // resource, handler, kind, outcome
+	timerLag        *prometheus.HistogramVec // resource, handler
 
 	// controller-runtime's (controller=<resource>; name=<resource> for the
 	// workqueue's).
@@ -56,6 +58,9 @@ type Metrics struct {
 
 	mu        sync.Mutex
 	resources []*Resource // in the order served, for the scrape-time figures
+
+	bgMu sync.RWMutex
+	bg   map[backgroundKey]*backgroundSeries // the daemons' and timers' series, resolved on first use
 }
 
 // New returns an operator's metrics, registered on a new registry with
@@ -98,6 +103,9 @@ func New() *Metrics {
 			Name: "kopf_api_requests_total",
 			Help: "Requests to the API server by verb (the HTTP method; WATCH for a watch) and status code (<error> when no response came).",
 		}, []string{"verb", "code"}),
+		daemonStop: newDaemonStop(),
+		timerLag:   newTimerLag(),
+		bg:         map[backgroundKey]*backgroundSeries{},
 
 		reconcileTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "controller_runtime_reconcile_total",
@@ -147,6 +155,7 @@ func New() *Metrics {
 	m.registry.MustRegister(
 		m.handlerRuns, m.handlerDuration, m.handlerRetries, m.eventLatency,
 		m.watchEvents, m.watchRestarts, m.watchErrors, m.apiRequests,
+		m.daemonStop, m.timerLag,
 		m.reconcileTotal, m.reconcileErrors, m.terminalErrors, m.reconcileTime,
 		m.queueLatency, m.workDuration, m.queueRetries,
 		&scrapeCollector{m: m},
@@ -288,7 +297,7 @@ func (r *Resource) handler(id string, kind reactor.Kind) *handlerSeries {
 		return hs
 	}
 	hs = &handlerSeries{retries: r.m.handlerRetries.WithLabelValues(r.name, id, string(kind))}
-	if kind == reactor.KindChanging || kind == reactor.KindEvent { // daemons and timers are not timed
+	if kind == reactor.KindChanging || kind == reactor.KindEvent { // daemons' and timers' attempts are not timed (their stops and ticks are: DaemonStopped, TimerTicked)
 		hs.duration = r.m.handlerDuration.WithLabelValues(r.name, id, string(kind))
 	}
 	for i, outcome := range outcomes {

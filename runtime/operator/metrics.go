@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/kopf-go/kopf/runtime/daemons"
 	"github.com/kopf-go/kopf/runtime/metrics"
 	"github.com/kopf-go/kopf/runtime/queueing"
 	"github.com/kopf-go/kopf/runtime/reactor"
@@ -94,4 +95,15 @@ func instrumentWatch(mr *metrics.Resource, ns string, w *watching.Watcher) {
 			onError(err)
 		}
 	}
+}
+
+// instrumentDaemons makes the daemons' engine e report its runners' stops
+// and its timers' ticks to m (nothing if nil): kopf_daemon_stop_seconds
+// and kopf_timer_lag_seconds.
+func instrumentDaemons(m *metrics.Metrics, e *daemons.Engine) {
+	if m == nil {
+		return
+	}
+	e.OnStopped = func(s daemons.Stopped) { m.DaemonStopped(s.Resource, s.Handler, s.Kind, s.Latency, s.Abandoned) }
+	e.OnTick = func(t daemons.Tick) { m.TimerTicked(t.Resource, t.Handler, t.Lag) }
 }

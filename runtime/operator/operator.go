@@ -325,6 +325,7 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 	// at the same time as the workers finish their cycles (see drain), and
 	// waited for within settings.Background.ExitTimeout.
 	opts.daemons = daemons.NewEngine(ctx, opts.Settings, logger)
+	instrumentDaemons(opts.metrics, opts.daemons)
 	opts.paused.attach(opts.daemons)
 	wg.Add(1)
 	go func() {

@@ -131,21 +131,35 @@ func TestQueries(t *testing.T) {
 
 func TestHasCallbacks(t *testing.T) {
 	cb := filters.Func(func(any, bool, *kwargs.Base) bool { return true })
+	plain := filters.IsEqual("x")
 	for _, tt := range []struct {
 		name string
 		c    ChangingHandler
 		e    EventHandler
+		w    WebhookHandler
+		i    IndexHandler
 		want bool
 	}{
-		{"none", ChangingHandler{}, EventHandler{}, false},
-		{"when", ChangingHandler{When: func(*kwargs.Changing) bool { return true }}, EventHandler{When: func(*kwargs.Event) bool { return true }}, true},
-		{"filter", ChangingHandler{Filter: filters.Filter{Value: &cb}}, EventHandler{Filter: filters.Filter{New: &cb}}, true},
+		{"none", ChangingHandler{}, EventHandler{}, WebhookHandler{}, IndexHandler{}, false},
+		{"plain filters", ChangingHandler{Filter: filters.Filter{Labels: map[string]filters.Matcher{"a": filters.IsPresent()}}},
+			EventHandler{Filter: filters.Filter{Value: &plain}}, WebhookHandler{Filter: filters.Filter{Annotations: map[string]filters.Matcher{"a": filters.IsAbsent()}}},
+			IndexHandler{Filter: filters.Filter{Labels: map[string]filters.Matcher{"a": filters.IsEqual("b")}}}, false},
+		{"when", ChangingHandler{When: func(*kwargs.Changing) bool { return true }}, EventHandler{When: func(*kwargs.Event) bool { return true }},
+			WebhookHandler{When: func(*kwargs.Admission) bool { return true }}, IndexHandler{When: func(*kwargs.Index) bool { return true }}, true},
+		{"filter", ChangingHandler{Filter: filters.Filter{Value: &cb}}, EventHandler{Filter: filters.Filter{New: &cb}},
+			WebhookHandler{Filter: filters.Filter{Labels: map[string]filters.Matcher{"a": cb}}}, IndexHandler{Filter: filters.Filter{Annotations: map[string]filters.Matcher{"a": cb}}}, true},
 	} {
 		if got := tt.c.HasCallbacks(); got != tt.want {
 			t.Errorf("%s: ChangingHandler.HasCallbacks() = %v", tt.name, got)
 		}
 		if got := tt.e.HasCallbacks(); got != tt.want {
 			t.Errorf("%s: EventHandler.HasCallbacks() = %v", tt.name, got)
+		}
+		if got := tt.w.HasCallbacks(); got != tt.want {
+			t.Errorf("%s: WebhookHandler.HasCallbacks() = %v", tt.name, got)
+		}
+		if got := tt.i.HasCallbacks(); got != tt.want {
+			t.Errorf("%s: IndexHandler.HasCallbacks() = %v", tt.name, got)
 		}
 	}
 }
