@@ -379,139 +379,206 @@ type handlersOutcome struct {
 // The attempts made are appended to observed (a buffer reused between
 // cycles; nil: a new one) for Reactor.Observe, if set.
 func (r *Reactor) runHandlers(ctx context.Context, b body.Body, p patches.Patch, base *kwargs.Changing, prefix string, handlers []*registry.ChangingHandler, logger *slog.Logger, observed []Observation) handlersOutcome {
-	ps := r.Settings.Persistence.ProgressStorage
-	out := handlersOutcome{done: true, observed: observed}
-	now := time.Now()
-	purpose := string(base.Reason)
-	chosen := pick(ps, b, prefix, purpose, handlers, now)
+	run := &handlersRun{
+		r: r, b: b, p: p, base: base, prefix: prefix, logger: logger,
+		ps:      r.Settings.Persistence.ProgressStorage,
+		now:     time.Now(),
+		purpose: string(base.Reason),
+		out:     handlersOutcome{done: true, observed: observed},
+	}
+	chosen := pick(run.ps, b, prefix, run.purpose, handlers, run.now)
 	for _, h := range handlers {
 		id := prefix + h.ID
-		out.ids = append(out.ids, id)
-		rec, err := ps.Fetch(b, id)
-		if err != nil {
-			logger.Error(fmt.Sprintf("The progress of Handler '%s' is malformed and is treated as absent: %v", id, err))
-			rec = nil
-		}
-		if rec != nil && rec.Purpose != nil && *rec.Purpose != purpose {
-			rec = nil // left from another cause: superseded
-		}
-		if rec != nil {
-			for _, sub := range rec.Subrefs {
-				out.ids = append(out.ids, sub)
-			}
-		}
+		rec := run.record(id)
 		switch {
-		case rec != nil && rec.Success:
-			out.succeeded++
-			continue
-		case rec != nil && rec.Failure:
-			out.failed++
-			out.failedIDs = append(out.failedIDs, id)
-			continue
-		case rec != nil && rec.Delayed != nil && rec.Delayed.After(now):
-			out.done = false
-			out.delay = minDelay(out.delay, rec.Delayed.Sub(now))
-			continue
+		case run.settled(id, rec):
+		case h != chosen:
+			run.postpone(id, rec)
+		case run.execute(ctx, h, id, rec):
+			return run.out // interrupted by the operator's exit
 		}
-		if h != chosen {
-			out.done = false // due, but runs in a later cycle, after this one's patch
-			out.due = true
-			if rec == nil {
-				fresh := now
-				ps.Store(b, p, id, &progress.Record{Started: &fresh, Purpose: &purpose})
-			}
-			continue
-		}
-		att := execution.Attempt{Started: now}
-		if rec != nil {
-			att.Retry = rec.Retries
-			if rec.Started != nil {
-				att.Started = *rec.Started
-			}
-		}
-		kw := narrow(base, h.Field)
-		hctx, subs := registry.WithSubhandlers(ctx)
-		named := *h
-		named.ID = id
-		started := att.Started
-		next := &progress.Record{Started: &started, Purpose: &purpose, Retries: att.Retry + 1}
-		if rec != nil {
-			next.Subrefs = subrefs(rec.Subrefs, nil)
-		}
-		att.Finish = func(result any) execution.Outcome {
-			children := subs.List()
-			if len(children) == 0 {
-				return execution.Outcome{Success: true, Result: result}
-			}
-			sub := r.runHandlers(ctx, b, p, base, id+"/", r.matching(children, fixedSource{base}, logger), logger, nil)
-			out.ids = append(out.ids, sub.ids...)
-			out.observed = append(out.observed, sub.observed...)
-			out.tally.failed = out.tally.failed || sub.tally.failed
-			out.tally.terminal = out.tally.terminal || sub.tally.terminal
-			out.tally.retries += sub.tally.retries
-			next.Subrefs = subrefs(next.Subrefs, sub.ids)
-			switch {
-			case !sub.done:
-				logger.Debug(fmt.Sprintf("Handler '%s' has unfinished sub-handlers. Will retry soon.", id))
-				delay := sub.delay // 0: the next cycle, at once
-				if sub.due {
-					delay = 0
-				}
-				return execution.Outcome{Delay: delay, Message: "None"}
-			case sub.failed > 0:
-				msg := fmt.Sprintf("Some sub-handlers failed: %s", strings.Join(sub.failedIDs, ", "))
-				logger.Error(fmt.Sprintf("Handler '%s' failed permanently: %s", id, msg))
-				return execution.Outcome{Failure: true, Message: msg}
-			}
-			return execution.Outcome{Success: true, Result: result}
-		}
-		var began time.Time
-		if r.Observe != nil {
-			began = time.Now()
-		}
-		res := execution.Execute(hctx, &named, kw, att, r.Settings.Execution.DefaultBackoff, logger)
-		out.tally.note(res, ctx.Err() != nil && !res.Final())
-		if r.Observe != nil {
-			obs := r.observation(b, id, base.Reason, att.Retry, res)
-			obs.Started, obs.Duration = began, time.Since(began)
-			out.observed = append(out.observed, obs)
-		}
-		if ctx.Err() != nil && !res.Final() {
-			// Interrupted by the operator's exit, not failed: the next
-			// operator run retries it without counting this attempt.
-			if n := len(out.observed); n > 0 {
-				out.observed[n-1].Interrupted = true
-			}
-			out.done, out.cancelled = false, true
-			return out
-		}
-		if res.Success {
-			if err := execution.MergeResult(p, id, res.Result); err != nil {
-				logger.Error(fmt.Sprintf("Handler '%s' returned a result that cannot be stored: %v", id, err))
-			}
-		}
-		if res.Message != "" {
-			msg := res.Message
-			next.Message = &msg
-		}
-		stopped := time.Now()
-		switch {
-		case res.Success:
-			next.Success, next.Stopped = true, &stopped
-			out.succeeded++
-		case res.Failure:
-			next.Failure, next.Stopped = true, &stopped
-			out.failed++
-			out.failedIDs = append(out.failedIDs, id)
-		default:
-			delayed := stopped.Add(res.Delay)
-			next.Delayed = &delayed
-			out.done = false
-			out.delay = minDelay(out.delay, res.Delay)
-		}
-		ps.Store(b, p, id, next)
 	}
-	return out
+	return run.out
+}
+
+// handlersRun is one walk of runHandlers through the handlers of one level
+// (a cause's handlers, or a parent's sub-handlers): what its steps share.
+type handlersRun struct {
+	r       *Reactor
+	b       body.Body
+	p       patches.Patch
+	base    *kwargs.Changing
+	prefix  string
+	logger  *slog.Logger
+	ps      progress.ProgressStorage
+	now     time.Time // the cycle's start: the records' "started" and what is due
+	purpose string    // the cause, as the records name it
+	out     handlersOutcome
+}
+
+// record returns the progress record of the handler id for this cause:
+// nil when it has none, when it is malformed (logged), or when it is left
+// from another cause (superseded). The handler's id and those of its
+// recorded sub-handlers join the ids to purge when all are done.
+func (run *handlersRun) record(id string) *progress.Record {
+	run.out.ids = append(run.out.ids, id)
+	rec, err := run.ps.Fetch(run.b, id)
+	if err != nil {
+		run.logger.Error(fmt.Sprintf("The progress of Handler '%s' is malformed and is treated as absent: %v", id, err))
+		return nil
+	}
+	if rec != nil && rec.Purpose != nil && *rec.Purpose != run.purpose {
+		return nil // left from another cause: superseded
+	}
+	if rec != nil {
+		run.out.ids = append(run.out.ids, rec.Subrefs...)
+	}
+	return rec
+}
+
+// settled counts a handler whose record says it is finished (succeeded or
+// failed) or delayed past now, and reports that it does not run now.
+func (run *handlersRun) settled(id string, rec *progress.Record) bool {
+	out := &run.out
+	switch {
+	case rec == nil:
+		return false
+	case rec.Success:
+		out.succeeded++
+	case rec.Failure:
+		out.failed++
+		out.failedIDs = append(out.failedIDs, id)
+	case rec.Delayed != nil && rec.Delayed.After(run.now):
+		out.done = false
+		out.delay = minDelay(out.delay, rec.Delayed.Sub(run.now))
+	default:
+		return false
+	}
+	return true
+}
+
+// postpone leaves a handler that is due, but not chosen, to a later cycle
+// (after this one's patch); one with no record yet gets its first record,
+// so that its started, runtime and timeout= count from this cycle.
+func (run *handlersRun) postpone(id string, rec *progress.Record) {
+	run.out.done = false
+	run.out.due = true
+	if rec == nil {
+		fresh, purpose := run.now, run.purpose
+		run.ps.Store(run.b, run.p, id, &progress.Record{Started: &fresh, Purpose: &purpose})
+	}
+}
+
+// execute makes one attempt of the chosen handler h (and of its
+// sub-handlers, through finish), observes it, and stores its new record
+// into the patch. It reports whether the attempt was interrupted by the
+// operator's exit: the walk then ends, and nothing of it is to be stored.
+func (run *handlersRun) execute(ctx context.Context, h *registry.ChangingHandler, id string, rec *progress.Record) (cancelled bool) {
+	r, out := run.r, &run.out
+	att := execution.Attempt{Started: run.now}
+	if rec != nil {
+		att.Retry = rec.Retries
+		if rec.Started != nil {
+			att.Started = *rec.Started
+		}
+	}
+	hctx, subs := registry.WithSubhandlers(ctx)
+	named := *h
+	named.ID = id
+	started, purpose := att.Started, run.purpose
+	next := &progress.Record{Started: &started, Purpose: &purpose, Retries: att.Retry + 1}
+	if rec != nil {
+		next.Subrefs = subrefs(rec.Subrefs, nil)
+	}
+	att.Finish = func(result any) execution.Outcome {
+		return run.finish(ctx, id, next, subs.List(), result)
+	}
+	var began time.Time
+	if r.Observe != nil {
+		began = time.Now()
+	}
+	res := execution.Execute(hctx, &named, narrow(run.base, h.Field), att, r.Settings.Execution.DefaultBackoff, run.logger)
+	// Interrupted by the operator's exit, not failed: the next operator
+	// run retries it without counting this attempt.
+	interrupted := ctx.Err() != nil && !res.Final()
+	out.tally.note(res, interrupted)
+	if r.Observe != nil {
+		obs := r.observation(run.b, id, run.base.Reason, att.Retry, res)
+		obs.Started, obs.Duration = began, time.Since(began)
+		obs.Interrupted = interrupted
+		out.observed = append(out.observed, obs)
+	}
+	if interrupted {
+		out.done, out.cancelled = false, true
+		return true
+	}
+	run.store(id, next, res)
+	return false
+}
+
+// finish completes an attempt whose handler function returned without an
+// error: with no sub-handlers declared, the handler succeeded; otherwise
+// its sub-handlers run (one per cycle, as handlers do, under the parent's
+// id) and decide its outcome: unfinished ones retry the parent (Kopf's
+// HandlerChildrenRetry), failed ones fail it for good.
+func (run *handlersRun) finish(ctx context.Context, id string, next *progress.Record, children []*registry.ChangingHandler, result any) execution.Outcome {
+	if len(children) == 0 {
+		return execution.Outcome{Success: true, Result: result}
+	}
+	r, out := run.r, &run.out
+	sub := r.runHandlers(ctx, run.b, run.p, run.base, id+"/", r.matching(children, fixedSource{run.base}, run.logger), run.logger, nil)
+	out.ids = append(out.ids, sub.ids...)
+	out.observed = append(out.observed, sub.observed...)
+	out.tally.failed = out.tally.failed || sub.tally.failed
+	out.tally.terminal = out.tally.terminal || sub.tally.terminal
+	out.tally.retries += sub.tally.retries
+	next.Subrefs = subrefs(next.Subrefs, sub.ids)
+	switch {
+	case !sub.done:
+		run.logger.Debug(fmt.Sprintf("Handler '%s' has unfinished sub-handlers. Will retry soon.", id))
+		delay := sub.delay // 0: the next cycle, at once
+		if sub.due {
+			delay = 0
+		}
+		return execution.Outcome{Delay: delay, Message: "None"}
+	case sub.failed > 0:
+		msg := fmt.Sprintf("Some sub-handlers failed: %s", strings.Join(sub.failedIDs, ", "))
+		run.logger.Error(fmt.Sprintf("Handler '%s' failed permanently: %s", id, msg))
+		return execution.Outcome{Failure: true, Message: msg}
+	}
+	return execution.Outcome{Success: true, Result: result}
+}
+
+// store completes the handler's next record with the attempt's outcome
+// (succeeded, failed for good, or delayed), counts it, and puts it into
+// the patch, with the handler's result when it succeeded.
+func (run *handlersRun) store(id string, next *progress.Record, res execution.Outcome) {
+	out := &run.out
+	if res.Success {
+		if err := execution.MergeResult(run.p, id, res.Result); err != nil {
+			run.logger.Error(fmt.Sprintf("Handler '%s' returned a result that cannot be stored: %v", id, err))
+		}
+	}
+	if res.Message != "" {
+		msg := res.Message
+		next.Message = &msg
+	}
+	stopped := time.Now()
+	switch {
+	case res.Success:
+		next.Success, next.Stopped = true, &stopped
+		out.succeeded++
+	case res.Failure:
+		next.Failure, next.Stopped = true, &stopped
+		out.failed++
+		out.failedIDs = append(out.failedIDs, id)
+	default:
+		delayed := stopped.Add(res.Delay)
+		next.Delayed = &delayed
+		out.done = false
+		out.delay = minDelay(out.delay, res.Delay)
+	}
+	run.ps.Store(run.b, run.p, id, next)
 }
 
 // matches applies a changing handler's filters, as Kopf does: labels and

@@ -19,6 +19,15 @@ import (
 // encoding/json. The scan checks the syntax only as far as it needs to
 // find its way: the API server's JSON is valid, and the response's status
 // is checked before.
+//
+// The scan is kept hand-written rather than written on jsontext's tokens
+// (as runtime/watching reads JSON) because that costs about twice as much:
+// BenchmarkResourceVersionOf, -count 6 in one run on the project's 2-core
+// machine, benchstat: the scan 11.4 µs ± 24 %, 8 B and 1 allocation per
+// response; the same scan on jsontext (scanResourceVersionJSONText in the
+// tests) 25.8 µs ± 27 %, 624 B, 12 allocations (20.2 µs, 112 B and 4 with
+// a pooled decoder); encoding/json 60.9 µs ± 20 %. FuzzResourceVersionOf
+// checks the scan against encoding/json.
 func resourceVersionOf(raw []byte) (string, error) {
 	if rv, ok := scanResourceVersion(raw); ok {
 		return rv, nil
