@@ -8,26 +8,26 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
+	"github.com/kopf-go/kopf/runtime/reactor"
+	"github.com/kopf-go/kopf/runtime/resources"
 	"github.com/kopf-go/kopf/runtime/sharding"
 )
 
-// replica is a fenced client, as a sharded operator's own.
+// replica is a fenced writer, as a sharded operator's reactor has: its
+// patches go through a sharding.Writer over the reactor's default Patcher
+// (by the REST client, as the operator's).
 type replica struct {
-	fence *sharding.Fence
-	dyn   dynamic.ResourceInterface
-	raw   rest.Interface
+	identity string
+	w        *sharding.Writer
 }
 
 func newReplica(t *testing.T, cfg *rest.Config, identity string) *replica {
 	t.Helper()
-	f := &sharding.Fence{Identity: identity}
-	f.Guard("/apis/kopf.dev/v1/kopfexamples")
-	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(f.Wrap)
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -43,28 +43,31 @@ func newReplica(t *testing.T, cfg *rest.Config, identity string) *replica {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &replica{fence: f, dyn: dyn.Resource(kopfexamples).Namespace(namespace), raw: rc}
+	client := dyn.Resource(kopfexamples)
+	res := resources.Resource{Group: "kopf.dev", Version: "v1", Plural: "kopfexamples", Namespaced: true}
+	f := &sharding.Fence{Identity: identity}
+	w := f.Writer(schema.GroupResource{Group: "kopf.dev", Resource: "kopfexamples"},
+		reactor.ClientPatcher{Resource: res, Client: client, REST: rc}, sharding.DynamicGetter{Client: client})
+	return &replica{identity: identity, w: w}
 }
 
 // stamp takes the object over, as a new owner does before handling it.
 func (r *replica) stamp(t *testing.T, name string) {
 	t.Helper()
-	err := r.raw.Patch(types.MergePatchType).AbsPath("/apis/kopf.dev/v1/namespaces", namespace, "kopfexamples", name).
-		SetHeader(sharding.StampHeader, "1").Body(r.fence.Stamp()).Do(context.Background()).Error()
-	if err != nil {
-		t.Fatalf("%s stamping %s: %v", r.fence.Identity, name, err)
+	if _, err := r.w.Stamp(context.Background(), namespace, name); err != nil {
+		t.Fatalf("%s stamping %s: %v", r.identity, name, err)
 	}
 }
 
 func (r *replica) merge(name, field string) error {
 	patch := fmt.Appendf(nil, `{"spec":{%q:true}}`, field)
-	_, err := r.dyn.Patch(context.Background(), name, types.MergePatchType, patch, metav1.PatchOptions{})
+	_, err := r.w.Patch(context.Background(), namespace, name, types.MergePatchType, patch)
 	return err
 }
 
 func (r *replica) mergeStatus(name, field string) error {
 	patch := fmt.Appendf(nil, `{"status":{%q:true}}`, field)
-	_, err := r.dyn.Patch(context.Background(), name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
+	_, err := r.w.Patch(context.Background(), namespace, name, types.MergePatchType, patch, "status")
 	return err
 }
 
@@ -114,7 +117,7 @@ func TestStaleOwnerWriteIsRejected(t *testing.T) {
 	// finalizer's) fails on the stamp's test alone.
 	rv, _, _ := unstructured.NestedString(spec(), "metadata", "resourceVersion")
 	ops := fmt.Appendf(nil, `[{"op":"test","path":"/metadata/resourceVersion","value":%q},{"op":"add","path":"/spec/staleJSON","value":true}]`, rv)
-	if _, err := a.dyn.Patch(context.Background(), "fenced", types.JSONPatchType, ops, metav1.PatchOptions{}); err == nil {
+	if _, err := a.w.Patch(context.Background(), namespace, "fenced", types.JSONPatchType, ops); err == nil {
 		t.Errorf("the stale owner's JSON patch was accepted")
 	}
 	for _, field := range []string{"staleA", "staleJSON", "unowned"} {

@@ -37,6 +37,7 @@ import (
 	"github.com/kopf-go/kopf/runtime/resources"
 	"github.com/kopf-go/kopf/runtime/scope"
 	"github.com/kopf-go/kopf/runtime/settings"
+	"github.com/kopf-go/kopf/runtime/sharding/shardstage"
 	"github.com/kopf-go/kopf/runtime/watching"
 )
 
@@ -221,7 +222,7 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 		cfg.WarningHandlerWithContext = &serverWarnings{logger: logger, seen: map[string]bool{}}
 	}
 	if opts.Sharding != nil {
-		opts.shards = newShards(cfg, opts) // fences the operator's writes
+		opts.shards = newShards(cfg, opts)
 	}
 	opts.server = strings.TrimSuffix(cfg.Host, "/")
 	dial := cfg.Dial
@@ -337,7 +338,7 @@ func Run(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Opt
 		opts.indexed = newIndexGate()
 	}
 	if opts.shards != nil {
-		opts.shards.daemons = opts.daemons
+		opts.shards.stage.Daemons = opts.daemons
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -497,16 +498,16 @@ func serveResource(ctx context.Context, wg *sync.WaitGroup, cl clients, reg *reg
 		qopts.OnIdle = opts.releaser.idle
 	}
 	process := opts.indexed.hold(r.Process)
-	var shard *lane
+	var shard *shardstage.Lane
 	if opts.shards != nil {
-		shard = opts.shards.lane(res, client, cl.rest, sc)
-		process = shard.process(process)
+		shard = opts.shards.stage.Lane(res, client, sc, reactor.ClientPatcher{Resource: res, Client: client, REST: cl.rest})
+		r.Patcher = shard.Writer() // the reactor's writes are fenced
+		process = shard.Process(process)
 	}
 	mux := queueing.NewMultiplexer(workCtx, qopts, opts.paused.hold(process))
 	put := mux.Put
 	if shard != nil {
-		shard.mux = mux
-		put = shard.put
+		put = shard.Admit(mux.Put)
 	}
 	mr := opts.instrumentResource(res, r, mux)
 	r.Daemons = opts.daemons

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -37,7 +36,11 @@ type Reactor struct {
 	Client   dynamic.NamespaceableResourceInterface
 	// REST, if set, sends the patches instead of Client: their responses
 	// are read for the resourceVersion only, not decoded whole.
-	REST     rest.Interface
+	REST rest.Interface
+	// Patcher, if set, sends the patches instead (see Patcher): a
+	// wrapper of ClientPatcher that adds a precondition, as sharding's
+	// fence does. Nil: ClientPatcher over Client and REST.
+	Patcher  Patcher
 	Registry *registry.Registry
 	Settings *settings.Settings
 	Logger   *slog.Logger
@@ -357,38 +360,16 @@ func (r *Reactor) patch(ctx context.Context, namespace, name string, pt types.Pa
 	})
 }
 
-// patchOnce sends one patch, bounded by settings.Networking.RequestTimeout,
-// and returns the patched object's resourceVersion.
+// patchOnce sends one patch by the Patcher, bounded by
+// settings.Networking.RequestTimeout, and returns the patched object's
+// resourceVersion.
 func (r *Reactor) patchOnce(ctx context.Context, namespace, name string, pt types.PatchType, data []byte, sub ...string) (string, error) {
 	if t := r.Settings.Networking.RequestTimeout; t > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, t)
 		defer cancel()
 	}
-	if r.REST == nil {
-		resp, err := r.resourceClient(namespace).Patch(ctx, name, pt, data, metav1.PatchOptions{}, sub...)
-		if err != nil {
-			return "", err
-		}
-		return resp.GetResourceVersion(), nil
-	}
-	res := r.REST.Patch(pt).AbsPath(append([]string{r.Resource.Path(namespace), name}, sub...)...).Body(data).Do(ctx)
-	if err := res.Error(); err != nil { // Error, not Raw: it decodes the API's Status
-		return "", err
-	}
-	raw, _ := res.Raw()
-	rv, err := resourceVersionOf(raw)
-	if err != nil {
-		return "", fmt.Errorf("decoding the patch response: %w", err)
-	}
-	return rv, nil
-}
-
-func (r *Reactor) resourceClient(namespace string) dynamic.ResourceInterface {
-	if r.Resource.Namespaced && namespace != "" {
-		return r.Client.Namespace(namespace)
-	}
-	return r.Client
+	return r.patcher().Patch(ctx, namespace, name, pt, data, sub...)
 }
 
 // invalidPatchError is a patch that the API server rejects as invalid (for

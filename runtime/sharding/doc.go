@@ -1,6 +1,7 @@
 // Package sharding splits the objects of an operator among its replicas:
 // a primitive usable on its own (as kube-rs offers its building blocks),
-// which runtime/operator uses under --shards.
+// which runtime/operator uses under --shards through the pipeline stage of
+// its sub-package shardstage.
 //
 // Each object belongs to one of a fixed number of buckets by a stable hash
 // of its metadata.uid (Bucket: FNV-1a 64, the hash of Kubernetes' proposed
@@ -21,5 +22,8 @@
 // Fence makes a stale owner's writes fail at the API server: the new owner
 // stamps each object (an annotation) before handling it, and every write
 // of the operator's patches is conditional on a version stamped by the
-// writer. See Fence for why this design.
+// writer. The writes are fenced explicitly, by a Writer: a Patcher (the
+// method set of runtime/reactor's, through which the reactor sends all its
+// writes) that adds the precondition to each patch and passes it on. See
+// Fence for why this design.
 package sharding

@@ -1,14 +1,17 @@
 package sharding
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 )
 
 // DefaultAnnotation is the annotation in which a replica stamps the objects
@@ -16,10 +19,6 @@ import (
 // which the diff-base's essence leaves out: the stamp is never a change
 // that handlers see.
 const DefaultAnnotation = "kopf.zalando.org/shard-owner"
-
-// StampHeader marks a request as the owner's stamp: the fence lets it
-// through unguarded (and removes the header).
-const StampHeader = "X-Kopf-Shard-Stamp"
 
 // Fence rejects the writes of a replica that no longer owns the object.
 //
@@ -49,18 +48,19 @@ const StampHeader = "X-Kopf-Shard-Stamp"
 // happens to write. The price: one write per object per hand-off (the
 // stamp), and a re-read when someone else wrote in between.
 //
-// Fence is an http.RoundTripper wrapper (Wrap) for the operator's client,
-// below the authentication: it acts on PATCH requests to the objects of
-// the collections given to Guard, and on nothing else.
+// The writes are fenced explicitly: a Writer (Fence.Writer, one per
+// resource) is the Patcher through which the operator's reactor sends its
+// patches; it adds the precondition to each and passes it on to the
+// unfenced Patcher it wraps. What does not go through a Writer (the
+// handlers' own clients, the Leases) is not fenced.
 type Fence struct {
 	// Identity is the replica's, the stamp's value.
 	Identity string
 	// Annotation is the stamp's name (DefaultAnnotation if "").
 	Annotation string
 
-	mu          sync.Mutex
-	collections map[string]bool   // cluster-wide collection paths that are fenced
-	known       map[string]string // object path → resourceVersion seen stamped by Identity
+	mu    sync.Mutex
+	known map[string]string // object key → resourceVersion seen stamped by Identity
 }
 
 // Key returns the stamp's annotation name.
@@ -71,43 +71,43 @@ func (f *Fence) Key() string {
 	return f.Annotation
 }
 
-// Guard fences the objects of a collection, given by its cluster-wide path
-// (e.g. /apis/kopf.dev/v1/kopfexamples or /api/v1/pods).
-func (f *Fence) Guard(collection string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.collections == nil {
-		f.collections = map[string]bool{}
-	}
-	f.collections[collection] = true
+// Stamp returns the merge patch that stamps an object as this replica's.
+func (f *Fence) Stamp() []byte {
+	data, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{f.Key(): f.Identity}}})
+	return data
 }
 
-// Observe records a version of an object (at its path, e.g.
-// /apis/g/v/namespaces/ns/plural/name) with its stamp, as the watch
-// delivers it or a write returns it. Only the newest version stamped by
-// this replica is kept; a version stamped by another replica forgets it.
-func (f *Fence) Observe(path, resourceVersion, stamp string) {
+// observe records a version of an object (by its key) with its stamp.
+// Only the newest version stamped by this replica is kept; a version
+// stamped by another replica forgets it.
+func (f *Fence) observe(key, resourceVersion, stamp string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.known == nil {
 		f.known = map[string]string{}
 	}
-	if old, ok := f.known[path]; ok && newer(old, resourceVersion) {
+	if old, ok := f.known[key]; ok && newer(old, resourceVersion) {
 		return // an older version, arriving late
 	}
 	if stamp != f.Identity {
-		delete(f.known, path)
+		delete(f.known, key)
 		return
 	}
-	f.known[path] = resourceVersion
+	f.known[key] = resourceVersion
 }
 
-// Forget drops what is known of an object (it is deleted, or no longer
-// owned).
-func (f *Fence) Forget(path string) {
+// forget drops what is known of an object.
+func (f *Fence) forget(key string) {
 	f.mu.Lock()
-	delete(f.known, path)
+	delete(f.known, key)
 	f.mu.Unlock()
+}
+
+func (f *Fence) lookup(key string) (string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	rv, ok := f.known[key]
+	return rv, ok
 }
 
 // newer says whether a is a later resourceVersion than b. Versions are
@@ -119,114 +119,19 @@ func newer(a, b string) bool {
 	return err1 == nil && err2 == nil && x > y
 }
 
-func (f *Fence) lookup(path string) (string, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	rv, ok := f.known[path]
-	return rv, ok
-}
-
-// objectPath returns the path of the object a request is about, without
-// /status, if the request is a PATCH of a fenced collection's object.
-func (f *Fence) objectPath(req *http.Request) (string, bool) {
-	if req.Method != http.MethodPatch {
-		return "", false
-	}
-	p := strings.TrimSuffix(req.URL.Path, "/status")
-	i := strings.LastIndexByte(p, '/')
-	if i <= 0 {
-		return "", false
-	}
-	coll := p[:i]
-	if j := strings.Index(coll, "/namespaces/"); j >= 0 {
-		rest := coll[j+len("/namespaces/"):]
-		if k := strings.IndexByte(rest, '/'); k >= 0 {
-			coll = coll[:j] + rest[k:]
-		}
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return p, f.collections[coll]
-}
-
-// Wrap returns rt fenced.
-func (f *Fence) Wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripper(func(req *http.Request) (*http.Response, error) {
-		if req.Header.Get(StampHeader) != "" {
-			req = req.Clone(req.Context())
-			req.Header.Del(StampHeader)
-			return f.record(rt.RoundTrip(req))
-		}
-		path, ok := f.objectPath(req)
-		if !ok {
-			return rt.RoundTrip(req)
-		}
-		return f.patch(rt, req, path)
-	})
-}
-
-type roundTripper func(*http.Request) (*http.Response, error)
-
-func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
-
-// maxConflicts bounds the re-reads of a merge patch whose object others
-// keep changing.
-const maxConflicts = 4
-
-func (f *Fence) patch(rt http.RoundTripper, req *http.Request, path string) (*http.Response, error) {
-	data, err := readBody(req)
-	if err != nil {
-		return nil, err
-	}
-	jsonPatch := strings.HasPrefix(req.Header.Get("Content-Type"), "application/json-patch+json")
-	for attempt := 0; ; attempt++ {
-		var body []byte
-		if jsonPatch {
-			body, err = f.testStamp(data)
-		} else {
-			rv, ok := f.lookup(path)
-			if !ok {
-				var mine bool
-				rv, mine, err = f.read(rt, req, path)
-				if err != nil {
-					return nil, err
-				}
-				if !mine {
-					return conflict(req, fmt.Sprintf("the object is not owned by this replica (%s) anymore: the write is fenced", f.Identity)), nil
-				}
-			}
-			body, err = withResourceVersion(data, rv)
-		}
-		if err != nil {
-			return nil, err
-		}
-		out := req.Clone(req.Context())
-		out.Body = io.NopCloser(bytes.NewReader(body))
-		out.ContentLength = int64(len(body))
-		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-		resp, err := rt.RoundTrip(out)
-		if err != nil {
-			return nil, err
-		}
-		if resp.StatusCode == http.StatusConflict && !jsonPatch && attempt < maxConflicts {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			_ = resp.Body.Close()
-			f.Forget(path)
-			continue
-		}
-		return f.recordAt(path, resp, nil)
-	}
-}
-
 // testStamp prepends a test of the stamp to a JSON patch.
 func (f *Fence) testStamp(data []byte) ([]byte, error) {
 	var ops []any
 	if err := json.Unmarshal(data, &ops); err != nil {
 		return nil, fmt.Errorf("fencing a JSON patch: %w", err)
 	}
-	key := strings.ReplaceAll(strings.ReplaceAll(f.Key(), "~", "~0"), "/", "~1")
-	test := map[string]any{"op": "test", "path": "/metadata/annotations/" + key, "value": f.Identity}
+	test := map[string]any{"op": "test", "path": "/metadata/annotations/" + escapePointer(f.Key()), "value": f.Identity}
 	return json.Marshal(append([]any{test}, ops...))
+}
+
+// escapePointer escapes a key as a JSON pointer's token (RFC 6901).
+func escapePointer(key string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(key, "~", "~0"), "/", "~1")
 }
 
 // withResourceVersion sets metadata.resourceVersion in a merge patch.
@@ -247,108 +152,29 @@ func withResourceVersion(data []byte, rv string) ([]byte, error) {
 	return json.Marshal(patch)
 }
 
-// read GETs the object and says its resourceVersion and whether the stamp
-// is this replica's.
-func (f *Fence) read(rt http.RoundTripper, req *http.Request, path string) (string, bool, error) {
-	get, err := http.NewRequestWithContext(req.Context(), http.MethodGet, req.URL.String(), nil)
-	if err != nil {
-		return "", false, err
-	}
-	get.URL.Path = path
-	get.URL.RawPath = ""
-	get.URL.RawQuery = ""
-	for k, v := range req.Header {
-		if k != "Content-Type" && k != "Content-Length" {
-			get.Header[k] = v
-		}
-	}
-	get.Header.Set("Accept", "application/json")
-	resp, err := rt.RoundTrip(get)
-	if err != nil {
-		return "", false, err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return "", false, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return "", false, nil // gone or unreadable: not ours to write
-	}
-	rv, stamp := f.meta(data)
-	f.Observe(path, rv, stamp)
-	return rv, stamp == f.Identity, nil
+// Patcher sends one patch of an object and returns the patched object's
+// resourceVersion, with the API server's errors as client-go returns them.
+// Its method set is runtime/reactor's Patcher's, which this package does
+// not import: reactor.ClientPatcher is one, and a Writer is one too.
+type Patcher interface {
+	Patch(ctx context.Context, namespace, name string, pt types.PatchType, data []byte, subresources ...string) (resourceVersion string, err error)
 }
 
-// record notes the version that a stamp's response returns.
-func (f *Fence) record(resp *http.Response, err error) (*http.Response, error) {
-	if err != nil || resp.Request == nil {
-		return resp, err
-	}
-	return f.recordAt(strings.TrimSuffix(resp.Request.URL.Path, "/status"), resp, nil)
+// Getter reads an object of a resource (namespace "" for a cluster-scoped
+// one, or for a namespaced one by its cluster-wide path).
+type Getter interface {
+	Get(ctx context.Context, namespace, name string) (*unstructured.Unstructured, error)
 }
 
-// recordAt notes the version that a successful write returns, keeping the
-// response's body readable.
-func (f *Fence) recordAt(path string, resp *http.Response, err error) (*http.Response, error) {
-	if err != nil || resp.StatusCode/100 != 2 {
-		return resp, err
-	}
-	data, err := io.ReadAll(resp.Body)
-	_ = resp.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	resp.Body = io.NopCloser(bytes.NewReader(data))
-	rv, stamp := f.meta(data)
-	if rv != "" {
-		f.Observe(path, rv, stamp)
-	}
-	return resp, nil
+// DynamicGetter is the Getter of a dynamic client.
+type DynamicGetter struct {
+	Client dynamic.NamespaceableResourceInterface
 }
 
-// meta reads an object's resourceVersion and stamp.
-func (f *Fence) meta(data []byte) (rv, stamp string) {
-	var obj struct {
-		Metadata struct {
-			ResourceVersion string            `json:"resourceVersion"`
-			Annotations     map[string]string `json:"annotations"`
-		} `json:"metadata"`
+// Get reads the object.
+func (g DynamicGetter) Get(ctx context.Context, namespace, name string) (*unstructured.Unstructured, error) {
+	if namespace != "" {
+		return g.Client.Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
 	}
-	if json.Unmarshal(data, &obj) != nil {
-		return "", ""
-	}
-	return obj.Metadata.ResourceVersion, obj.Metadata.Annotations[f.Key()]
-}
-
-func readBody(req *http.Request) ([]byte, error) {
-	if req.Body == nil {
-		return nil, nil
-	}
-	defer req.Body.Close()
-	return io.ReadAll(req.Body)
-}
-
-// conflict is the API server's 409 answer, made here: client-go decodes it
-// as a Conflict error.
-func conflict(req *http.Request, message string) *http.Response {
-	status := map[string]any{"kind": "Status", "apiVersion": "v1", "metadata": map[string]any{}, "status": "Failure", "message": message, "reason": "Conflict", "code": http.StatusConflict}
-	data, _ := json.Marshal(status)
-	return &http.Response{
-		StatusCode:    http.StatusConflict,
-		Status:        "409 Conflict",
-		Proto:         "HTTP/1.1",
-		ProtoMajor:    1,
-		ProtoMinor:    1,
-		Header:        http.Header{"Content-Type": []string{"application/json"}},
-		Body:          io.NopCloser(bytes.NewReader(data)),
-		ContentLength: int64(len(data)),
-		Request:       req,
-	}
-}
-
-// Stamp returns the merge patch that stamps an object as this replica's.
-func (f *Fence) Stamp() []byte {
-	data, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{f.Key(): f.Identity}}})
-	return data
+	return g.Client.Get(ctx, name, metav1.GetOptions{})
 }

@@ -2,39 +2,9 @@ package sharding
 
 import (
 	"encoding/json"
-	"net/http"
-	"net/url"
 	"reflect"
 	"testing"
 )
-
-func TestFenceObjectPath(t *testing.T) {
-	f := &Fence{Identity: "a"}
-	f.Guard("/apis/kopf.dev/v1/kopfexamples")
-	f.Guard("/api/v1/namespaces")
-	tests := []struct {
-		method, path string
-		want         string
-		fenced       bool
-	}{
-		{"PATCH", "/apis/kopf.dev/v1/namespaces/ns1/kopfexamples/obj", "/apis/kopf.dev/v1/namespaces/ns1/kopfexamples/obj", true},
-		{"PATCH", "/apis/kopf.dev/v1/namespaces/ns1/kopfexamples/obj/status", "/apis/kopf.dev/v1/namespaces/ns1/kopfexamples/obj", true},
-		{"PATCH", "/apis/kopf.dev/v1/kopfexamples/obj", "/apis/kopf.dev/v1/kopfexamples/obj", true},
-		{"PATCH", "/api/v1/namespaces/ns1", "/api/v1/namespaces/ns1", true},
-		{"PATCH", "/api/v1/namespaces/ns1/status", "/api/v1/namespaces/ns1", true},
-		{"PATCH", "/api/v1/namespaces/ns1/pods/p", "", false},
-		{"PUT", "/apis/kopf.dev/v1/namespaces/ns1/kopfexamples/obj", "", false},
-		{"GET", "/apis/kopf.dev/v1/namespaces/ns1/kopfexamples/obj", "", false},
-		{"PATCH", "/apis/coordination.k8s.io/v1/namespaces/default/leases/x", "", false},
-	}
-	for _, tt := range tests {
-		req := &http.Request{Method: tt.method, URL: &url.URL{Path: tt.path}}
-		got, fenced := f.objectPath(req)
-		if fenced != tt.fenced || (fenced && got != tt.want) {
-			t.Errorf("%s %s: got %q, %v; want %q, %v", tt.method, tt.path, got, fenced, tt.want, tt.fenced)
-		}
-	}
-}
 
 func TestFencePreconditions(t *testing.T) {
 	f := &Fence{Identity: "replica-a"}
@@ -82,7 +52,7 @@ func TestFenceKeepsTheNewestOwnVersion(t *testing.T) {
 		{"14", "a", "14"},
 	}
 	for _, s := range steps {
-		f.Observe("/p", s.rv, s.stamp)
+		f.observe("/p", s.rv, s.stamp)
 		got, _ := f.lookup("/p")
 		if got != s.want {
 			t.Errorf("after %s stamped %s: known %q, want %q", s.rv, s.stamp, got, s.want)

@@ -1,0 +1,152 @@
+package shardstage
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/kopf-go/kopf/runtime/daemons"
+	"github.com/kopf-go/kopf/runtime/kwargs"
+	"github.com/kopf-go/kopf/runtime/sharding"
+	"github.com/kopf-go/kopf/runtime/watching"
+)
+
+// Lose stops the objects of the buckets given up, and returns once none
+// is processed here any more and their daemons and timers are stopped (or
+// after HandoffTimeout, having abandoned what is left). The steps: the
+// buckets are disowned (no event of theirs is admitted or processed from
+// now on), the cycles in progress woken, the daemons stopped, and what is
+// still busy awaited, then abandoned.
+func (s *Stage) Lose(ctx context.Context, buckets []int) {
+	start := time.Now()
+	set := map[int]bool{}
+	for _, b := range buckets {
+		set[b] = true
+	}
+	wakeUp(s.disown(set))
+	h := handoff{s: s, buckets: set, daemons: s.stopDaemons(set)}
+	if n := h.await(ctx); n > 0 {
+		s.cfg.Logger.Warn(fmt.Sprintf("Sharding: %d objects of the buckets given up are still busy after %s seconds; abandoning their cycles.", n, seconds(time.Since(start))))
+		h.abandon()
+	}
+	s.cfg.Logger.Info(fmt.Sprintf("Sharding: stopped %d buckets in %s seconds.", len(buckets), seconds(time.Since(start))))
+}
+
+// wake is the event of an object in progress, to be handed to it again.
+type wake struct {
+	l  *Lane
+	ev watching.Event
+}
+
+// disown marks the buckets as not owned, forgets their objects (and
+// what the fence knows of them), and returns the events of their objects
+// in progress.
+func (s *Stage) disown(set map[int]bool) []wake {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for b := range set {
+		s.owned[b] = false
+	}
+	var wakes []wake
+	for _, l := range s.lanes {
+		for key, b := range l.keys {
+			if set[b] {
+				delete(l.keys, key)
+				l.writer.Forget(splitKey(key))
+			}
+		}
+		for _, f := range l.inflight {
+			if set[f.bucket] {
+				wakes = append(wakes, wake{l, f.ev})
+			}
+		}
+	}
+	return wakes
+}
+
+// wakeUp hands each object in progress a wake-up event: a cycle sleeping
+// for a delayed handler ends its sleep on a new event, which is then
+// skipped, the bucket being gone.
+func wakeUp(wakes []wake) {
+	for _, w := range wakes {
+		ev := w.ev
+		ev.Wakeup = true
+		w.l.next(ev)
+	}
+}
+
+// stopDaemons tells the daemons and timers of the buckets' objects to
+// stop, and returns their objects.
+func (s *Stage) stopDaemons(set map[int]bool) []*daemons.Object {
+	if s.Daemons == nil {
+		return nil
+	}
+	var objs []*daemons.Object
+	for _, o := range s.Daemons.Objects() {
+		if uid := o.Body().Meta().UID(); uid != "" && set[sharding.Bucket(uid, len(s.owned))] {
+			o.Stop(kwargs.StopOperatorPausing)
+			objs = append(objs, o)
+		}
+	}
+	return objs
+}
+
+// handoff is the work left of the buckets given up.
+type handoff struct {
+	s       *Stage
+	buckets map[int]bool
+	daemons []*daemons.Object
+}
+
+// busy counts the objects still processed and the daemons still running.
+func (h handoff) busy() int {
+	n := 0
+	h.s.mu.Lock()
+	for _, l := range h.s.lanes {
+		for _, f := range l.inflight {
+			if h.buckets[f.bucket] {
+				n++
+			}
+		}
+	}
+	h.s.mu.Unlock()
+	for _, o := range h.daemons {
+		if !o.Done() {
+			n++
+		}
+	}
+	return n
+}
+
+// await polls until nothing is busy, for up to HandoffTimeout or ctx's
+// deadline (the lease expires, or another replica owns the buckets
+// already), and returns what is still busy.
+func (h handoff) await(ctx context.Context) int {
+	deadline := time.Now().Add(h.s.cfg.HandoffTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for busy := h.busy(); busy > 0; busy = h.busy() {
+		if !time.Now().Before(deadline) {
+			return busy
+		}
+		<-tick.C
+	}
+	return 0
+}
+
+// abandon cancels the cycles in progress: what they would write is not
+// sent.
+func (h handoff) abandon() {
+	h.s.mu.Lock()
+	defer h.s.mu.Unlock()
+	for _, l := range h.s.lanes {
+		for _, f := range l.inflight {
+			if h.buckets[f.bucket] {
+				f.cancel()
+			}
+		}
+	}
+}

@@ -1,0 +1,106 @@
+// Package shardstage is the sharding stage of an operator's pipeline
+// (watcher → shard stage → queue → reactor): it admits only the events of
+// the objects in the buckets this replica owns, and it starts and stops
+// the objects' work as buckets are gained and lost (package sharding's
+// Coordinator decides which; docs/sharding.md).
+//
+// A Stage is the replica's share of the objects; a Lane is one served
+// resource under it, with two hooks into the pipeline:
+//
+//   - Admit, on the watch side: wraps the way into the queue (the next
+//     stage), and lets through the events of owned objects only;
+//   - Process, on the worker side: wraps the reactor's processing, skips
+//     an object no longer owned, stamps an owned one first (see
+//     sharding.Fence), and tracks its processing so that a hand-off waits
+//     for it;
+//
+// and one seam into the reactor: Writer, the fenced Patcher of the
+// resource's objects, through which the reactor's writes go.
+//
+// Gain and Lose are the Coordinator's Acquire and Release: Gain lists the
+// gained buckets' objects and queues them (as a first listing after a
+// start); Lose returns once the lost buckets' objects are no longer
+// processed here and their daemons and timers are stopped, or after the
+// hand-off timeout, having abandoned them.
+package shardstage
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/kopf-go/kopf/runtime/daemons"
+	"github.com/kopf-go/kopf/runtime/sharding"
+)
+
+// Config is a Stage's.
+type Config struct {
+	// Identity is this replica's, unique in its group: the value of the
+	// fence's stamp.
+	Identity string
+	// Buckets is the number of buckets (see sharding.Bucket).
+	Buckets int
+	// HandoffTimeout bounds how long Lose waits for the lost objects'
+	// cycles in progress and daemons before abandoning them.
+	HandoffTimeout time.Duration
+	Logger         *slog.Logger
+}
+
+// Stage is a replica's share of the objects: which buckets it owns, and
+// the resources (Lanes) whose objects it admits accordingly. It owns no
+// bucket until Gain.
+type Stage struct {
+	// Daemons, if set before the first Lose, is the engine whose daemons
+	// and timers of the lost objects Lose stops.
+	Daemons *daemons.Engine
+
+	cfg   Config
+	fence *sharding.Fence
+
+	mu    sync.Mutex
+	owned []bool
+	lanes []*Lane
+}
+
+// New returns a Stage that owns no bucket yet.
+func New(cfg Config) *Stage {
+	return &Stage{cfg: cfg, fence: &sharding.Fence{Identity: cfg.Identity}, owned: make([]bool, cfg.Buckets)}
+}
+
+// Gain starts the objects of the buckets just claimed: they are admitted
+// from now on, and the objects already there are listed and queued (as
+// the first listing after a start: resuming handlers see them so).
+func (s *Stage) Gain(ctx context.Context, buckets []int) {
+	start := time.Now()
+	set := map[int]bool{}
+	s.mu.Lock()
+	for _, b := range buckets {
+		s.owned[b] = true
+		set[b] = true
+	}
+	lanes := append([]*Lane(nil), s.lanes...)
+	for _, l := range lanes {
+		if l.catching == 0 {
+			l.since = map[string]bool{}
+		}
+		l.catching++
+	}
+	s.mu.Unlock()
+	n := 0
+	for _, l := range lanes {
+		n += l.catchUp(ctx, set)
+		s.mu.Lock()
+		l.catching--
+		if l.catching == 0 {
+			l.since = nil
+		}
+		s.mu.Unlock()
+	}
+	s.cfg.Logger.Info(fmt.Sprintf("Sharding: started %d buckets with %d objects in %s seconds.", len(buckets), n, seconds(time.Since(start))))
+}
+
+func seconds(d time.Duration) string {
+	return fmt.Sprintf("%g", d.Seconds())
+}
