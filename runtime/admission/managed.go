@@ -2,9 +2,9 @@ package admission
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"net/url"
 	"regexp"
@@ -13,7 +13,6 @@ import (
 	"time"
 
 	admissionregv1 "k8s.io/api/admissionregistration/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kopf-go/kopf/runtime/filters"
+	"github.com/kopf-go/kopf/runtime/leases"
 	"github.com/kopf-go/kopf/runtime/registry"
 	"github.com/kopf-go/kopf/runtime/resources"
 )
@@ -36,28 +36,37 @@ const replicaLabel = "kopf.dev/admission-managed"
 // handlers call for, and reduced to the persistent handlers' webhooks at
 // exit by the last replica.
 //
-// Replicas: each replica holds a Lease of its own (labelled
+// Replicas: each replica holds a Lease of its own (runtime/leases: named
+// "<name>.<hash of its identity>", labelled
 // kopf.dev/admission-managed=<name>, in the certificate's namespace),
-// renewed every interval and valid for three; at exit, a replica deletes
-// its lease and cleans the configurations up only if no other replica's
-// lease is valid. Two replicas exiting at once may both see the other and
-// both keep the webhooks: the error is on the side of keeping them (the
-// next replica to start takes them over; with IgnoreFailures the API
-// server admits meanwhile).
+// renewed every leases.DefaultRetryPeriod and valid for
+// leases.DefaultDuration; at each renewal it observes the others' Leases.
+// At exit, a replica deletes its Lease and cleans the configurations up
+// only if no other replica's Lease is live by runtime/leases' rule (seen
+// to change within its duration on this replica's clock; one seen for
+// the first time is live). Two replicas exiting at once may both see the
+// other and both keep the webhooks, as may a replica that exits within a
+// Lease duration of a replica's crash: the error is on the side of
+// keeping them (the next replica to start takes them over; with
+// IgnoreFailures the API server admits meanwhile).
 type manager struct {
 	name         string
 	registry     *registry.Registry
 	configs      admissionregv1client.AdmissionregistrationV1Interface
 	leases       coordinationv1client.LeasesGetter
 	namespace    string
+	identity     string // leases.DetectOwnID or the peering identity
 	discover     func(ctx context.Context) ([]resources.Resource, error)
 	clientConfig func() admissionregv1.WebhookClientConfig
 	interval     time.Duration
 	logger       *slog.Logger
 	wake         chan struct{}
 	onFound      func([]resources.Resource)
-	lease        string
 	found        []resources.Resource
+
+	timing   leases.Timing   // runtime/leases' defaults
+	lease    *leases.Held    // this replica's
+	observer leases.Observer // the others'
 }
 
 // poke asks for the configurations to be checked again (a new CA bundle).
@@ -70,9 +79,14 @@ func (m *manager) poke() {
 
 // start takes this replica's lease and applies the configurations once.
 func (m *manager) start(ctx context.Context) error {
-	suffix := make([]byte, 4)
-	_, _ = rand.Read(suffix)
-	m.lease = m.name + "." + hex.EncodeToString(suffix)
+	m.timing = leases.Timing{}.Defaulted()
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(m.identity))
+	m.lease = &leases.Held{
+		Writer: leases.Writer{Leases: m.leases.Leases(m.namespace), Identity: m.identity, Duration: m.timing.Duration},
+		Name:   fmt.Sprintf("%s.%08x", m.name, h.Sum32()),
+		Labels: map[string]string{replicaLabel: m.name},
+	}
 	if err := m.renewLease(ctx); apierrors.IsForbidden(err) {
 		return fmt.Errorf("taking the lease of the admission webhooks %s: %w", m.name, err)
 	} else if err != nil {
@@ -92,20 +106,24 @@ func (m *manager) start(ctx context.Context) error {
 	return nil
 }
 
-// run keeps the configurations and the lease until ctx is done, then
+// run keeps the configurations and the Lease until ctx is done, then
 // cleans up.
 func (m *manager) run(ctx context.Context) {
-	t := time.NewTicker(m.interval)
-	defer t.Stop()
+	check := time.NewTicker(m.interval)
+	defer check.Stop()
+	renew := time.NewTicker(m.timing.RetryPeriod)
+	defer renew.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			m.cleanup(context.WithoutCancel(ctx))
 			return
-		case <-t.C:
+		case <-renew.C:
 			if err := m.renewLease(ctx); err != nil && ctx.Err() == nil {
 				m.logger.Error(fmt.Sprintf("The lease of the admission webhooks %s cannot be renewed: %s", m.name, err))
 			}
+			continue
+		case <-check.C:
 		case <-m.wake:
 		}
 		if err := m.apply(ctx); err != nil && ctx.Err() == nil {
@@ -114,52 +132,41 @@ func (m *manager) run(ctx context.Context) {
 	}
 }
 
+// renewLease renews this replica's Lease and observes the others'.
 func (m *manager) renewLease(ctx context.Context) error {
-	leases := m.leases.Leases(m.namespace)
-	now := metav1.NewMicroTime(time.Now())
-	seconds := int32((3 * m.interval).Seconds())
-	l, err := leases.Get(ctx, m.lease, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		l = &coordinationv1.Lease{
-			ObjectMeta: metav1.ObjectMeta{Name: m.lease, Namespace: m.namespace, Labels: map[string]string{replicaLabel: m.name}},
-			Spec:       coordinationv1.LeaseSpec{HolderIdentity: ptr.To(m.lease), LeaseDurationSeconds: &seconds, AcquireTime: &now, RenewTime: &now},
-		}
-		_, err = leases.Create(ctx, l, metav1.CreateOptions{})
+	if err := m.lease.Renew(ctx); err != nil {
 		return err
 	}
-	if err != nil {
-		return err
-	}
-	l.Spec.RenewTime = &now
-	l.Spec.LeaseDurationSeconds = &seconds
-	_, err = leases.Update(ctx, l, metav1.UpdateOptions{})
+	_, err := m.othersAlive(ctx)
 	return err
 }
 
-// othersAlive reports whether another replica's lease is valid.
+// othersAlive observes the replicas' Leases and reports whether another
+// replica's is live.
 func (m *manager) othersAlive(ctx context.Context) (bool, error) {
 	list, err := m.leases.Leases(m.namespace).List(ctx, metav1.ListOptions{LabelSelector: replicaLabel + "=" + m.name})
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("listing the replicas' Leases: %w", err)
 	}
-	now := time.Now()
-	for _, l := range list.Items {
-		if l.Name == m.lease || l.Spec.RenewTime == nil || l.Spec.LeaseDurationSeconds == nil {
-			continue
-		}
-		if l.Spec.RenewTime.Add(time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second).After(now) {
-			return true, nil
+	alive := false
+	seen := map[string]bool{}
+	for i := range list.Items {
+		l := &list.Items[i]
+		seen[leases.Key(l)] = true
+		if l.Name != m.lease.Name && m.observer.Live(l, m.timing.Duration) {
+			alive = true
 		}
 	}
-	return false, nil
+	m.observer.Forget(seen)
+	return alive, nil
 }
 
-// cleanup releases the lease and, if no other replica lives, leaves only
+// cleanup releases the Lease and, if no other replica lives, leaves only
 // the persistent handlers' webhooks (Kopf's cleanup at exit).
 func (m *manager) cleanup(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := m.leases.Leases(m.namespace).Delete(ctx, m.lease, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+	if err := m.lease.Delete(ctx); err != nil {
 		m.logger.Warn(fmt.Sprintf("The lease of the admission webhooks %s cannot be released: %s", m.name, err))
 	}
 	alive, err := m.othersAlive(ctx)

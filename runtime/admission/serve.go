@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kopf-go/kopf/runtime/kwargs"
+	"github.com/kopf-go/kopf/runtime/leases"
 	"github.com/kopf-go/kopf/runtime/registry"
 	"github.com/kopf-go/kopf/runtime/resources"
 	"github.com/kopf-go/kopf/runtime/settings"
@@ -349,6 +350,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			configs:      arc,
 			leases:       coord,
 			namespace:    ws.CertNamespace,
+			identity:     replicaIdentity(cfg.Settings),
 			discover:     cfg.Discover,
 			clientConfig: clientConfig,
 			interval:     ws.CheckInterval,
@@ -423,4 +425,13 @@ func buildURL(scheme, host string, port int, path string) string {
 		netloc = host + ":" + strconv.Itoa(port)
 	}
 	return (&url.URL{Scheme: scheme, Host: netloc, Path: path}).String()
+}
+
+// replicaIdentity is this replica's identity in its Lease: the peering
+// identity if one is set, else Kopf's detect_own_id.
+func replicaIdentity(s *settings.Settings) string {
+	if s != nil && s.Peering.Identity != "" {
+		return s.Peering.Identity
+	}
+	return leases.DetectOwnID(false)
 }
