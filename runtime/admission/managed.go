@@ -3,6 +3,7 @@ package admission
 import (
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"log/slog"
@@ -13,9 +14,9 @@ import (
 	"time"
 
 	admissionregv1 "k8s.io/api/admissionregistration/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	admissionregv1ac "k8s.io/client-go/applyconfigurations/admissionregistration/v1"
 	admissionregv1client "k8s.io/client-go/kubernetes/typed/admissionregistration/v1"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/utils/ptr"
@@ -32,8 +33,8 @@ const replicaLabel = "kopf.dev/admission-managed"
 
 // manager keeps the managed ValidatingWebhookConfiguration and
 // MutatingWebhookConfiguration (Kopf's configuration_manager): one webhook
-// per handler, updated only when what it holds differs from what the
-// handlers call for, and reduced to the persistent handlers' webhooks at
+// per handler, written by server-side apply (the API server writes only
+// what differs from what the handlers call for), and reduced to the persistent handlers' webhooks at
 // exit by the last replica.
 //
 // Replicas: each replica holds a Lease of its own (runtime/leases: named
@@ -199,6 +200,8 @@ func (m *manager) apply(ctx context.Context) error {
 	return m.reconcile(ctx, false)
 }
 
+// reconcile applies both configurations (only the persistent handlers'
+// webhooks at the last replica's exit).
 func (m *manager) reconcile(ctx context.Context, persistentOnly bool) error {
 	cc := m.clientConfig()
 	if len(cc.CABundle) == 0 {
@@ -206,128 +209,116 @@ func (m *manager) reconcile(ctx context.Context, persistentOnly bool) error {
 	}
 	if hs := m.registry.WebhookHandlers(registry.WebhookValidating); len(hs) > 0 {
 		want := buildWebhooks(hs, m.found, m.name, cc, persistentOnly)
-		if err := m.applyValidating(ctx, want); err != nil {
+		ac := admissionregv1ac.ValidatingWebhookConfiguration(m.name)
+		if err := recode(want, &ac.Webhooks); err != nil {
+			return err
+		}
+		api := m.configs.ValidatingWebhookConfigurations()
+		out, err := applyConfig(ctx, m, "validating", api, ac)
+		if err != nil {
+			return err
+		}
+		if err := prune(ctx, api, out, &out.Webhooks, func(w admissionregv1.ValidatingWebhook) string { return w.Name }, webhookNames(want)); err != nil {
 			return err
 		}
 	}
 	if hs := m.registry.WebhookHandlers(registry.WebhookMutating); len(hs) > 0 {
 		want := buildWebhooks(hs, m.found, m.name, cc, persistentOnly)
-		mutating := make([]admissionregv1.MutatingWebhook, len(want))
-		for i, w := range want {
-			mutating[i] = admissionregv1.MutatingWebhook{
-				Name: w.Name, ClientConfig: w.ClientConfig, Rules: w.Rules, FailurePolicy: w.FailurePolicy,
-				MatchPolicy: w.MatchPolicy, NamespaceSelector: w.NamespaceSelector, ObjectSelector: w.ObjectSelector,
-				SideEffects: w.SideEffects, TimeoutSeconds: w.TimeoutSeconds, AdmissionReviewVersions: w.AdmissionReviewVersions,
-				ReinvocationPolicy: ptr.To(admissionregv1.NeverReinvocationPolicy),
-			}
+		ac := admissionregv1ac.MutatingWebhookConfiguration(m.name)
+		if err := recode(want, &ac.Webhooks); err != nil {
+			return err
 		}
-		if err := m.applyMutating(ctx, mutating); err != nil {
+		for i := range ac.Webhooks {
+			ac.Webhooks[i].WithReinvocationPolicy(admissionregv1.NeverReinvocationPolicy)
+		}
+		api := m.configs.MutatingWebhookConfigurations()
+		out, err := applyConfig(ctx, m, "mutating", api, ac)
+		if err != nil {
+			return err
+		}
+		if err := prune(ctx, api, out, &out.Webhooks, func(w admissionregv1.MutatingWebhook) string { return w.Name }, webhookNames(want)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (m *manager) applyValidating(ctx context.Context, want []admissionregv1.ValidatingWebhook) error {
-	api := m.configs.ValidatingWebhookConfigurations()
-	for attempt := 0; ; attempt++ {
-		cur, err := api.Get(ctx, m.name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			m.logger.Info(fmt.Sprintf("Reconfiguring the validating webhook %s.", m.name))
-			_, err = api.Create(ctx, &admissionregv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: m.name}, Webhooks: want}, metav1.CreateOptions{})
-		} else if err == nil {
-			if equalValidating(cur.Webhooks, want) {
-				return nil
-			}
-			m.logger.Info(fmt.Sprintf("Reconfiguring the validating webhook %s.", m.name))
-			cur = cur.DeepCopy()
-			cur.Webhooks = want
-			_, err = api.Update(ctx, cur, metav1.UpdateOptions{})
-		}
-		if (apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)) && attempt < 5 {
-			continue // another replica wrote it: compare again
-		}
-		return err
-	}
-}
-
-func (m *manager) applyMutating(ctx context.Context, want []admissionregv1.MutatingWebhook) error {
-	api := m.configs.MutatingWebhookConfigurations()
-	for attempt := 0; ; attempt++ {
-		cur, err := api.Get(ctx, m.name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			m.logger.Info(fmt.Sprintf("Reconfiguring the mutating webhook %s.", m.name))
-			_, err = api.Create(ctx, &admissionregv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: m.name}, Webhooks: want}, metav1.CreateOptions{})
-		} else if err == nil {
-			if equality.Semantic.DeepEqual(normalMutating(cur.Webhooks), normalMutating(want)) {
-				return nil
-			}
-			m.logger.Info(fmt.Sprintf("Reconfiguring the mutating webhook %s.", m.name))
-			cur = cur.DeepCopy()
-			cur.Webhooks = want
-			_, err = api.Update(ctx, cur, metav1.UpdateOptions{})
-		}
-		if (apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)) && attempt < 5 {
-			continue
-		}
-		return err
-	}
-}
-
-// equalValidating compares webhooks as stored and as built.
-func equalValidating(a, b []admissionregv1.ValidatingWebhook) bool {
-	return equality.Semantic.DeepEqual(normalValidating(a), normalValidating(b))
-}
-
-// normalValidating fills in what the API server defaults, so that a
-// stored configuration compares equal to the one it was made of.
-func normalValidating(ws []admissionregv1.ValidatingWebhook) []admissionregv1.ValidatingWebhook {
-	out := make([]admissionregv1.ValidatingWebhook, len(ws))
-	for i, w := range ws {
-		w = *w.DeepCopy()
-		w.NamespaceSelector = normalSelector(w.NamespaceSelector)
-		w.ObjectSelector = normalSelector(w.ObjectSelector)
-		w.ClientConfig = normalClientConfig(w.ClientConfig)
-		w.MatchConditions = nil
-		if len(w.Rules) == 0 {
-			w.Rules = nil
-		}
-		out[i] = w
+// webhookNames are the webhooks' names.
+func webhookNames(ws []admissionregv1.ValidatingWebhook) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range ws {
+		out[w.Name] = true
 	}
 	return out
 }
 
-func normalMutating(ws []admissionregv1.MutatingWebhook) []admissionregv1.MutatingWebhook {
-	out := make([]admissionregv1.MutatingWebhook, len(ws))
-	for i, w := range ws {
-		w = *w.DeepCopy()
-		w.NamespaceSelector = normalSelector(w.NamespaceSelector)
-		w.ObjectSelector = normalSelector(w.ObjectSelector)
-		w.ClientConfig = normalClientConfig(w.ClientConfig)
-		w.MatchConditions = nil
-		if len(w.Rules) == 0 {
-			w.Rules = nil
-		}
-		out[i] = w
+// prune removes from a configuration as applied (cfg, whose webhooks are
+// *webhooks) the webhooks that kopf did not apply now but another field
+// manager wrote (a kopf-go before server-side apply wrote them by update):
+// the configuration holds the handlers' webhooks only. An update guarded
+// by the resourceVersion; a conflict is retried at the next check.
+func prune[T, W any](ctx context.Context, api interface {
+	Update(ctx context.Context, cfg T, opts metav1.UpdateOptions) (T, error)
+}, cfg T, webhooks *[]W, name func(W) string, keep map[string]bool) error {
+	kept := slices.DeleteFunc(slices.Clone(*webhooks), func(w W) bool { return !keep[name(w)] })
+	if len(kept) == len(*webhooks) {
+		return nil
 	}
-	return out
+	*webhooks = kept
+	if _, err := api.Update(ctx, cfg, metav1.UpdateOptions{FieldManager: fieldManager}); err != nil {
+		return fmt.Errorf("removing the webhooks of other field managers: %w", err)
+	}
+	return nil
 }
 
-func normalSelector(s *metav1.LabelSelector) *metav1.LabelSelector {
-	if s == nil {
-		return &metav1.LabelSelector{}
-	}
-	return s
+// fieldManager is the operator's name as the owner of the fields of the
+// managed configurations.
+const fieldManager = "kopf"
+
+// configAPI is the client of one kind of webhook configuration.
+type configAPI[T interface{ GetResourceVersion() string }, AC any] interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
+	Apply(ctx context.Context, cfg *AC, opts metav1.ApplyOptions) (T, error)
 }
 
-func normalClientConfig(cc admissionregv1.WebhookClientConfig) admissionregv1.WebhookClientConfig {
-	if cc.Service != nil && cc.Service.Port == nil {
-		cc.Service.Port = ptr.To[int32](443)
+// applyConfig writes a configuration by server-side apply as the field
+// manager "kopf", owning every field it sets (Force): the API server
+// defaults what is applied and compares it with what is stored, and
+// writes only if they differ, so an unchanged configuration keeps its
+// resourceVersion (Kopf #889) and nothing is compared here. The webhooks
+// are a list keyed by name: those kopf applied before and not now go.
+// "Reconfiguring" is logged when the resourceVersion changed.
+func applyConfig[T interface{ GetResourceVersion() string }, AC any](ctx context.Context, m *manager, kind string, api configAPI[T, AC], ac *AC) (T, error) {
+	var zero T
+	before := ""
+	cur, err := api.Get(ctx, m.name, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		before = cur.GetResourceVersion()
+	case !apierrors.IsNotFound(err):
+		return zero, fmt.Errorf("reading the %s webhook configuration %s: %w", kind, m.name, err)
 	}
-	if cc.Service != nil && cc.Service.Path != nil && *cc.Service.Path == "" {
-		cc.Service.Path = nil
+	out, err := api.Apply(ctx, ac, metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
+	if err != nil {
+		return zero, fmt.Errorf("applying the %s webhook configuration %s: %w", kind, m.name, err)
 	}
-	return cc
+	if out.GetResourceVersion() != before {
+		m.logger.Info(fmt.Sprintf("Reconfiguring the %s webhook %s.", kind, m.name))
+	}
+	return out, nil
+}
+
+// recode converts the webhooks as built into their apply configurations
+// (the same JSON).
+func recode(webhooks []admissionregv1.ValidatingWebhook, into any) error {
+	data, err := json.Marshal(webhooks)
+	if err != nil {
+		return fmt.Errorf("encoding the webhooks: %w", err)
+	}
+	if err := json.Unmarshal(data, into); err != nil {
+		return fmt.Errorf("decoding the webhooks' apply configurations: %w", err)
+	}
+	return nil
 }
 
 // buildWebhooks is Kopf's build_webhooks: one webhook per handler, for the
