@@ -20,9 +20,9 @@
 //
 //   - Writes. Every write of a Lease read before is guarded by the
 //     resourceVersion it was read with (Update), so that of two replicas
-//     writing one Lease at once, one fails with a conflict. Claim takes a
-//     Lease for this replica (a transition if another held it), Renew
-//     renews it, Release frees it (no holder, a duration of 1 s, as
+//     writing one Lease at once, one fails with a conflict. Writer.Take
+//     claims a Lease for this replica (a transition if another held it) or
+//     renews it, Writer.Release frees it (no holder, a duration of 1 s, as
 //     client-go's ReleaseOnCancel), so that the next holder need not wait.
 //
 //   - Timing. Duration is how long a Lease is valid after its last
@@ -31,8 +31,10 @@
 //     RenewDeadline, before anyone else may take it (Timing, with
 //     client-go's defaults: 15 s, 10 s, 2 s).
 //
-// Held is one Lease that this replica holds, written through these rules;
-// its TryAcquireOrRenew is client-go's election step. The package uses the
+// Held is one Lease that this replica holds, written through these rules:
+// its Renew keeps a Lease only this replica writes (a membership), its
+// TryAcquireOrRenew is client-go's election step; its Release and Delete
+// read or name the Lease themselves (Writer's take a Lease or a name). The package uses the
 // typed coordination client only (not client-go's whole clientset, which
 // an operator does not link otherwise).
 package leases
