@@ -2,9 +2,10 @@ package admission
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"net/url"
 	"regexp"
@@ -13,15 +14,15 @@ import (
 	"time"
 
 	admissionregv1 "k8s.io/api/admissionregistration/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	admissionregv1ac "k8s.io/client-go/applyconfigurations/admissionregistration/v1"
 	admissionregv1client "k8s.io/client-go/kubernetes/typed/admissionregistration/v1"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/kopf-go/kopf/runtime/filters"
+	"github.com/kopf-go/kopf/runtime/leases"
 	"github.com/kopf-go/kopf/runtime/registry"
 	"github.com/kopf-go/kopf/runtime/resources"
 )
@@ -32,32 +33,41 @@ const replicaLabel = "kopf.dev/admission-managed"
 
 // manager keeps the managed ValidatingWebhookConfiguration and
 // MutatingWebhookConfiguration (Kopf's configuration_manager): one webhook
-// per handler, updated only when what it holds differs from what the
-// handlers call for, and reduced to the persistent handlers' webhooks at
+// per handler, written by server-side apply (the API server writes only
+// what differs from what the handlers call for), and reduced to the persistent handlers' webhooks at
 // exit by the last replica.
 //
-// Replicas: each replica holds a Lease of its own (labelled
+// Replicas: each replica holds a Lease of its own (runtime/leases: named
+// "<name>.<hash of its identity>", labelled
 // kopf.dev/admission-managed=<name>, in the certificate's namespace),
-// renewed every interval and valid for three; at exit, a replica deletes
-// its lease and cleans the configurations up only if no other replica's
-// lease is valid. Two replicas exiting at once may both see the other and
-// both keep the webhooks: the error is on the side of keeping them (the
-// next replica to start takes them over; with IgnoreFailures the API
-// server admits meanwhile).
+// renewed every leases.DefaultRetryPeriod and valid for
+// leases.DefaultDuration; at each renewal it observes the others' Leases.
+// At exit, a replica deletes its Lease and cleans the configurations up
+// only if no other replica's Lease is live by runtime/leases' rule (seen
+// to change within its duration on this replica's clock; one seen for
+// the first time is live). Two replicas exiting at once may both see the
+// other and both keep the webhooks, as may a replica that exits within a
+// Lease duration of a replica's crash: the error is on the side of
+// keeping them (the next replica to start takes them over; with
+// IgnoreFailures the API server admits meanwhile).
 type manager struct {
 	name         string
 	registry     *registry.Registry
 	configs      admissionregv1client.AdmissionregistrationV1Interface
 	leases       coordinationv1client.LeasesGetter
 	namespace    string
+	identity     string // leases.DetectOwnID or the peering identity
 	discover     func(ctx context.Context) ([]resources.Resource, error)
 	clientConfig func() admissionregv1.WebhookClientConfig
 	interval     time.Duration
 	logger       *slog.Logger
 	wake         chan struct{}
 	onFound      func([]resources.Resource)
-	lease        string
 	found        []resources.Resource
+
+	timing   leases.Timing   // runtime/leases' defaults
+	lease    *leases.Held    // this replica's
+	observer leases.Observer // the others'
 }
 
 // poke asks for the configurations to be checked again (a new CA bundle).
@@ -70,9 +80,14 @@ func (m *manager) poke() {
 
 // start takes this replica's lease and applies the configurations once.
 func (m *manager) start(ctx context.Context) error {
-	suffix := make([]byte, 4)
-	_, _ = rand.Read(suffix)
-	m.lease = m.name + "." + hex.EncodeToString(suffix)
+	m.timing = leases.Timing{}.Defaulted()
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(m.identity))
+	m.lease = &leases.Held{
+		Writer: leases.Writer{Leases: m.leases.Leases(m.namespace), Identity: m.identity, Duration: m.timing.Duration},
+		Name:   fmt.Sprintf("%s.%08x", m.name, h.Sum32()),
+		Labels: map[string]string{replicaLabel: m.name},
+	}
 	if err := m.renewLease(ctx); apierrors.IsForbidden(err) {
 		return fmt.Errorf("taking the lease of the admission webhooks %s: %w", m.name, err)
 	} else if err != nil {
@@ -92,20 +107,24 @@ func (m *manager) start(ctx context.Context) error {
 	return nil
 }
 
-// run keeps the configurations and the lease until ctx is done, then
+// run keeps the configurations and the Lease until ctx is done, then
 // cleans up.
 func (m *manager) run(ctx context.Context) {
-	t := time.NewTicker(m.interval)
-	defer t.Stop()
+	check := time.NewTicker(m.interval)
+	defer check.Stop()
+	renew := time.NewTicker(m.timing.RetryPeriod)
+	defer renew.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			m.cleanup(context.WithoutCancel(ctx))
 			return
-		case <-t.C:
+		case <-renew.C:
 			if err := m.renewLease(ctx); err != nil && ctx.Err() == nil {
 				m.logger.Error(fmt.Sprintf("The lease of the admission webhooks %s cannot be renewed: %s", m.name, err))
 			}
+			continue
+		case <-check.C:
 		case <-m.wake:
 		}
 		if err := m.apply(ctx); err != nil && ctx.Err() == nil {
@@ -114,52 +133,41 @@ func (m *manager) run(ctx context.Context) {
 	}
 }
 
+// renewLease renews this replica's Lease and observes the others'.
 func (m *manager) renewLease(ctx context.Context) error {
-	leases := m.leases.Leases(m.namespace)
-	now := metav1.NewMicroTime(time.Now())
-	seconds := int32((3 * m.interval).Seconds())
-	l, err := leases.Get(ctx, m.lease, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		l = &coordinationv1.Lease{
-			ObjectMeta: metav1.ObjectMeta{Name: m.lease, Namespace: m.namespace, Labels: map[string]string{replicaLabel: m.name}},
-			Spec:       coordinationv1.LeaseSpec{HolderIdentity: ptr.To(m.lease), LeaseDurationSeconds: &seconds, AcquireTime: &now, RenewTime: &now},
-		}
-		_, err = leases.Create(ctx, l, metav1.CreateOptions{})
+	if err := m.lease.Renew(ctx); err != nil {
 		return err
 	}
-	if err != nil {
-		return err
-	}
-	l.Spec.RenewTime = &now
-	l.Spec.LeaseDurationSeconds = &seconds
-	_, err = leases.Update(ctx, l, metav1.UpdateOptions{})
+	_, err := m.othersAlive(ctx)
 	return err
 }
 
-// othersAlive reports whether another replica's lease is valid.
+// othersAlive observes the replicas' Leases and reports whether another
+// replica's is live.
 func (m *manager) othersAlive(ctx context.Context) (bool, error) {
 	list, err := m.leases.Leases(m.namespace).List(ctx, metav1.ListOptions{LabelSelector: replicaLabel + "=" + m.name})
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("listing the replicas' Leases: %w", err)
 	}
-	now := time.Now()
-	for _, l := range list.Items {
-		if l.Name == m.lease || l.Spec.RenewTime == nil || l.Spec.LeaseDurationSeconds == nil {
-			continue
-		}
-		if l.Spec.RenewTime.Add(time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second).After(now) {
-			return true, nil
+	alive := false
+	seen := map[string]bool{}
+	for i := range list.Items {
+		l := &list.Items[i]
+		seen[leases.Key(l)] = true
+		if l.Name != m.lease.Name && m.observer.Live(l, m.timing.Duration) {
+			alive = true
 		}
 	}
-	return false, nil
+	m.observer.Forget(seen)
+	return alive, nil
 }
 
-// cleanup releases the lease and, if no other replica lives, leaves only
+// cleanup releases the Lease and, if no other replica lives, leaves only
 // the persistent handlers' webhooks (Kopf's cleanup at exit).
 func (m *manager) cleanup(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := m.leases.Leases(m.namespace).Delete(ctx, m.lease, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+	if err := m.lease.Delete(ctx); err != nil {
 		m.logger.Warn(fmt.Sprintf("The lease of the admission webhooks %s cannot be released: %s", m.name, err))
 	}
 	alive, err := m.othersAlive(ctx)
@@ -192,6 +200,8 @@ func (m *manager) apply(ctx context.Context) error {
 	return m.reconcile(ctx, false)
 }
 
+// reconcile applies both configurations (only the persistent handlers'
+// webhooks at the last replica's exit).
 func (m *manager) reconcile(ctx context.Context, persistentOnly bool) error {
 	cc := m.clientConfig()
 	if len(cc.CABundle) == 0 {
@@ -199,128 +209,116 @@ func (m *manager) reconcile(ctx context.Context, persistentOnly bool) error {
 	}
 	if hs := m.registry.WebhookHandlers(registry.WebhookValidating); len(hs) > 0 {
 		want := buildWebhooks(hs, m.found, m.name, cc, persistentOnly)
-		if err := m.applyValidating(ctx, want); err != nil {
+		ac := admissionregv1ac.ValidatingWebhookConfiguration(m.name)
+		if err := recode(want, &ac.Webhooks); err != nil {
+			return err
+		}
+		api := m.configs.ValidatingWebhookConfigurations()
+		out, err := applyConfig(ctx, m, "validating", api, ac)
+		if err != nil {
+			return err
+		}
+		if err := prune(ctx, api, out, &out.Webhooks, func(w admissionregv1.ValidatingWebhook) string { return w.Name }, webhookNames(want)); err != nil {
 			return err
 		}
 	}
 	if hs := m.registry.WebhookHandlers(registry.WebhookMutating); len(hs) > 0 {
 		want := buildWebhooks(hs, m.found, m.name, cc, persistentOnly)
-		mutating := make([]admissionregv1.MutatingWebhook, len(want))
-		for i, w := range want {
-			mutating[i] = admissionregv1.MutatingWebhook{
-				Name: w.Name, ClientConfig: w.ClientConfig, Rules: w.Rules, FailurePolicy: w.FailurePolicy,
-				MatchPolicy: w.MatchPolicy, NamespaceSelector: w.NamespaceSelector, ObjectSelector: w.ObjectSelector,
-				SideEffects: w.SideEffects, TimeoutSeconds: w.TimeoutSeconds, AdmissionReviewVersions: w.AdmissionReviewVersions,
-				ReinvocationPolicy: ptr.To(admissionregv1.NeverReinvocationPolicy),
-			}
+		ac := admissionregv1ac.MutatingWebhookConfiguration(m.name)
+		if err := recode(want, &ac.Webhooks); err != nil {
+			return err
 		}
-		if err := m.applyMutating(ctx, mutating); err != nil {
+		for i := range ac.Webhooks {
+			ac.Webhooks[i].WithReinvocationPolicy(admissionregv1.NeverReinvocationPolicy)
+		}
+		api := m.configs.MutatingWebhookConfigurations()
+		out, err := applyConfig(ctx, m, "mutating", api, ac)
+		if err != nil {
+			return err
+		}
+		if err := prune(ctx, api, out, &out.Webhooks, func(w admissionregv1.MutatingWebhook) string { return w.Name }, webhookNames(want)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (m *manager) applyValidating(ctx context.Context, want []admissionregv1.ValidatingWebhook) error {
-	api := m.configs.ValidatingWebhookConfigurations()
-	for attempt := 0; ; attempt++ {
-		cur, err := api.Get(ctx, m.name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			m.logger.Info(fmt.Sprintf("Reconfiguring the validating webhook %s.", m.name))
-			_, err = api.Create(ctx, &admissionregv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: m.name}, Webhooks: want}, metav1.CreateOptions{})
-		} else if err == nil {
-			if equalValidating(cur.Webhooks, want) {
-				return nil
-			}
-			m.logger.Info(fmt.Sprintf("Reconfiguring the validating webhook %s.", m.name))
-			cur = cur.DeepCopy()
-			cur.Webhooks = want
-			_, err = api.Update(ctx, cur, metav1.UpdateOptions{})
-		}
-		if (apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)) && attempt < 5 {
-			continue // another replica wrote it: compare again
-		}
-		return err
-	}
-}
-
-func (m *manager) applyMutating(ctx context.Context, want []admissionregv1.MutatingWebhook) error {
-	api := m.configs.MutatingWebhookConfigurations()
-	for attempt := 0; ; attempt++ {
-		cur, err := api.Get(ctx, m.name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			m.logger.Info(fmt.Sprintf("Reconfiguring the mutating webhook %s.", m.name))
-			_, err = api.Create(ctx, &admissionregv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: m.name}, Webhooks: want}, metav1.CreateOptions{})
-		} else if err == nil {
-			if equality.Semantic.DeepEqual(normalMutating(cur.Webhooks), normalMutating(want)) {
-				return nil
-			}
-			m.logger.Info(fmt.Sprintf("Reconfiguring the mutating webhook %s.", m.name))
-			cur = cur.DeepCopy()
-			cur.Webhooks = want
-			_, err = api.Update(ctx, cur, metav1.UpdateOptions{})
-		}
-		if (apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)) && attempt < 5 {
-			continue
-		}
-		return err
-	}
-}
-
-// equalValidating compares webhooks as stored and as built.
-func equalValidating(a, b []admissionregv1.ValidatingWebhook) bool {
-	return equality.Semantic.DeepEqual(normalValidating(a), normalValidating(b))
-}
-
-// normalValidating fills in what the API server defaults, so that a
-// stored configuration compares equal to the one it was made of.
-func normalValidating(ws []admissionregv1.ValidatingWebhook) []admissionregv1.ValidatingWebhook {
-	out := make([]admissionregv1.ValidatingWebhook, len(ws))
-	for i, w := range ws {
-		w = *w.DeepCopy()
-		w.NamespaceSelector = normalSelector(w.NamespaceSelector)
-		w.ObjectSelector = normalSelector(w.ObjectSelector)
-		w.ClientConfig = normalClientConfig(w.ClientConfig)
-		w.MatchConditions = nil
-		if len(w.Rules) == 0 {
-			w.Rules = nil
-		}
-		out[i] = w
+// webhookNames are the webhooks' names.
+func webhookNames(ws []admissionregv1.ValidatingWebhook) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range ws {
+		out[w.Name] = true
 	}
 	return out
 }
 
-func normalMutating(ws []admissionregv1.MutatingWebhook) []admissionregv1.MutatingWebhook {
-	out := make([]admissionregv1.MutatingWebhook, len(ws))
-	for i, w := range ws {
-		w = *w.DeepCopy()
-		w.NamespaceSelector = normalSelector(w.NamespaceSelector)
-		w.ObjectSelector = normalSelector(w.ObjectSelector)
-		w.ClientConfig = normalClientConfig(w.ClientConfig)
-		w.MatchConditions = nil
-		if len(w.Rules) == 0 {
-			w.Rules = nil
-		}
-		out[i] = w
+// prune removes from a configuration as applied (cfg, whose webhooks are
+// *webhooks) the webhooks that kopf did not apply now but another field
+// manager wrote (a kopf-go before server-side apply wrote them by update):
+// the configuration holds the handlers' webhooks only. An update guarded
+// by the resourceVersion; a conflict is retried at the next check.
+func prune[T, W any](ctx context.Context, api interface {
+	Update(ctx context.Context, cfg T, opts metav1.UpdateOptions) (T, error)
+}, cfg T, webhooks *[]W, name func(W) string, keep map[string]bool) error {
+	kept := slices.DeleteFunc(slices.Clone(*webhooks), func(w W) bool { return !keep[name(w)] })
+	if len(kept) == len(*webhooks) {
+		return nil
 	}
-	return out
+	*webhooks = kept
+	if _, err := api.Update(ctx, cfg, metav1.UpdateOptions{FieldManager: fieldManager}); err != nil {
+		return fmt.Errorf("removing the webhooks of other field managers: %w", err)
+	}
+	return nil
 }
 
-func normalSelector(s *metav1.LabelSelector) *metav1.LabelSelector {
-	if s == nil {
-		return &metav1.LabelSelector{}
-	}
-	return s
+// fieldManager is the operator's name as the owner of the fields of the
+// managed configurations.
+const fieldManager = "kopf"
+
+// configAPI is the client of one kind of webhook configuration.
+type configAPI[T interface{ GetResourceVersion() string }, AC any] interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
+	Apply(ctx context.Context, cfg *AC, opts metav1.ApplyOptions) (T, error)
 }
 
-func normalClientConfig(cc admissionregv1.WebhookClientConfig) admissionregv1.WebhookClientConfig {
-	if cc.Service != nil && cc.Service.Port == nil {
-		cc.Service.Port = ptr.To[int32](443)
+// applyConfig writes a configuration by server-side apply as the field
+// manager "kopf", owning every field it sets (Force): the API server
+// defaults what is applied and compares it with what is stored, and
+// writes only if they differ, so an unchanged configuration keeps its
+// resourceVersion (Kopf #889) and nothing is compared here. The webhooks
+// are a list keyed by name: those kopf applied before and not now go.
+// "Reconfiguring" is logged when the resourceVersion changed.
+func applyConfig[T interface{ GetResourceVersion() string }, AC any](ctx context.Context, m *manager, kind string, api configAPI[T, AC], ac *AC) (T, error) {
+	var zero T
+	before := ""
+	cur, err := api.Get(ctx, m.name, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		before = cur.GetResourceVersion()
+	case !apierrors.IsNotFound(err):
+		return zero, fmt.Errorf("reading the %s webhook configuration %s: %w", kind, m.name, err)
 	}
-	if cc.Service != nil && cc.Service.Path != nil && *cc.Service.Path == "" {
-		cc.Service.Path = nil
+	out, err := api.Apply(ctx, ac, metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
+	if err != nil {
+		return zero, fmt.Errorf("applying the %s webhook configuration %s: %w", kind, m.name, err)
 	}
-	return cc
+	if out.GetResourceVersion() != before {
+		m.logger.Info(fmt.Sprintf("Reconfiguring the %s webhook %s.", kind, m.name))
+	}
+	return out, nil
+}
+
+// recode converts the webhooks as built into their apply configurations
+// (the same JSON).
+func recode(webhooks []admissionregv1.ValidatingWebhook, into any) error {
+	data, err := json.Marshal(webhooks)
+	if err != nil {
+		return fmt.Errorf("encoding the webhooks: %w", err)
+	}
+	if err := json.Unmarshal(data, into); err != nil {
+		return fmt.Errorf("decoding the webhooks' apply configurations: %w", err)
+	}
+	return nil
 }
 
 // buildWebhooks is Kopf's build_webhooks: one webhook per handler, for the

@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kopf-go/kopf/runtime/kwargs"
+	"github.com/kopf-go/kopf/runtime/leases"
 	"github.com/kopf-go/kopf/runtime/registry"
 	"github.com/kopf-go/kopf/runtime/resources"
 	"github.com/kopf-go/kopf/runtime/settings"
@@ -104,10 +105,57 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if !cfg.Registry.HasWebhooks() {
 		return nil, nil
 	}
-	logger := cfg.Logger
-	if logger == nil {
-		logger = slog.Default()
+	st := &startup{cfg: cfg, logger: cfg.Logger, store: &certStore{}}
+	if st.logger == nil {
+		st.logger = slog.Default()
 	}
+	ws, err := serverSettings(cfg)
+	if err != nil {
+		return nil, err
+	}
+	st.ws = ws
+	if st.hc, err = rest.HTTPClientFor(cfg.RESTConfig); err != nil {
+		return nil, fmt.Errorf("creating the HTTP client: %w", err)
+	}
+	st.bg, st.cancelBG = context.WithCancel(context.WithoutCancel(ctx))
+	if err := st.startCertificate(ctx); err != nil {
+		return st.fail(err)
+	}
+	s, err := st.serve(ctx)
+	if err != nil {
+		return st.fail(err)
+	}
+	if err := st.startManager(ctx, s); err != nil {
+		s.stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// startup is what Start's steps share.
+type startup struct {
+	cfg      Config
+	ws       settings.WebhookServer // with its defaults
+	logger   *slog.Logger
+	hc       *http.Client
+	store    *certStore
+	resolved atomic.Pointer[[]resources.Resource] // for the handlers' selectors
+
+	bg       context.Context // the background work's: until the server stops
+	cancelBG context.CancelFunc
+	wg       sync.WaitGroup // the background work
+}
+
+// fail stops the background work started so far.
+func (st *startup) fail(err error) (*Server, error) {
+	st.cancelBG()
+	st.wg.Wait()
+	return nil, err
+}
+
+// serverSettings is the webhook server that settings.Admission says, with
+// its defaults.
+func serverSettings(cfg Config) (settings.WebhookServer, error) {
 	adm := cfg.Settings.Admission
 	inCluster := os.Getenv("KUBERNETES_SERVICE_HOST") != ""
 	if cfg.InCluster != nil {
@@ -120,7 +168,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	case inCluster:
 		ws = settings.WebhookServer{Service: &settings.WebhookService{Name: DefaultServiceName}}
 	default:
-		return nil, ErrNoServer
+		return ws, ErrNoServer
 	}
 	podNamespace := "default"
 	if data, err := os.ReadFile(serviceAccountNamespace); err == nil && strings.TrimSpace(string(data)) != "" {
@@ -157,147 +205,169 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if ws.CheckInterval <= 0 {
 		ws.CheckInterval = DefaultCheckInterval
 	}
+	return ws, nil
+}
+
+// hosts are the host name by which the API server reaches the server, and
+// every name of the generated certificate.
+func hosts(ws settings.WebhookServer) (string, []string) {
 	host := ws.Host
 	if host == "" {
 		host = accessible(ws.Addr)
 	}
-	hosts := []string{host}
+	names := []string{host}
 	if a := accessible(ws.Addr); a != host {
-		hosts = append(hosts, a)
+		names = append(names, a)
 	}
 	if s := ws.Service; s != nil {
-		hosts = []string{s.Name + "." + s.Namespace + ".svc", s.Name + "." + s.Namespace + ".svc.cluster.local", s.Name + "." + s.Namespace, s.Name}
+		names = []string{s.Name + "." + s.Namespace + ".svc", s.Name + "." + s.Namespace + ".svc.cluster.local", s.Name + "." + s.Namespace, s.Name}
 	}
-	hosts = append(hosts, ws.ExtraSANs...)
+	return host, append(names, ws.ExtraSANs...)
+}
 
-	hc, err := rest.HTTPClientFor(cfg.RESTConfig)
+// startCertificate loads the certificate (files or the Secret) and keeps
+// it reloaded or renewed in the background.
+func (st *startup) startCertificate(ctx context.Context) error {
+	if st.ws.CertFile != "" || st.ws.KeyFile != "" {
+		return st.watchCertFiles()
+	}
+	return st.keepCertSecret(ctx)
+}
+
+// watchCertFiles serves the given certificate files, reloaded when they
+// change.
+func (st *startup) watchCertFiles() error {
+	ws, logger, store := st.ws, st.logger, st.store
+	fc := &fileCerts{certFile: ws.CertFile, keyFile: ws.KeyFile, caFile: ws.CAFile}
+	kp, _, err := fc.load()
 	if err != nil {
-		return nil, fmt.Errorf("creating the HTTP client: %w", err)
+		return err
 	}
-	core, err := corev1client.NewForConfigAndClient(cfg.RESTConfig, hc)
-	if err != nil {
-		return nil, err
-	}
-
-	bg, cancelBG := context.WithCancel(context.WithoutCancel(ctx))
-	var wg sync.WaitGroup
-	fail := func(err error) (*Server, error) {
-		cancelBG()
-		wg.Wait()
-		return nil, err
-	}
-
-	// The certificate, and its renewal or reloading.
-	store := &certStore{}
-	if ws.CertFile != "" || ws.KeyFile != "" {
-		fc := &fileCerts{certFile: ws.CertFile, keyFile: ws.KeyFile, caFile: ws.CAFile}
-		kp, _, err := fc.load()
-		if err != nil {
-			return fail(err)
-		}
-		store.set(kp)
-		logger.Debug("Using a provided certificate for HTTPS.")
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			every(bg, ws.CheckInterval, func() {
-				kp, changed, err := fc.load()
-				switch {
-				case err != nil:
-					logger.Error(fmt.Sprintf("The webhook certificate cannot be reloaded: %s", err))
-				case changed:
-					store.set(kp)
-					logger.Info("Reloaded the webhook certificate: its files have changed.")
-				}
-			})
-		}()
-	} else {
-		sc := &secretCerts{client: core, namespace: ws.CertNamespace, name: ws.CertSecret, hosts: hosts, validity: ws.CertValidity, logger: logger, now: time.Now}
-		// The API server may be unreachable at start, as the operator
-		// allows: the certificate is then made as soon as it answers (the
-		// server refuses TLS handshakes meanwhile); only a refusal by
-		// RBAC fails the operator.
-		kp, err := sc.ensure(ctx)
-		switch {
-		case apierrors.IsForbidden(err):
-			return fail(err)
-		case err != nil:
-			logger.Error(fmt.Sprintf("The webhook certificate cannot be made yet: %s", err))
-		default:
-			store.set(kp)
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			retry := time.Second
-			for {
-				wait := ws.CheckInterval
-				if store.cur.Load() == nil {
-					wait, retry = min(retry, ws.CheckInterval), retry*2
-				}
-				select {
-				case <-bg.Done():
-					return
-				case <-time.After(wait):
-				}
-				kp, err := sc.ensure(bg)
-				if err != nil {
-					if bg.Err() == nil {
-						logger.Error(fmt.Sprintf("The webhook certificate cannot be checked for renewal: %s", err))
-					}
-					continue
-				}
-				if store.set(kp) {
-					logger.Info(fmt.Sprintf("Serving the renewed webhook certificate, valid until %s.", kp.leaf.NotAfter.Format(time.RFC3339)))
-				}
+	store.set(kp)
+	logger.Debug("Using a provided certificate for HTTPS.")
+	st.wg.Go(func() {
+		every(st.bg, ws.CheckInterval, func() {
+			kp, changed, err := fc.load()
+			switch {
+			case err != nil:
+				logger.Error(fmt.Sprintf("The webhook certificate cannot be reloaded: %s", err))
+			case changed:
+				store.set(kp)
+				logger.Info("Reloaded the webhook certificate: its files have changed.")
 			}
-		}()
-	}
+		})
+	})
+	return nil
+}
 
-	// The server.
-	handler := &Handler{
+// keepCertSecret serves the certificate of the Secret shared by the
+// replicas, made if missing and renewed in the background.
+func (st *startup) keepCertSecret(ctx context.Context) error {
+	core, err := corev1client.NewForConfigAndClient(st.cfg.RESTConfig, st.hc)
+	if err != nil {
+		return err
+	}
+	_, names := hosts(st.ws)
+	ws, logger := st.ws, st.logger
+	sc := &secretCerts{client: core, namespace: ws.CertNamespace, name: ws.CertSecret, hosts: names, validity: ws.CertValidity, logger: logger, now: time.Now}
+	// The API server may be unreachable at start, as the operator allows:
+	// the certificate is then made as soon as it answers (the server
+	// refuses TLS handshakes meanwhile); only a refusal by RBAC fails the
+	// operator.
+	kp, err := sc.ensure(ctx)
+	switch {
+	case apierrors.IsForbidden(err):
+		return err
+	case err != nil:
+		logger.Error(fmt.Sprintf("The webhook certificate cannot be made yet: %s", err))
+	default:
+		st.store.set(kp)
+	}
+	st.wg.Go(func() { st.renewCertSecret(sc) })
+	return nil
+}
+
+// renewCertSecret checks the Secret every CheckInterval (with a backoff
+// from 1 s while there is no certificate yet) until the server stops.
+func (st *startup) renewCertSecret(sc *secretCerts) {
+	retry := time.Second
+	for {
+		wait := st.ws.CheckInterval
+		if st.store.cur.Load() == nil {
+			wait, retry = min(retry, st.ws.CheckInterval), retry*2
+		}
+		select {
+		case <-st.bg.Done():
+			return
+		case <-time.After(wait):
+		}
+		kp, err := sc.ensure(st.bg)
+		if err != nil {
+			if st.bg.Err() == nil {
+				st.logger.Error(fmt.Sprintf("The webhook certificate cannot be checked for renewal: %s", err))
+			}
+			continue
+		}
+		if st.store.set(kp) {
+			st.logger.Info(fmt.Sprintf("Serving the renewed webhook certificate, valid until %s.", kp.leaf.NotAfter.Format(time.RFC3339)))
+		}
+	}
+}
+
+// handler is the Handler of the registry's webhooks, with the resources
+// discovered now (and again by the manager).
+func (st *startup) handler(ctx context.Context) *Handler {
+	cfg, ws := st.cfg, st.ws
+	h := &Handler{
 		Registry:        cfg.Registry,
 		Root:            ws.Path,
-		Logger:          logger,
+		Logger:          st.logger,
 		Memo:            cfg.Memo,
 		Context:         cfg.Context,
 		Timeout:         ws.Timeout,
 		MaxRequestBytes: ws.MaxRequestBytes,
 	}
-	var resolved atomic.Pointer[[]resources.Resource]
-	handler.Resources = func() []resources.Resource {
-		if p := resolved.Load(); p != nil {
+	h.Resources = func() []resources.Resource {
+		if p := st.resolved.Load(); p != nil {
 			return *p
 		}
 		return nil
 	}
 	if cfg.Discover != nil {
 		if found, err := cfg.Discover(ctx); err == nil {
-			resolved.Store(&found)
+			st.resolved.Store(&found)
 		} else {
-			logger.Debug(fmt.Sprintf("The resources cannot be discovered for the webhooks: %s", err))
+			st.logger.Debug(fmt.Sprintf("The resources cannot be discovered for the webhooks: %s", err))
 		}
 	}
+	return h
+}
+
+// serve listens and serves the webhooks over TLS with the certificate of
+// the store; the Server's stop stops the background work (the manager
+// cleans up meanwhile), then the server.
+func (st *startup) serve(ctx context.Context) (*Server, error) {
+	ws, logger := st.ws, st.logger
 	timeout := ws.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(ws.Addr, strconv.Itoa(ws.Port)))
 	if err != nil {
-		return fail(fmt.Errorf("listening for webhooks: %w", err))
+		return nil, fmt.Errorf("listening for webhooks: %w", err)
 	}
 	srv := &http.Server{
-		Handler:           handler,
+		Handler:           st.handler(ctx),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       timeout + 10*time.Second,
 		WriteTimeout:      timeout + 10*time.Second,
 		IdleTimeout:       90 * time.Second,
 		TLSConfig: &tls.Config{
 			MinVersion:     tls.VersionTLS12,
-			GetCertificate: store.GetCertificate,
-			// Kopf's sslpeer: the API server's client certificate, if
-			// it presents one; not verified (authentication is the
-			// API server's business).
+			GetCertificate: st.store.GetCertificate,
+			// Kopf's sslpeer: the API server's client certificate, if it
+			// presents one; not verified (authentication is the API
+			// server's business).
 			ClientAuth: tls.RequestClientCert,
 		},
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
@@ -311,68 +381,17 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}()
 	port := ln.Addr().(*net.TCPAddr).Port
 	logger.Debug(fmt.Sprintf("Listening for webhooks at %s", buildURL("https", "*", port, ws.Path)))
-	s := &Server{Addr: ln.Addr(), certs: store}
-	clientConfig := func() admissionregv1.WebhookClientConfig {
-		cc := admissionregv1.WebhookClientConfig{CABundle: store.CABundle()}
-		if svc := ws.Service; svc != nil {
-			path := ws.Path
-			port := svc.Port
-			cc.Service = &admissionregv1.ServiceReference{Namespace: svc.Namespace, Name: svc.Name, Path: &path, Port: &port}
-		} else {
-			u := s.URL
-			cc.URL = &u
-		}
-		return cc
-	}
+	s := &Server{Addr: ln.Addr(), certs: st.store}
 	if ws.Service == nil {
+		host, _ := hosts(ws)
 		s.URL = buildURL("https", host, port, ws.Path)
 		logger.Debug(fmt.Sprintf("Accessing the webhooks at %s", s.URL))
-	}
-
-	var mgr *manager
-	if adm.Managed != "" {
-		arc, err := admissionregv1client.NewForConfigAndClient(cfg.RESTConfig, hc)
-		if err != nil {
-			_ = srv.Close()
-			<-served
-			return fail(err)
-		}
-		coord, err := coordinationv1client.NewForConfigAndClient(cfg.RESTConfig, hc)
-		if err != nil {
-			_ = srv.Close()
-			<-served
-			return fail(err)
-		}
-		mgr = &manager{
-			name:         adm.Managed,
-			registry:     cfg.Registry,
-			configs:      arc,
-			leases:       coord,
-			namespace:    ws.CertNamespace,
-			discover:     cfg.Discover,
-			clientConfig: clientConfig,
-			interval:     ws.CheckInterval,
-			logger:       logger,
-			wake:         make(chan struct{}, 1),
-			onFound:      func(found []resources.Resource) { resolved.Store(&found) },
-		}
-		store.onCABundle(func([]byte) { mgr.poke() })
-		if err := mgr.start(ctx); err != nil {
-			_ = srv.Close()
-			<-served
-			return fail(err)
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			mgr.run(bg)
-		}()
 	}
 	var once sync.Once
 	s.stop = func() {
 		once.Do(func() {
-			cancelBG()
-			wg.Wait() // the manager has cleaned up while the server served
+			st.cancelBG()
+			st.wg.Wait() // the manager has cleaned up while the server served
 			shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
 			if err := srv.Shutdown(shutdown); err != nil {
@@ -382,6 +401,58 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		})
 	}
 	return s, nil
+}
+
+// clientConfig is how the API server reaches the server s: its Service or
+// its URL, with the CA bundle of now.
+func (st *startup) clientConfig(s *Server) admissionregv1.WebhookClientConfig {
+	cc := admissionregv1.WebhookClientConfig{CABundle: st.store.CABundle()}
+	if svc := st.ws.Service; svc != nil {
+		path := st.ws.Path
+		port := svc.Port
+		cc.Service = &admissionregv1.ServiceReference{Namespace: svc.Namespace, Name: svc.Name, Path: &path, Port: &port}
+	} else {
+		u := s.URL
+		cc.URL = &u
+	}
+	return cc
+}
+
+// startManager applies the managed configurations once and keeps them
+// (and this replica's Lease) in the background, if they are managed.
+func (st *startup) startManager(ctx context.Context, s *Server) error {
+	name := st.cfg.Settings.Admission.Managed
+	if name == "" {
+		return nil
+	}
+	arc, err := admissionregv1client.NewForConfigAndClient(st.cfg.RESTConfig, st.hc)
+	if err != nil {
+		return err
+	}
+	coord, err := coordinationv1client.NewForConfigAndClient(st.cfg.RESTConfig, st.hc)
+	if err != nil {
+		return err
+	}
+	mgr := &manager{
+		name:         name,
+		registry:     st.cfg.Registry,
+		configs:      arc,
+		leases:       coord,
+		namespace:    st.ws.CertNamespace,
+		identity:     replicaIdentity(st.cfg.Settings),
+		discover:     st.cfg.Discover,
+		clientConfig: func() admissionregv1.WebhookClientConfig { return st.clientConfig(s) },
+		interval:     st.ws.CheckInterval,
+		logger:       st.logger,
+		wake:         make(chan struct{}, 1),
+		onFound:      func(found []resources.Resource) { st.resolved.Store(&found) },
+	}
+	st.store.onCABundle(func([]byte) { mgr.poke() })
+	if err := mgr.start(ctx); err != nil {
+		return err
+	}
+	st.wg.Go(func() { mgr.run(st.bg) })
+	return nil
 }
 
 // every calls fn every interval until ctx is done.
@@ -423,4 +494,13 @@ func buildURL(scheme, host string, port int, path string) string {
 		netloc = host + ":" + strconv.Itoa(port)
 	}
 	return (&url.URL{Scheme: scheme, Host: netloc, Path: path}).String()
+}
+
+// replicaIdentity is this replica's identity in its Lease: the peering
+// identity if one is set, else Kopf's detect_own_id.
+func replicaIdentity(s *settings.Settings) string {
+	if s != nil && s.Peering.Identity != "" {
+		return s.Peering.Identity
+	}
+	return leases.DetectOwnID(false)
 }

@@ -141,13 +141,52 @@ type reviewResult struct {
 func (h *Handler) review(r *http.Request, req *request, id string, logger *slog.Logger) (*reviewResult, error) {
 	ar := req.review.Request
 	res := h.resource(ar.Resource.Group, ar.Resource.Version, ar.Resource.Resource, ar.Kind.Kind)
+	selected, err := h.selectHandlers(res, req, id)
+	if err != nil {
+		return nil, err
+	}
+	b := req.object
+	if b == nil {
+		b = req.old
+	}
+	patch := patches.New()
+	var warnings []string
+	objLogger := logging.ForObject(logger, objectRef(ar.Namespace, ar.Name, b))
+	kw := h.kwargs(r, req, res, b, patch, &warnings, objLogger)
+	timeout := h.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	defer cancel()
+	if h.Context != nil {
+		ctx = h.Context(ctx)
+	}
+	errs, mutated := invoke(ctx, selected, kw, objLogger)
+	out := &reviewResult{allowed: len(errs) == 0, warnings: warnings}
+	if len(errs) > 0 {
+		out.status = statusOf(errs)
+	}
+	if mutated && !patch.IsEmpty() {
+		if err := out.setPatch(b, patch, objLogger); err != nil {
+			return nil, err
+		}
+	}
+	if !out.allowed {
+		out.patch = nil
+	}
+	return out, nil
+}
+
+// selectHandlers returns the handlers (all, or the one of the URL's id) that
+// serve the request's resource and admit its operation; none serving the
+// resource at all is a 404.
+func (h *Handler) selectHandlers(res resources.Resource, req *request, id string) ([]*registry.WebhookHandler, error) {
+	ar := req.review.Request
 	var selected []*registry.WebhookHandler
 	known := false
 	for _, wh := range h.Registry.WebhookHandlers("") {
-		if id != "" && wh.ID != id {
-			continue
-		}
-		if !wh.Selector.Matches(res) {
+		if (id != "" && wh.ID != id) || !wh.Selector.Matches(res) {
 			continue
 		}
 		known = true
@@ -162,18 +201,15 @@ func (h *Handler) review(r *http.Request, req *request, id string, logger *slog.
 		}
 		return nil, &badRequest{http.StatusNotFound, fmt.Sprintf("The specified resource has no handlers: %s", what)}
 	}
+	return selected, nil
+}
 
-	b := req.object
-	if b == nil {
-		b = req.old
-	}
-	patch := patches.New()
-	var warnings []string
+// kwargs are what the handlers receive. User code gets copies: the patch
+// is computed against b as received, whatever handlers do to their body.
+func (h *Handler) kwargs(r *http.Request, req *request, res resources.Resource, b body.Body, patch patches.Patch, warnings *[]string, objLogger *slog.Logger) *kwargs.Admission {
+	ar := req.review.Request
 	memo := kwargs.Memo{}
 	maps.Copy(memo, h.Memo)
-	objLogger := logging.ForObject(logger, objectRef(ar.Namespace, ar.Name, b))
-	// User code gets copies: the patch is computed against b as received,
-	// whatever handlers do to their body.
 	userBody, userOld, userNew := b.DeepCopy(), req.old, req.object
 	if req.object != nil {
 		userNew = userBody
@@ -189,7 +225,7 @@ func (h *Handler) review(r *http.Request, req *request, id string, logger *slog.
 		Headers:     headers(r.Header),
 		SSLPeer:     sslPeer(r),
 		UserInfo:    ar.UserInfo,
-		Warnings:    &warnings,
+		Warnings:    warnings,
 		Operation:   string(ar.Operation),
 		Subresource: ar.SubResource,
 		Old:         userOld,
@@ -197,16 +233,13 @@ func (h *Handler) review(r *http.Request, req *request, id string, logger *slog.
 	}
 	kw.Diff = diffs.Compute(nilIfEmpty(req.old), nilIfEmpty(req.object))
 	kw.ShareDecoded()
+	return kw
+}
 
-	timeout := h.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), timeout)
-	defer cancel()
-	if h.Context != nil {
-		ctx = h.Context(ctx)
-	}
+// invoke calls the selected handlers whose filters match, one after
+// another, with Kopf's log lines; it returns their errors and whether a
+// mutating handler ran.
+func invoke(ctx context.Context, selected []*registry.WebhookHandler, kw *kwargs.Admission, objLogger *slog.Logger) ([]error, bool) {
 	var errs []error
 	mutated := false
 	for _, wh := range selected {
@@ -234,29 +267,24 @@ func (h *Handler) review(r *http.Request, req *request, id string, logger *slog.
 		execution.LogPanicStack(objLogger, err)
 		errs = append(errs, err)
 	}
+	return errs, mutated
+}
 
-	out := &reviewResult{allowed: len(errs) == 0, warnings: warnings}
-	if len(errs) > 0 {
-		out.status = statusOf(errs)
-	}
-	if mutated && !patch.IsEmpty() {
-		ops, err := jsonPatch(b, patch)
-		if err != nil {
-			// The handlers' patch cannot be encoded: the request is refused
-			// rather than admitted without the mutation.
-			objLogger.Error(fmt.Sprintf("The mutation cannot be encoded: %s", err))
-			out.allowed = false
-			if out.status == nil {
-				out.status = &responseStatus{Message: fmt.Sprintf("The mutation cannot be encoded: %s", err), Code: http.StatusInternalServerError}
-			}
-		} else if out.patch, err = encodePatch(ops); err != nil {
-			return nil, err
+// setPatch encodes the handlers' patch of b as the response's JSON
+// patch; one that cannot be encoded refuses the request rather than
+// admit it without the mutation.
+func (out *reviewResult) setPatch(b body.Body, patch patches.Patch, objLogger *slog.Logger) error {
+	ops, err := jsonPatch(b, patch)
+	if err != nil {
+		objLogger.Error(fmt.Sprintf("The mutation cannot be encoded: %s", err))
+		out.allowed = false
+		if out.status == nil {
+			out.status = &responseStatus{Message: fmt.Sprintf("The mutation cannot be encoded: %s", err), Code: http.StatusInternalServerError}
 		}
+		return nil
 	}
-	if !out.allowed {
-		out.patch = nil
-	}
-	return out, nil
+	out.patch, err = encodePatch(ops)
+	return err
 }
 
 // call runs fn through execution.Guard; if ctx is done first, it returns

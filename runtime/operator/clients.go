@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"k8s.io/client-go/dynamic"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
 )
 
@@ -15,6 +16,8 @@ type clients struct {
 	// rest sends requests by absolute path and leaves the decoding to the
 	// caller: a patch's response is read for its resourceVersion only.
 	rest rest.Interface
+	// coordination is the typed client of the Leases (runtime/leases).
+	coordination coordinationv1client.LeasesGetter
 }
 
 func newClients(cfg *rest.Config) (clients, error) {
@@ -33,5 +36,9 @@ func newClients(cfg *rest.Config) (clients, error) {
 	if err != nil {
 		return clients{}, fmt.Errorf("creating the REST client: %w", err)
 	}
-	return clients{dynamic: dyn, rest: rc}, nil
+	coord, err := coordinationv1client.NewForConfigAndClient(cfg, hc)
+	if err != nil {
+		return clients{}, fmt.Errorf("creating the client of the Leases: %w", err)
+	}
+	return clients{dynamic: dyn, rest: rc, coordination: coord}, nil
 }

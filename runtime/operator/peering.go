@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/discovery"
 
 	"github.com/kopf-go/kopf/runtime/daemons"
+	"github.com/kopf-go/kopf/runtime/leases"
 	"github.com/kopf-go/kopf/runtime/logging"
 	"github.com/kopf-go/kopf/runtime/peering"
 	"github.com/kopf-go/kopf/runtime/queueing"
@@ -262,13 +263,11 @@ func joinPeering(ctx context.Context, wg *sync.WaitGroup, dc discovery.Discovery
 			fallback = namespaces[0]
 		}
 		e := &peering.Elector{
-			Client:    cl.dynamic.Resource(peering.Leases),
+			Leases:    cl.coordination,
 			Namespace: peering.LeaseNamespace(s.LeaseNamespace, fallback),
 			Name:      peering.LeaseName(s.LeaseName, s.Name, s.Priority),
 			Identity:  identity,
-			Duration:  s.LeaseDuration,
-			Renew:     s.RenewDeadline,
-			Retry:     s.RetryPeriod,
+			Timing:    leases.Timing{Duration: s.LeaseDuration, RenewDeadline: s.RenewDeadline, RetryPeriod: s.RetryPeriod},
 			Logger:    logger,
 		}
 		startLease = func() {

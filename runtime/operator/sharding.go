@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"time"
 
 	coordinationclient "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
 
+	"github.com/kopf-go/kopf/runtime/leases"
 	"github.com/kopf-go/kopf/runtime/sharding"
 	"github.com/kopf-go/kopf/runtime/sharding/shardstage"
 )
@@ -30,12 +30,14 @@ type Sharding struct {
 	// Namespace is where the Leases are: default $POD_NAMESPACE, else
 	// "default".
 	Namespace string
-	// Identity is this replica's, unique in the group: default
-	// "<host name>@<pid>", as Kopf's peering identities.
+	// Identity is this replica's, unique in the group: default the
+	// peering identity (Settings.Peering.Identity), else Kopf's
+	// detect_own_id (leases.DetectOwnID).
 	Identity string
 	// LeaseDuration and RenewInterval are the Leases' (see
-	// sharding.Config): defaults 15 s and 3 s. A dead replica's objects
-	// are taken over after about LeaseDuration plus one RenewInterval.
+	// sharding.Config): defaults runtime/leases', 15 s and 2 s. A dead
+	// replica's objects are taken over after about LeaseDuration plus one
+	// RenewInterval.
 	LeaseDuration time.Duration
 	RenewInterval time.Duration
 	// HandoffTimeout bounds how long a replica giving up buckets waits
@@ -74,15 +76,11 @@ func newShards(cfg *rest.Config, opts Options) *shards {
 			sc.Namespace = "default"
 		}
 	}
+	if sc.Identity == "" && opts.Settings != nil {
+		sc.Identity = opts.Settings.Peering.Identity
+	}
 	if sc.Identity == "" {
-		host, _ := os.Hostname()
-		sc.Identity = fmt.Sprintf("%s@%d", strings.ToLower(host), os.Getpid())
-	}
-	if sc.LeaseDuration <= 0 {
-		sc.LeaseDuration = 15 * time.Second
-	}
-	if sc.RenewInterval <= 0 {
-		sc.RenewInterval = sc.LeaseDuration / 5
+		sc.Identity = leases.DetectOwnID(false)
 	}
 	if sc.HandoffTimeout <= 0 {
 		sc.HandoffTimeout = 30 * time.Second

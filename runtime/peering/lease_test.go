@@ -8,39 +8,39 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/kubernetes/fake"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+
+	"github.com/kopf-go/kopf/runtime/leases"
 )
 
 // newElectors returns electors of the given identities sharing one Lease
-// on a fake API server, each with its own Standby toggle.
-func newElectors(t *testing.T, ids ...string) (*fake.FakeDynamicClient, []*Elector) {
+// on a fake API server and a fake clock, each with its own Standby toggle.
+func newElectors(t *testing.T, ids ...string) (coordinationv1client.LeaseInterface, *clocktesting.FakePassiveClock, []*Elector) {
 	t.Helper()
-	client := fake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{Leases: "LeaseList"})
+	cs := fake.NewClientset()
+	clock := clocktesting.NewFakePassiveClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
 	var electors []*Elector
 	for _, id := range ids {
 		var toggles Toggles
 		electors = append(electors, &Elector{
-			Client: client.Resource(Leases), Namespace: "ns", Name: "lease",
-			Identity: Identity(id), Duration: 15 * time.Second, Renew: 10 * time.Second, Retry: 2 * time.Second,
+			Leases: cs.CoordinationV1(), Namespace: "ns", Name: "lease", Identity: Identity(id), Clock: clock,
+			Timing:  leases.Timing{Duration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second},
 			Standby: toggles.Make("standby", true), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		})
 	}
-	return client, electors
+	return cs.CoordinationV1().Leases("ns"), clock, electors
 }
 
-func holder(t *testing.T, client *fake.FakeDynamicClient) (string, int64) {
+func holder(t *testing.T, client coordinationv1client.LeaseInterface) (string, int32) {
 	t.Helper()
-	u, err := client.Resource(Leases).Namespace("ns").Get(context.Background(), "lease", metav1.GetOptions{})
+	l, err := client.Get(context.Background(), "lease", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, _, _ := unstructured.NestedString(u.Object, "spec", "holderIdentity")
-	n, _, _ := unstructured.NestedInt64(u.Object, "spec", "leaseTransitions")
-	return h, n
+	return leases.Holder(l), ptr.Deref(l.Spec.LeaseTransitions, 0)
 }
 
 // The election's steps on one clock: the first candidate creates and holds
@@ -49,9 +49,9 @@ func holder(t *testing.T, client *fake.FakeDynamicClient) (string, int64) {
 // it takes it (a transition), and the old holder's next try fails.
 func TestElectorSteps(t *testing.T) {
 	ctx := context.Background()
-	client, e := newElectors(t, "a", "b")
+	client, clock, e := newElectors(t, "a", "b")
 	a, b := e[0], e[1]
-	t0 := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	t0 := clock.Now()
 
 	steps := []struct {
 		name       string
@@ -59,7 +59,7 @@ func TestElectorSteps(t *testing.T) {
 		at         time.Duration
 		want       bool
 		wantHolder string
-		wantTrans  int64
+		wantTrans  int32
 	}{
 		{"a creates the Lease", a, 0, true, "a", 0},
 		{"b sees a's record for the first time", b, 1 * time.Second, false, "a", 0},
@@ -71,7 +71,8 @@ func TestElectorSteps(t *testing.T) {
 		{"b renews", b, 27 * time.Second, true, "b", 1},
 	}
 	for _, s := range steps {
-		got, err := s.who.tryAcquireOrRenew(ctx, t0.Add(s.at))
+		clock.SetTime(t0.Add(s.at))
+		got, err := s.who.tryAcquireOrRenew(ctx)
 		if err != nil {
 			t.Fatalf("%s: %v", s.name, err)
 		}
@@ -86,7 +87,7 @@ func TestElectorSteps(t *testing.T) {
 // at its next try without waiting for Duration; the Standby toggle follows
 // the holding.
 func TestElectorRelease(t *testing.T) {
-	client, e := newElectors(t, "a", "b")
+	client, clock, e := newElectors(t, "a", "b")
 	a, b := e[0], e[1]
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -99,8 +100,7 @@ func TestElectorRelease(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	now := time.Now()
-	if ok, err := b.tryAcquireOrRenew(context.Background(), now); ok || err != nil {
+	if ok, err := b.tryAcquireOrRenew(context.Background()); ok || err != nil {
 		t.Fatalf("b took a held Lease: %v, %v", ok, err)
 	}
 	cancel()
@@ -111,7 +111,8 @@ func TestElectorRelease(t *testing.T) {
 	if h, _ := holder(t, client); h != "" {
 		t.Fatalf("the Lease is held by %q after a's release", h)
 	}
-	if ok, err := b.tryAcquireOrRenew(context.Background(), now.Add(time.Millisecond)); !ok || err != nil {
+	clock.SetTime(clock.Now().Add(time.Millisecond))
+	if ok, err := b.tryAcquireOrRenew(context.Background()); !ok || err != nil {
 		t.Fatalf("b did not take the released Lease at once: %v, %v", ok, err)
 	}
 }

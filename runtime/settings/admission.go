@@ -63,8 +63,9 @@ type WebhookServer struct {
 	// CertValidity is how long a generated serving certificate is valid
 	// (default: 90 days); it is renewed when a third of that is left.
 	// CheckInterval is how often the certificate (the Secret or the files)
-	// is checked for a renewal, and the managed configurations' replica
-	// lease renewed (default: 1 minute; Kopf's file_check_interval).
+	// is checked for a renewal, and the managed configurations checked
+	// (default: 1 minute; Kopf's file_check_interval). The replicas'
+	// Leases have runtime/leases' timing, not this interval.
 	CertValidity  time.Duration
 	CheckInterval time.Duration
 	// Timeout bounds the handlers of one admission request (0: 30 s, the

@@ -1,6 +1,10 @@
 package settings
 
-import "time"
+import (
+	"time"
+
+	"github.com/kopf-go/kopf/runtime/leases"
+)
 
 // Peering says how the operator coordinates with the other operators that
 // serve the same objects (Kopf's settings.peering; docs/peering.md): its
@@ -9,7 +13,7 @@ import "time"
 type Peering struct {
 	// Identity is the operator's key in the peering object (Kopf's
 	// identity= of kopf.run) and the Lease's holder; "": $POD_ID, else
-	// user@host/YYYYmmddHHMMSS/xyz (see peering.DetectOwnID).
+	// user@host/YYYYmmddHHMMSS/xyz (see leases.DetectOwnID).
 	Identity string
 	// Name is the peering object's name (Kopf's settings.peering.name,
 	// -P/--peering). Default: "default".
@@ -48,11 +52,11 @@ type Peering struct {
 	// the in-cluster service account's namespace, else the first served
 	// namespace, else "default".
 	LeaseNamespace string
-	// LeaseDuration, RenewDeadline and RetryPeriod are client-go's
-	// leader election's: a stand-by replica takes over at most about
-	// LeaseDuration+RetryPeriod after the active one died; the active one
-	// pauses if it could not renew within RenewDeadline. Defaults: 15 s,
-	// 10 s, 2 s.
+	// LeaseDuration, RenewDeadline and RetryPeriod are the Lease's timing
+	// (leases.Timing, client-go's leader election's): a stand-by replica
+	// takes over at most about LeaseDuration+RetryPeriod after the active
+	// one died; the active one pauses if it could not renew within
+	// RenewDeadline. Defaults: runtime/leases', 15 s, 10 s, 2 s.
 	LeaseDuration time.Duration
 	RenewDeadline time.Duration
 	RetryPeriod   time.Duration
@@ -63,8 +67,8 @@ func defaultPeering() Peering {
 		Name:          "default",
 		Lifetime:      60 * time.Second,
 		Lease:         true,
-		LeaseDuration: 15 * time.Second,
-		RenewDeadline: 10 * time.Second,
-		RetryPeriod:   2 * time.Second,
+		LeaseDuration: leases.DefaultDuration,
+		RenewDeadline: leases.DefaultRenewDeadline,
+		RetryPeriod:   leases.DefaultRetryPeriod,
 	}
 }

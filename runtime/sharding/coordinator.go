@@ -15,6 +15,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	coordinationclient "k8s.io/client-go/kubernetes/typed/coordination/v1"
+
+	"github.com/kopf-go/kopf/runtime/leases"
 )
 
 // The labels of the Leases: the group they belong to, and their role
@@ -37,16 +39,17 @@ type Config struct {
 	// another group (or another number of buckets) do not see each other.
 	Group string
 	// Identity is the replica's, unique among the live replicas of the
-	// group (e.g. host name and process id).
+	// group; default: leases.DetectOwnID (Kopf's detect_own_id).
 	Identity string
 	// Buckets is the number of buckets (default DefaultBuckets). Every
 	// replica of the group must use the same.
 	Buckets int
 	// LeaseDuration is how long a replica's Lease stays valid after its
-	// last renewal, as the other replicas observe it (default 15 s): a
-	// replica that dies loses its buckets after that long. RenewInterval is
-	// how often each replica renews its Lease and rebalances (default a
-	// fifth of LeaseDuration).
+	// last renewal, as the other replicas observe it (runtime/leases'
+	// rule; default leases.DefaultDuration, 15 s): a replica that dies
+	// loses its buckets after that long. RenewInterval is how often each
+	// replica renews its Lease and rebalances (default the leases'
+	// RetryPeriod for that duration: 2 s for 15 s).
 	LeaseDuration time.Duration
 	RenewInterval time.Duration
 	// Acquire is called with the buckets this replica has just claimed,
@@ -66,12 +69,12 @@ type Config struct {
 // that two replicas never both succeed in a claim):
 //
 //   - each replica renews its member Lease every RenewInterval; a member
-//     is alive while the renewals of its Lease are observed (by the local
-//     clock of the observer, as client-go's leader election does, so that
-//     clocks need not agree) within LeaseDuration; a Lease seen for the
-//     first time is judged by its renewTime (so a killed replica's Lease
-//     is not taken for a member by a replica that starts later: this one
-//     judgement trusts the clocks to agree within LeaseDuration);
+//     is alive while its Lease is live by runtime/leases' one rule (its
+//     renewals observed within LeaseDuration on the observer's own clock,
+//     as client-go's leader election does, so that clocks need not agree;
+//     a Lease seen for the first time is live for LeaseDuration from then,
+//     so a replica that starts after another was killed waits for the
+//     killed one's Lease to expire before it takes its buckets);
 //   - the live members, sorted, assign every bucket to one of them by
 //     rendezvous hashing (Owner);
 //   - a replica that holds a bucket assigned to another calls Release,
@@ -95,34 +98,29 @@ type Config struct {
 type Coordinator struct {
 	cfg Config
 
+	writer   leases.Writer   // the bucket Leases' claims and releases
+	member   *leases.Held    // this replica's member Lease
+	observer leases.Observer // the liveness of the members' Leases
+
 	mu        sync.Mutex
 	held      map[int]bool
 	members   []string
 	lastRenew time.Time
-	own       *coordinationv1.Lease
-	observed  map[string]observation // member Lease name → last change seen
-}
-
-// observation is when a Lease's resourceVersion was last seen to change.
-type observation struct {
-	rv   string
-	when time.Time
 }
 
 // New checks the configuration and fills in its defaults.
 func New(cfg Config) (*Coordinator, error) {
-	if cfg.Leases == nil || cfg.Group == "" || cfg.Identity == "" {
-		return nil, errors.New("sharding: Leases, Group and Identity are required")
+	if cfg.Leases == nil || cfg.Group == "" {
+		return nil, errors.New("sharding: Leases and Group are required")
+	}
+	if cfg.Identity == "" {
+		cfg.Identity = leases.DetectOwnID(false)
 	}
 	if cfg.Buckets <= 0 {
 		cfg.Buckets = DefaultBuckets
 	}
-	if cfg.LeaseDuration <= 0 {
-		cfg.LeaseDuration = 15 * time.Second
-	}
-	if cfg.RenewInterval <= 0 {
-		cfg.RenewInterval = cfg.LeaseDuration / 5
-	}
+	timing := leases.Timing{Duration: cfg.LeaseDuration, RetryPeriod: cfg.RenewInterval}.Defaulted()
+	cfg.LeaseDuration, cfg.RenewInterval = timing.Duration, timing.RetryPeriod
 	if 3*cfg.RenewInterval > cfg.LeaseDuration {
 		return nil, fmt.Errorf("sharding: the renew interval %s must be at most a third of the lease duration %s", cfg.RenewInterval, cfg.LeaseDuration)
 	}
@@ -135,7 +133,10 @@ func New(cfg Config) (*Coordinator, error) {
 	if cfg.Release == nil {
 		cfg.Release = func(context.Context, []int) {}
 	}
-	return &Coordinator{cfg: cfg, held: map[int]bool{}, observed: map[string]observation{}}, nil
+	w := leases.Writer{Leases: cfg.Leases, Identity: cfg.Identity, Duration: cfg.LeaseDuration}
+	c := &Coordinator{cfg: cfg, held: map[int]bool{}, writer: w}
+	c.member = &leases.Held{Writer: w, Name: c.memberLease(cfg.Identity), Labels: c.labels(roleMember)}
+	return c, nil
 }
 
 // Held returns the buckets this replica holds now, sorted.
@@ -232,88 +233,67 @@ func (c *Coordinator) labels(role string) map[string]string {
 
 // renew creates or renews the member Lease.
 func (c *Coordinator) renew(ctx context.Context) error {
-	now := metav1.NewMicroTime(time.Now())
-	seconds := int32((c.cfg.LeaseDuration + time.Second - 1) / time.Second)
-	if c.own == nil {
-		l, err := c.cfg.Leases.Get(ctx, c.memberLease(c.cfg.Identity), metav1.GetOptions{})
-		switch {
-		case apierrors.IsNotFound(err):
-			l = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: c.memberLease(c.cfg.Identity), Labels: c.labels(roleMember)}}
-			l.Spec = coordinationv1.LeaseSpec{HolderIdentity: &c.cfg.Identity, LeaseDurationSeconds: &seconds, AcquireTime: &now, RenewTime: &now}
-			created, err := c.cfg.Leases.Create(ctx, l, metav1.CreateOptions{})
-			if err != nil {
-				return err
-			}
-			c.own = created
-			return nil
-		case err != nil:
-			return err
-		}
-		c.own = l
-	}
-	l := c.own.DeepCopy()
-	l.Spec.HolderIdentity = &c.cfg.Identity
-	l.Spec.LeaseDurationSeconds = &seconds
-	l.Spec.RenewTime = &now
-	updated, err := c.cfg.Leases.Update(ctx, l, metav1.UpdateOptions{})
-	if err != nil {
-		c.own = nil // read it again next time
-		return err
-	}
-	c.own = updated
-	return nil
+	return c.member.Renew(ctx)
 }
 
-// tick renews the member Lease and rebalances once.
+// tick rebalances once: it gives everything up if the member Lease has
+// not been renewed in time; otherwise it reads the group's Leases, judges
+// which members live, and hands the buckets over in order: first what
+// this replica must give up (stopped, then released), then what it may
+// claim (claimed, then started).
 func (c *Coordinator) tick(ctx context.Context) {
-	if ctx.Err() != nil {
-		return
-	}
-	log := c.cfg.Logger
-	start := time.Now()
-	c.mu.Lock()
-	// Checked once per RenewInterval: so from two intervals before the
-	// expiry, for the work to stop before the others may take over.
-	expired := time.Since(c.lastRenew) >= c.cfg.LeaseDuration-2*c.cfg.RenewInterval
-	c.mu.Unlock()
-	if expired {
-		if held := c.Held(); len(held) > 0 {
-			log.Warn(fmt.Sprintf("Sharding: the lease of %s has not been renewed for %s; giving up its %d buckets.", c.cfg.Identity, time.Since(c.lastRenew).Round(time.Millisecond), len(held)))
-			// The others may take over once the lease has expired: what
-			// is not stopped by then is abandoned.
-			dctx, cancel := context.WithDeadline(ctx, c.lastRenew.Add(c.cfg.LeaseDuration-c.cfg.RenewInterval/2))
-			c.drop(dctx, held)
-			cancel()
-		}
+	if ctx.Err() != nil || c.giveUpIfExpired(ctx) {
 		return
 	}
 	list, err := c.cfg.Leases.List(ctx, metav1.ListOptions{LabelSelector: GroupLabel + "=" + c.cfg.Group})
 	if err != nil {
-		log.Warn(fmt.Sprintf("Sharding: the leases of the group %s could not be listed: %v", c.cfg.Group, err))
+		c.cfg.Logger.Warn(fmt.Sprintf("Sharding: the leases of the group %s could not be listed: %v", c.cfg.Group, err))
 		return
 	}
-	now := time.Now()
+	live, buckets := c.observe(list.Items)
+	target := Assign(c.cfg.Buckets, c.setMembers(live))
+	c.giveUp(ctx, buckets, target)
+	c.releaseLeftovers(ctx, buckets, target)
+	c.claimAssigned(ctx, buckets, target, live)
+}
+
+// giveUpIfExpired stops every bucket, without writing, when the member
+// Lease has not been renewed for LeaseDuration less two RenewIntervals
+// (checked once per RenewInterval: so from two intervals before the
+// expiry, for the work to stop before the others may take over); it says
+// whether it has.
+func (c *Coordinator) giveUpIfExpired(ctx context.Context) bool {
+	c.mu.Lock()
+	last := c.lastRenew
+	c.mu.Unlock()
+	since := time.Since(last)
+	if since < c.cfg.LeaseDuration-2*c.cfg.RenewInterval {
+		return false
+	}
+	if held := c.Held(); len(held) > 0 {
+		c.cfg.Logger.Warn(fmt.Sprintf("Sharding: the lease of %s has not been renewed for %s; giving up its %d buckets.", c.cfg.Identity, since.Round(time.Millisecond), len(held)))
+		// The others may take over once the lease has expired: what is
+		// not stopped by then is abandoned.
+		dctx, cancel := context.WithDeadline(ctx, last.Add(c.cfg.LeaseDuration-c.cfg.RenewInterval/2))
+		c.drop(dctx, held)
+		cancel()
+	}
+	return true
+}
+
+// observe judges the group's Leases: the identities of the live members
+// (this replica's always) and the bucket Leases by bucket.
+func (c *Coordinator) observe(items []coordinationv1.Lease) (map[string]bool, map[int]*coordinationv1.Lease) {
 	live := map[string]bool{c.cfg.Identity: true}
 	buckets := map[int]*coordinationv1.Lease{}
 	seen := map[string]bool{}
-	for i := range list.Items {
-		l := &list.Items[i]
+	for i := range items {
+		l := &items[i]
 		switch l.Labels[RoleLabel] {
 		case roleMember:
-			seen[l.Name] = true
-			o, ok := c.observed[l.Name]
-			if !ok || o.rv != l.ResourceVersion {
-				o = observation{rv: l.ResourceVersion, when: now}
-				if rt := l.Spec.RenewTime; !ok && rt != nil && rt.Time.Before(now) {
-					// Seen for the first time: judged by its renewal
-					// time, so that a killed replica's Lease does not
-					// count as a member for a LeaseDuration more.
-					o.when = rt.Time
-				}
-				c.observed[l.Name] = o
-			}
-			if l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity != "" && now.Sub(o.when) < c.cfg.LeaseDuration {
-				live[*l.Spec.HolderIdentity] = true
+			seen[leases.Key(l)] = true
+			if c.observer.Live(l, c.cfg.LeaseDuration) {
+				live[leases.Holder(l)] = true
 			}
 		case roleBucket:
 			if b, err := strconv.Atoi(l.Name[len(c.cfg.Group+"-bucket-"):]); err == nil && b >= 0 && b < c.cfg.Buckets {
@@ -321,66 +301,76 @@ func (c *Coordinator) tick(ctx context.Context) {
 			}
 		}
 	}
-	for name := range c.observed {
-		if !seen[name] {
-			delete(c.observed, name)
-		}
-	}
+	c.observer.Forget(seen) // the Leases gone: a member seen again is new
+	return live, buckets
+}
+
+// setMembers keeps the live members, sorted, and logs a change.
+func (c *Coordinator) setMembers(live map[string]bool) []string {
 	members := make([]string, 0, len(live))
 	for m := range live {
 		members = append(members, m)
 	}
 	slices.Sort(members)
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if !slices.Equal(members, c.members) {
-		log.Info(fmt.Sprintf("Sharding: %d replicas in the group %s: %v", len(members), c.cfg.Group, members))
+		c.cfg.Logger.Info(fmt.Sprintf("Sharding: %d replicas in the group %s: %v", len(members), c.cfg.Group, members))
 	}
 	c.members = members
-	c.mu.Unlock()
-	target := Assign(c.cfg.Buckets, members)
+	return members
+}
 
-	// Lost: buckets held here whose claim is another's (taken over while
-	// this replica was unable to renew) — nothing to write; and buckets
-	// assigned to another member: released once stopped here.
+// giveUp stops the buckets held here that are lost: those whose claim is
+// another's (taken over while this replica was unable to renew: nothing
+// to write), and those assigned to another member (released once stopped
+// here).
+func (c *Coordinator) giveUp(ctx context.Context, buckets map[int]*coordinationv1.Lease, target []string) {
+	start := time.Now()
 	var taken, moving []int
 	for _, b := range c.Held() {
 		switch l := buckets[b]; {
-		case l == nil || holder(l) != c.cfg.Identity:
+		case l == nil || leases.Holder(l) != c.cfg.Identity:
 			taken = append(taken, b)
 		case target[b] != c.cfg.Identity:
 			moving = append(moving, b)
 		}
 	}
 	if len(taken) > 0 {
-		log.Warn(fmt.Sprintf("Sharding: buckets %v were taken over by other replicas; stopping them here.", taken))
+		c.cfg.Logger.Warn(fmt.Sprintf("Sharding: buckets %v were taken over by other replicas; stopping them here.", taken))
 		dctx, cancel := context.WithDeadline(ctx, time.Now()) // already another's: abandon at once
 		c.drop(dctx, taken)
 		cancel()
 	}
 	if len(moving) > 0 {
 		c.drop(ctx, moving)
-		parallel(moving, func(b int) {
-			l := buckets[b].DeepCopy()
-			l.Spec.HolderIdentity = nil
-			if _, err := c.cfg.Leases.Update(ctx, l, metav1.UpdateOptions{}); err != nil && !apierrors.IsConflict(err) {
-				log.Warn(fmt.Sprintf("Sharding: bucket %d could not be released: %v", b, err))
-			}
-		})
-		log.Info(fmt.Sprintf("Sharding: released buckets %v in %s.", moving, time.Since(start).Round(time.Millisecond)))
+		parallel(moving, func(b int) { c.release(ctx, b, buckets[b]) })
+		c.cfg.Logger.Info(fmt.Sprintf("Sharding: released buckets %v in %s.", moving, time.Since(start).Round(time.Millisecond)))
 	}
+}
 
-	// Claims left behind: held here by name only (a release that failed).
+// releaseLeftovers releases the claims held here by name only (a release
+// that failed) of buckets assigned to another.
+func (c *Coordinator) releaseLeftovers(ctx context.Context, buckets map[int]*coordinationv1.Lease, target []string) {
 	for b, l := range buckets {
-		if holder(l) == c.cfg.Identity && !c.isHeld(b) && target[b] != c.cfg.Identity {
-			l = l.DeepCopy()
-			l.Spec.HolderIdentity = nil
-			if _, err := c.cfg.Leases.Update(ctx, l, metav1.UpdateOptions{}); err != nil && !apierrors.IsConflict(err) {
-				log.Warn(fmt.Sprintf("Sharding: bucket %d could not be released: %v", b, err))
-			}
+		if leases.Holder(l) == c.cfg.Identity && !c.isHeld(b) && target[b] != c.cfg.Identity {
+			c.release(ctx, b, l)
 		}
 	}
+}
 
-	// Claims: the buckets assigned here, free or held by the dead.
+// release frees the claim of bucket b (its Lease l, as listed); a
+// conflict means another replica wrote it meanwhile.
+func (c *Coordinator) release(ctx context.Context, b int, l *coordinationv1.Lease) {
+	if _, err := c.writer.Release(ctx, l); err != nil && !apierrors.IsConflict(err) {
+		c.cfg.Logger.Warn(fmt.Sprintf("Sharding: bucket %d could not be released: %v", b, err))
+	}
+}
+
+// claimAssigned claims the buckets assigned here that are free or held
+// by the dead, and starts those it got (Acquire) once their claims are
+// written.
+func (c *Coordinator) claimAssigned(ctx context.Context, buckets map[int]*coordinationv1.Lease, target []string, live map[string]bool) {
 	var claims []int
 	for b, owner := range target {
 		if owner == c.cfg.Identity && !c.isHeld(b) {
@@ -389,60 +379,40 @@ func (c *Coordinator) tick(ctx context.Context) {
 	}
 	var gainedMu sync.Mutex
 	var gained []int
-	seconds := int32((c.cfg.LeaseDuration + time.Second - 1) / time.Second)
 	parallel(claims, func(b int) {
-		if ctx.Err() != nil {
-			return
-		}
-		if c.claim(ctx, b, buckets[b], live, seconds) {
+		if ctx.Err() == nil && c.claim(ctx, b, buckets[b], live) {
 			gainedMu.Lock()
 			gained = append(gained, b)
 			gainedMu.Unlock()
 		}
 	})
-	if len(gained) > 0 {
-		slices.Sort(gained)
-		c.mu.Lock()
-		for _, b := range gained {
-			c.held[b] = true
-		}
-		c.mu.Unlock()
-		c.cfg.Acquire(ctx, gained)
-		log.Info(fmt.Sprintf("Sharding: acquired buckets %v (%d held).", gained, len(c.Held())))
+	if len(gained) == 0 {
+		return
 	}
+	slices.Sort(gained)
+	c.mu.Lock()
+	for _, b := range gained {
+		c.held[b] = true
+	}
+	c.mu.Unlock()
+	c.cfg.Acquire(ctx, gained)
+	c.cfg.Logger.Info(fmt.Sprintf("Sharding: acquired buckets %v (%d held).", gained, len(c.Held())))
 }
 
 // claim writes this replica's claim of bucket b, whose Lease is l (nil
 // if none yet), unless a live replica holds it; it says whether it did.
-func (c *Coordinator) claim(ctx context.Context, b int, l *coordinationv1.Lease, live map[string]bool, seconds int32) bool {
-	log := c.cfg.Logger
-	mt := metav1.NewMicroTime(time.Now())
+func (c *Coordinator) claim(ctx context.Context, b int, l *coordinationv1.Lease, live map[string]bool) bool {
+	var err error
 	if l == nil {
-		l = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: c.bucketLease(b), Labels: c.labels(roleBucket)}}
-		l.Spec = coordinationv1.LeaseSpec{HolderIdentity: &c.cfg.Identity, LeaseDurationSeconds: &seconds, AcquireTime: &mt, RenewTime: &mt}
-		if _, err := c.cfg.Leases.Create(ctx, l, metav1.CreateOptions{}); err != nil {
-			if !apierrors.IsAlreadyExists(err) {
-				log.Warn(fmt.Sprintf("Sharding: bucket %d could not be claimed: %v", b, err))
-			}
-			return false
-		}
-		return true
-	}
-	if h := holder(l); h != "" && h != c.cfg.Identity && live[h] {
+		_, err = c.writer.Create(ctx, c.bucketLease(b), c.labels(roleBucket))
+	} else if h := leases.Holder(l); h != "" && h != c.cfg.Identity && live[h] {
 		return false // its owner releases it first
+	} else {
+		_, err = c.writer.Take(ctx, l)
 	}
-	l = l.DeepCopy()
-	l.Spec.HolderIdentity = &c.cfg.Identity
-	l.Spec.LeaseDurationSeconds = &seconds
-	l.Spec.AcquireTime, l.Spec.RenewTime = &mt, &mt
-	transitions := int32(1)
-	if l.Spec.LeaseTransitions != nil {
-		transitions = *l.Spec.LeaseTransitions + 1
-	}
-	l.Spec.LeaseTransitions = &transitions
-	if _, err := c.cfg.Leases.Update(ctx, l, metav1.UpdateOptions{}); err != nil {
-		if !apierrors.IsConflict(err) {
-			log.Warn(fmt.Sprintf("Sharding: bucket %d could not be claimed: %v", b, err))
+	if err != nil {
+		if !apierrors.IsAlreadyExists(err) && !apierrors.IsConflict(err) {
+			c.cfg.Logger.Warn(fmt.Sprintf("Sharding: bucket %d could not be claimed: %v", b, err))
 		}
 		return false
 	}
@@ -488,21 +458,11 @@ func (c *Coordinator) leave(ctx context.Context) {
 	held := c.Held()
 	c.drop(ctx, held)
 	for _, b := range held {
-		l, err := c.cfg.Leases.Get(ctx, c.bucketLease(b), metav1.GetOptions{})
-		if err != nil || holder(l) != c.cfg.Identity {
-			continue
+		if l, err := c.cfg.Leases.Get(ctx, c.bucketLease(b), metav1.GetOptions{}); err == nil {
+			_, _ = c.writer.Release(ctx, l)
 		}
-		l.Spec.HolderIdentity = nil
-		_, _ = c.cfg.Leases.Update(ctx, l, metav1.UpdateOptions{})
 	}
-	if err := c.cfg.Leases.Delete(ctx, c.memberLease(c.cfg.Identity), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+	if err := c.member.Delete(ctx); err != nil {
 		c.cfg.Logger.Warn(fmt.Sprintf("Sharding: the lease of %s could not be deleted: %v", c.cfg.Identity, err))
 	}
-}
-
-func holder(l *coordinationv1.Lease) string {
-	if l.Spec.HolderIdentity == nil {
-		return ""
-	}
-	return *l.Spec.HolderIdentity
 }
