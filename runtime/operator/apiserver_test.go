@@ -307,7 +307,7 @@ func runAgainst(t *testing.T, cfg *rest.Config, login LoginFunc, text string) st
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, cfg, reg, Options{AllNamespaces: true, Standalone: true, Login: login, RescanInterval: time.Second,
+		done <- Run(ctx, reg, Options{Config: cfg, AllNamespaces: true, Standalone: true, Login: login, RescanInterval: time.Second,
 			Logger: logging.New(&out, logging.Plain, slog.LevelInfo)})
 	}()
 	deadline := time.Now().Add(20 * time.Second)

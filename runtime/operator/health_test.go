@@ -70,16 +70,17 @@ func TestServeHealth(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
-			opts := &Options{LivenessEndpoint: "http://" + addr + "/healthz", Settings: settings.Default(), Logger: slog.New(slog.DiscardHandler),
-				health: newAPIHealth("https://s", slog.New(slog.DiscardHandler), time.Minute), ready: newReadiness(nil, slog.New(slog.DiscardHandler))}
-			stop, err := serveHealth(ctx, opts)
+			opts := Options{LivenessEndpoint: "http://" + addr + "/healthz", Settings: settings.Default(), Logger: slog.New(slog.DiscardHandler)}
+			api, ready := newAPIHealth("https://s", slog.New(slog.DiscardHandler), time.Minute), newReadiness(nil, slog.New(slog.DiscardHandler))
+			noProbes := func(context.Context) (map[string]any, error) { return nil, nil }
+			monitor, stop, err := serveHealth(ctx, opts, api, ready, noProbes)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if opts.monitor == nil {
+			if monitor == nil {
 				t.Error("no monitor for the watches")
 			}
-			if _, err := serveHealth(ctx, &Options{LivenessEndpoint: "http://" + addr + "/healthz", Settings: opts.Settings, Logger: opts.Logger, health: opts.health, ready: opts.ready}); err == nil || !strings.Contains(err.Error(), "listening on "+addr) {
+			if _, _, err := serveHealth(ctx, opts, api, ready, noProbes); err == nil || !strings.Contains(err.Error(), "listening on "+addr) {
 				t.Errorf("the same port twice: %v", err)
 			}
 			if how == "context" {

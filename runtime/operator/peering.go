@@ -155,9 +155,10 @@ func (g *pauseGate) hold(process queueing.Processor) queueing.Processor {
 // and docs/peering.md), unless the peering is standalone: a keep-alive and
 // an observer per peering object (one ClusterKopfPeering, or a KopfPeering
 // per served namespace; in kopf.dev and in zalando.org where both are
-// served), and the Lease election of the active replica. It returns what
-// stops them, to be called once the workers are done (the Lease is
-// released then, and the operator's records removed).
+// served), and the Lease election of the active replica. It returns the
+// pause gate of the workers (nil standalone) and what stops the peering,
+// to be called once the workers are done (the Lease is released then, and
+// the operator's records removed).
 //
 // The operator is paused from the start until the peering is resolved
 // (the resources discovered, the objects read; retried while the API
@@ -166,16 +167,15 @@ func (g *pauseGate) hold(process queueing.Processor) queueing.Processor {
 // peering (-P), the operator stays paused until it appears (as Kopf 1.x);
 // with the default one, it runs standalone (Kopf's log line) and joins
 // the peering if the object appears later.
-func startPeering(ctx context.Context, dc discovery.DiscoveryInterface, cl clients, opts *Options, sc scope.Scope) func() {
+func startPeering(ctx context.Context, dc discovery.DiscoveryInterface, cl clients, opts Options, sc scope.Scope) (*pauseGate, func()) {
 	s := opts.Settings.Peering
 	logger := opts.Logger
 	if s.Standalone {
-		return func() {}
+		return nil, func() {}
 	}
 	toggles := &peering.Toggles{}
 	gate := newPauseGate(ctx.Done(), logger)
 	toggles.OnChange = gate.set
-	opts.paused = gate
 	starting := toggles.Make("peering is starting", true)
 
 	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -184,9 +184,9 @@ func startPeering(ctx context.Context, dc discovery.DiscoveryInterface, cl clien
 	go func() {
 		defer wg.Done()
 		defer starting.Drop() // after the toggles that replace it are made
-		joinPeering(pctx, &wg, dc, cl, *opts, sc, toggles)
+		joinPeering(pctx, &wg, dc, cl, opts, sc, toggles)
 	}()
-	return func() {
+	return gate, func() {
 		cancel()
 		done := make(chan struct{})
 		go func() { wg.Wait(); close(done) }()
