@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kopf-go/kopf/runtime/apiserver"
 	"github.com/kopf-go/kopf/runtime/health"
 )
 
@@ -24,12 +25,12 @@ type watchMonitor = health.Monitor
 // returns, also with an error). It returns the monitor (nil without
 // endpoints) and stop, which returns once they are stopped, or an error
 // if they cannot be served (a bad URL, a port in use).
-func serveHealth(ctx context.Context, opts Options, api *apiHealth, ready *readiness, probes func(context.Context) (map[string]any, error)) (monitor *watchMonitor, stop func(), err error) {
+func serveHealth(ctx context.Context, opts Options, api *apiserver.Health, ready *readiness, probes func(context.Context) (map[string]any, error)) (monitor *watchMonitor, stop func(), err error) {
 	if opts.LivenessEndpoint == "" && opts.ReadinessEndpoint == "" {
 		return nil, func() {}, nil
 	}
 	monitor = health.NewMonitor(opts.Settings.Watching.InactivityTimeout)
-	monitor.SetServer(api.status)
+	monitor.SetServer(api.Status)
 	srv, err := health.Start(health.Options{
 		Liveness:  opts.LivenessEndpoint,
 		Readiness: opts.ReadinessEndpoint,
@@ -57,13 +58,6 @@ func serveHealth(ctx context.Context, opts Options, api *apiHealth, ready *readi
 		cancel()
 		<-stopped
 	}, nil
-}
-
-// status tells the health endpoints whether the API server is reachable.
-func (h *apiHealth) status() health.ServerStatus {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return health.ServerStatus{Address: h.server, Down: h.down, Since: h.since, Cause: h.cause, Err: h.lastErr}
 }
 
 // state says whether the operator is ready, and if not, why: for the

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
+	"github.com/kopf-go/kopf/runtime/apiserver"
 	"github.com/kopf-go/kopf/runtime/daemons"
 	"github.com/kopf-go/kopf/runtime/kwargs"
 	"github.com/kopf-go/kopf/runtime/metrics"
@@ -42,7 +43,7 @@ const Version = "0.1.0-dev"
 // watched; the cleanup handlers run once everything has stopped.
 //
 // The API server is not needed at start: while it cannot be reached, Run
-// logs why (see apiHealth) and keeps trying. The requests carry the
+// logs why (see apiserver.Health) and keeps trying. The requests carry the
 // User-Agent of the configuration, or UserAgent() if it has none. Warnings
 // that the API server sends in responses (e.g. about deprecated APIs or
 // pruned fields) are logged at WARNING, each text once, unless the
@@ -76,7 +77,7 @@ type operator struct {
 	handlersCfg     *rest.Config                 // connection: the handlers' clients (RESTConfig)
 	server          string                       // connection: the API server's address, for the log
 	dropConnections func()                       // connection: closes every connection to the API server
-	health          *apiHealth                   // connection: whether the API server answers
+	health          *apiserver.Health            // connection: whether the API server answers
 	shards          *shards                      // connection: this replica's share of the objects; nil without sharding
 	ready           *readiness                   // health: calls Ready
 	monitor         *watchMonitor                // health endpoints: the endpoints' view of the watches; nil without endpoints
@@ -127,7 +128,7 @@ type stopFunc func() error
 //     request sent, retries included);
 //   - connection: the transports of the operator's and the handlers'
 //     requests (with sharding's fence); its stop ends the API server's
-//     probing (apiHealth), which the health endpoints report;
+//     probing (apiserver.Health), which the health endpoints report;
 //   - health endpoints, then the memory releaser, then the clients
 //     (discovery) that every later part uses;
 //   - poster: it stops after every worker has exited, so that their

@@ -2,7 +2,10 @@ package operator
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -136,4 +139,17 @@ func (o Options) withDefaults() Options {
 		o.Login = func(context.Context) (*rest.Config, error) { return activities.LoadConfig("") }
 	}
 	return o
+}
+
+// LoginFunc loads the operator's credentials again from their source (a
+// kubeconfig file, a service account's token file), as Kopf's login
+// handlers do. See Options.Login.
+type LoginFunc func(ctx context.Context) (*rest.Config, error)
+
+// UserAgent is the User-Agent of the operator's requests unless the
+// rest.Config sets one: "kopf-go/<Version> (<binary name>)", so that the
+// API server's audit log shows which operator wrote (Kopf's say
+// "kopf/<version>").
+func UserAgent() string {
+	return fmt.Sprintf("kopf-go/%s (%s)", Version, filepath.Base(os.Args[0]))
 }

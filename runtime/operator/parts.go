@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/connrotation"
 
+	"github.com/kopf-go/kopf/runtime/apiserver"
 	"github.com/kopf-go/kopf/runtime/daemons"
 	"github.com/kopf-go/kopf/runtime/metrics"
 	"github.com/kopf-go/kopf/runtime/posting"
@@ -88,18 +89,18 @@ func (o *operator) connect(ctx context.Context) (context.Context, stopFunc, erro
 		handlersCfg.QPS = -1
 	}
 	if n := o.opts.Settings.Networking.MaxInFlight; n > 0 {
-		cfg.Wrap(limitInFlight(n))
-		handlersCfg.Wrap(limitInFlight(n))
+		cfg.Wrap(apiserver.LimitInFlight(n))
+		handlersCfg.Wrap(apiserver.LimitInFlight(n))
 	}
 	if o.opts.Login != nil {
-		relogin := newRelogin(o.opts.Login, o.logger) // the handlers' clients renew the token too
-		cfg.Wrap(relogin.wrap)
-		handlersCfg.Wrap(relogin.wrap)
+		relogin := apiserver.NewRelogin(o.opts.Login, o.logger) // the handlers' clients renew the token too
+		cfg.Wrap(relogin.Wrap)
+		handlersCfg.Wrap(relogin.Wrap)
 	}
-	o.health = newAPIHealth(o.server, o.logger, o.opts.Settings.Watching.InactivityTimeout)
-	cfg.Wrap(o.health.wrap)
+	o.health = apiserver.NewHealth(o.server, o.logger, o.opts.Settings.Watching.InactivityTimeout)
+	cfg.Wrap(o.health.Wrap)
 	o.cfg, o.handlersCfg = cfg, handlersCfg
-	return ctx, noError(o.health.stop), nil
+	return ctx, noError(o.health.Stop), nil
 }
 
 // rotateConnections makes cfg dial through a dialer that can close every
@@ -141,7 +142,7 @@ func (o *operator) startReleaser(ctx context.Context) (context.Context, stopFunc
 }
 
 // makeClients makes the API clients and the discovery client, which also
-// probes the API server while it is unreachable (see apiHealth).
+// probes the API server while it is unreachable (see apiserver.Health).
 func (o *operator) makeClients(ctx context.Context) (context.Context, stopFunc, error) {
 	cl, err := newClients(o.cfg)
 	if err != nil {
@@ -152,7 +153,7 @@ func (o *operator) makeClients(ctx context.Context) (context.Context, stopFunc, 
 		return ctx, nil, fmt.Errorf("creating the discovery client: %w", err)
 	}
 	o.clients, o.discovery = cl, dc
-	o.health.setProbes(func() {
+	o.health.SetProbes(func() {
 		probeCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		_ = dc.RESTClient().Get().AbsPath("/version").Do(probeCtx).Error()

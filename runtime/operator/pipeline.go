@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/kopf-go/kopf/runtime/apiserver"
 	"github.com/kopf-go/kopf/runtime/body"
 	"github.com/kopf-go/kopf/runtime/execution"
 	"github.com/kopf-go/kopf/runtime/indexing"
@@ -167,7 +168,7 @@ func (o *operator) startWatches(ctx context.Context, p *pipeline) {
 		if ns != "" {
 			where += " in " + ns
 		}
-		report := newWatchReporter(where, o.server, o.opts.Logger, timeout)
+		report := apiserver.NewWatchReporter(where, o.server, o.opts.Logger, timeout)
 		w := &watching.Watcher{
 			REST:              o.clients.rest,
 			Path:              p.res.Path(ns),
@@ -177,10 +178,10 @@ func (o *operator) startWatches(ctx context.Context, p *pipeline) {
 			Name:              where,
 			InactivityTimeout: timeout,
 			Logger:            o.opts.Logger,
-			OnError:           report.failed,
-			OnWatching:        report.watching,
+			OnError:           report.Failed,
+			OnWatching:        report.Watching,
 			OnListed:          o.listed(p),
-			AwaitServer:       func(ctx context.Context) bool { return o.health.await(ctx, time.Minute) },
+			AwaitServer:       func(ctx context.Context) bool { return o.health.Await(ctx, time.Minute) },
 			OnStall: func() {
 				o.opts.Logger.Warn(fmt.Sprintf("The watch stream of %s has been silent for %s seconds; re-establishing it.", where, execution.Seconds(timeout)))
 				o.dropConnections()

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 
+	"github.com/kopf-go/kopf/runtime/apiserver"
 	"github.com/kopf-go/kopf/runtime/resources"
 )
 
@@ -24,7 +25,7 @@ import (
 // then waits for ctx. Its error is a selector that cannot be resolved.
 func (o *operator) serveResources(ctx context.Context) error {
 	pending := o.reg.Selectors()
-	s := &rescan{o: o, served: map[string]bool{}, log: logBackoff{maxSilence: o.opts.Settings.Watching.InactivityTimeout}}
+	s := &rescan{o: o, served: map[string]bool{}, log: apiserver.LogBackoff{MaxSilence: o.opts.Settings.Watching.InactivityTimeout}}
 	s.resetRetry()
 	for len(pending) > 0 {
 		var err error
@@ -56,7 +57,7 @@ type rescan struct {
 	o      *operator
 	served map[string]bool
 	retry  wait.Backoff
-	log    logBackoff
+	log    apiserver.LogBackoff
 }
 
 // resetRetry starts the lookups' backoff again: while discovery fails, it
@@ -74,9 +75,9 @@ func (s *rescan) delay(ctx context.Context, pending []resources.Selector, err er
 	switch {
 	case errors.As(err, &derr):
 		delay := s.retry.Step()
-		level := slog.LevelDebug // unreachable: apiHealth says so
+		level := slog.LevelDebug // unreachable: apiserver.Health says so
 		var status apierrors.APIStatus
-		if errors.As(err, &status) && !apierrors.IsUnauthorized(err) && s.log.due(time.Now()) {
+		if errors.As(err, &status) && !apierrors.IsUnauthorized(err) && s.log.Due(time.Now()) {
 			level = slog.LevelWarn
 		}
 		o.logger.Log(context.Background(), level, fmt.Sprintf("The resources of the API server %s cannot be discovered: %v; retrying in %s seconds.", o.server, derr.err, seconds(delay)))
@@ -93,7 +94,7 @@ func (s *rescan) delay(ctx context.Context, pending []resources.Selector, err er
 		return delay, nil
 	}
 	s.resetRetry()
-	s.log.recovered()
+	s.log.Recovered()
 	names := make([]string, len(pending))
 	for i, sel := range pending {
 		names[i] = sel.String()
@@ -185,3 +186,6 @@ func (w *serverWarnings) HandleWarningHeaderWithContext(_ context.Context, code 
 		w.logger.Warn("The API server warns: " + text)
 	}
 }
+
+// seconds formats a duration as seconds to a tenth (apiserver.Seconds).
+func seconds(d time.Duration) string { return apiserver.Seconds(d) }
