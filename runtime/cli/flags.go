@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -213,6 +214,13 @@ func (f *runFlags) complete(fl *pflag.FlagSet, logOut io.Writer) error {
 	if f.dev {
 		o.Priority = devPriority
 	}
+	// A flag given empty (-P, -L, --readiness) says nothing: the value set
+	// in code (the flag's default) stays; so does the code's standalone
+	// under --standalone=false.
+	o.PeeringName = cmp.Or(o.PeeringName, fl.Lookup("peering").DefValue)
+	o.LivenessEndpoint = cmp.Or(o.LivenessEndpoint, fl.Lookup("liveness").DefValue)
+	o.ReadinessEndpoint = cmp.Or(o.ReadinessEndpoint, fl.Lookup("readiness").DefValue)
+	o.Standalone = o.Standalone || fl.Lookup("standalone").DefValue == "true"
 	lo, err := f.loggerOptions() // a bad --log-format is an error even with a Logger
 	if err != nil {
 		return err
