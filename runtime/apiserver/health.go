@@ -2,8 +2,10 @@
 // every request sees it: whether the server answers (Health, a transport
 // wrapper that logs outages in Kopf's words and probes the server while
 // it is down), the re-login on 401 Unauthorized (Relogin), the bound on
-// the requests in flight (LimitInFlight), and the reports of the watches'
-// failures (WatchReporter), all paced by one LogBackoff.
+// the requests in flight (LimitInFlight), the server's warnings logged
+// once each (Warnings), and the reports of the watches' failures
+// (WatchReporter), paced by one LogBackoff; and the handlers' REST
+// configuration and shared clients in their context (RESTConfig, Client).
 package apiserver
 
 import (

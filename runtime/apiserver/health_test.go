@@ -261,3 +261,16 @@ func TestAPIHealthStatus(t *testing.T) {
 		t.Errorf("after a success: %+v", s)
 	}
 }
+
+func TestServerWarningsLoggedOnce(t *testing.T) {
+	var out testutil.Buffer
+	w := NewWarnings(logging.New(&out, logging.Plain, slog.LevelInfo))
+	for _, text := range []string{`unknown field "status.x"`, `unknown field "status.x"`, "v1 is deprecated", `unknown field "status.x"`} {
+		w.HandleWarningHeaderWithContext(context.Background(), 299, "-", text)
+	}
+	w.HandleWarningHeaderWithContext(context.Background(), 199, "-", "not a warning code")
+	want := "The API server warns: unknown field \"status.x\"\nThe API server warns: v1 is deprecated\n"
+	if got := out.String(); got != want {
+		t.Errorf("logged:\n%s\nwant:\n%s", got, want)
+	}
+}

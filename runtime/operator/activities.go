@@ -90,7 +90,7 @@ func activityContext(ctx context.Context, cfg *rest.Config, opts Options) contex
 	if opts.Login != nil {
 		cfg.Wrap(apiserver.NewRelogin(opts.Login, opts.Logger).Wrap)
 	}
-	return withClients(withRESTConfig(ctx, cfg))
+	return apiserver.WithClients(apiserver.WithRESTConfig(ctx, cfg))
 }
 
 // startup runs the startup handlers (Kopf's startup activity). ok is

@@ -166,19 +166,6 @@ func TestRunUnauthorizedWithoutNewCredentials(t *testing.T) {
 	}
 }
 
-func TestServerWarningsLoggedOnce(t *testing.T) {
-	var out logBuffer
-	w := &serverWarnings{logger: logging.New(&out, logging.Plain, slog.LevelInfo), seen: map[string]bool{}}
-	for _, text := range []string{`unknown field "status.x"`, `unknown field "status.x"`, "v1 is deprecated", `unknown field "status.x"`} {
-		w.HandleWarningHeaderWithContext(context.Background(), 299, "-", text)
-	}
-	w.HandleWarningHeaderWithContext(context.Background(), 199, "-", "not a warning code")
-	want := "The API server warns: unknown field \"status.x\"\nThe API server warns: v1 is deprecated\n"
-	if got := out.String(); got != want {
-		t.Errorf("logged:\n%s\nwant:\n%s", got, want)
-	}
-}
-
 func TestUserAgent(t *testing.T) {
 	if got := UserAgent(); !strings.HasPrefix(got, "kopf-go/"+Version+" (") || !strings.HasSuffix(got, ")") {
 		t.Errorf("UserAgent() = %q, want kopf-go/%s (<binary>)", got, Version)

@@ -74,7 +74,7 @@ func (o *operator) connect(ctx context.Context) (context.Context, stopFunc, erro
 		handlersCfg.UserAgent = cfg.UserAgent
 	}
 	if cfg.WarningHandler == nil && cfg.WarningHandlerWithContext == nil {
-		cfg.WarningHandlerWithContext = &serverWarnings{logger: o.logger, seen: map[string]bool{}}
+		cfg.WarningHandlerWithContext = apiserver.NewWarnings(o.logger)
 	}
 	if o.opts.Sharding != nil {
 		o.shards = newShards(cfg, o.opts) // fences the operator's writes
@@ -186,7 +186,7 @@ func (o *operator) startPoster(ctx context.Context) (context.Context, stopFunc, 
 		}
 	}
 	ctx = posting.WithPoster(ctx, poster)
-	return withClients(withRESTConfig(ctx, o.handlersCfg)), noError(stop), nil
+	return apiserver.WithClients(apiserver.WithRESTConfig(ctx, o.handlersCfg)), noError(stop), nil
 }
 
 // startAdmission serves the admission webhooks, if the registry has any.

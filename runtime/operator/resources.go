@@ -8,7 +8,6 @@ import (
 	"math"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -157,35 +156,6 @@ type discoveryError struct{ err error }
 
 func (e *discoveryError) Error() string { return e.err.Error() }
 func (e *discoveryError) Unwrap() error { return e.err }
-
-// serverWarnings logs the warnings that the API server sends in responses
-// ("The API server warns: <text>"), each distinct text once: the same
-// warning (e.g. about a field that a CRD's schema prunes) may come with
-// every patch.
-type serverWarnings struct {
-	logger *slog.Logger
-	mu     sync.Mutex
-	seen   map[string]bool
-}
-
-// maxWarnings bounds the texts remembered; past it, they are forgotten.
-const maxWarnings = 256
-
-func (w *serverWarnings) HandleWarningHeaderWithContext(_ context.Context, code int, _ string, text string) {
-	if code != 299 || text == "" {
-		return
-	}
-	w.mu.Lock()
-	if len(w.seen) >= maxWarnings {
-		clear(w.seen)
-	}
-	seen := w.seen[text]
-	w.seen[text] = true
-	w.mu.Unlock()
-	if !seen {
-		w.logger.Warn("The API server warns: " + text)
-	}
-}
 
 // seconds formats a duration as seconds to a tenth (apiserver.Seconds).
 func seconds(d time.Duration) string { return apiserver.Seconds(d) }
