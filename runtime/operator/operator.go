@@ -134,9 +134,10 @@ type stopFunc func() error
 //   - poster: it stops after every worker has exited, so that their
 //     events are posted; later parts get it in their context;
 //   - admission and probes: served with the clients and the poster;
-//   - peering: resolved before the workers start (the operator is paused
-//     until then); it stops after the workers (its Lease released, its
-//     records removed, once no worker runs: see startPeering);
+//   - peering: its pause gate exists, paused until the peering is resolved
+//     in the background, before any worker starts; it stops after the
+//     workers (its Lease released, its records removed, once no worker
+//     runs: see startPeering);
 //   - workers: the context of the daemons, the sharding coordinator and
 //     every resource's pipeline; its stop cancels them all at once and
 //     waits for them (the workers finish their cycles while the daemons
