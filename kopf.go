@@ -6,13 +6,13 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/kopf-go/kopf/runtime/apiserver"
 	"github.com/kopf-go/kopf/runtime/body"
 	"github.com/kopf-go/kopf/runtime/causes"
 	"github.com/kopf-go/kopf/runtime/diffs"
 	"github.com/kopf-go/kopf/runtime/execution"
 	"github.com/kopf-go/kopf/runtime/filters"
 	"github.com/kopf-go/kopf/runtime/kwargs"
-	"github.com/kopf-go/kopf/runtime/operator"
 	"github.com/kopf-go/kopf/runtime/patches"
 	"github.com/kopf-go/kopf/runtime/registry"
 	"github.com/kopf-go/kopf/runtime/resources"
@@ -213,7 +213,7 @@ func Subhandler(ctx context.Context, h ChangingHandler) error { return registry.
 // RESTConfig returns the operator's client configuration from a handler's
 // context, for handlers that need clients of their own (nil outside an
 // operator). Do not modify it: copy it with rest.CopyConfig.
-func RESTConfig(ctx context.Context) *rest.Config { return operator.RESTConfig(ctx) }
+func RESTConfig(ctx context.Context) *rest.Config { return apiserver.RESTConfig(ctx) }
 
 // Client returns the client of type C that the operator's handlers share,
 // made by newFn from the operator's configuration (RESTConfig) on first
@@ -228,8 +228,8 @@ func RESTConfig(ctx context.Context) *rest.Config { return operator.RESTConfig(c
 // next call tries again). Outside an operator the error is ErrNoOperator.
 // See docs/clients.md.
 func Client[C any](ctx context.Context, newFn func(*rest.Config) (C, error)) (C, error) {
-	return operator.Client(ctx, newFn)
+	return apiserver.Client(ctx, newFn)
 }
 
 // ErrNoOperator is Client's error outside an operator's handlers.
-var ErrNoOperator = operator.ErrNoOperator
+var ErrNoOperator = apiserver.ErrNoOperator

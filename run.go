@@ -9,6 +9,7 @@ import (
 
 	"github.com/kopf-go/kopf/runtime/cli"
 	"github.com/kopf-go/kopf/runtime/logging"
+	"github.com/kopf-go/kopf/runtime/operator"
 	"github.com/kopf-go/kopf/runtime/settings"
 )
 
@@ -20,7 +21,7 @@ import (
 // clusterwide=, standalone=, ready_flag=), the Go way. Options apply in
 // order; for each, the last one given wins, except WithSettings, whose
 // functions all apply, in order.
-type Option func(*cli.Options)
+type Option func(*operator.Options)
 
 // WithSettings changes the operator's settings: fn gets Kopf's defaults
 // (as changed by any earlier WithSettings) and changes what it needs, as a
@@ -34,7 +35,7 @@ type Option func(*cli.Options)
 // The operator reads the settings while it runs: change them in fn only,
 // not afterwards. docs/settings.md lists every setting.
 func WithSettings(fn func(s *Settings)) Option {
-	return func(o *cli.Options) {
+	return func(o *operator.Options) {
 		if o.Settings == nil {
 			o.Settings = settings.Default()
 		}
@@ -47,7 +48,7 @@ func WithSettings(fn func(s *Settings)) Option {
 // namespaces=). Under Main, they are the default when neither -n nor -A is
 // given.
 func WithNamespaces(patterns ...string) Option {
-	return func(o *cli.Options) {
+	return func(o *operator.Options) {
 		o.Namespaces, o.AllNamespaces = append([]string(nil), patterns...), false
 	}
 }
@@ -57,13 +58,13 @@ func WithNamespaces(patterns ...string) Option {
 // default when neither -n nor -A is given. Without it or WithNamespaces,
 // the operator serves the whole cluster too, with a warning, as Kopf does.
 func WithAllNamespaces() Option {
-	return func(o *cli.Options) { o.Namespaces, o.AllNamespaces = nil, true }
+	return func(o *operator.Options) { o.Namespaces, o.AllNamespaces = nil, true }
 }
 
 // WithStandalone runs the operator without peering (Kopf's
 // standalone=True; --standalone on the command line; docs/peering.md).
 func WithStandalone() Option {
-	return func(o *cli.Options) { o.Standalone = true }
+	return func(o *operator.Options) { o.Standalone = true }
 }
 
 // WithPriority sets the operator's priority among the operators that
@@ -71,7 +72,7 @@ func WithStandalone() Option {
 // command line, which take precedence): it pauses while a peer of a
 // higher priority runs (docs/peering.md).
 func WithPriority(priority int) Option {
-	return func(o *cli.Options) { o.Priority = priority }
+	return func(o *operator.Options) { o.Priority = priority }
 }
 
 // WithPeering names the peering object of the operators that serve the
@@ -79,13 +80,13 @@ func WithPriority(priority int) Option {
 // which takes precedence), and makes the peering mandatory: the operator
 // stays paused while the object is missing (docs/peering.md).
 func WithPeering(name string) Option {
-	return func(o *cli.Options) { o.PeeringName = name }
+	return func(o *operator.Options) { o.PeeringName = name }
 }
 
 // WithName names the operator in its command line's help and --version
 // (Main only); the default is the binary's name.
 func WithName(name string) Option {
-	return func(o *cli.Options) { o.Name = name }
+	return func(o *operator.Options) { o.Name = name }
 }
 
 // WithConfig connects to the cluster with cfg, used as it is. Without it,
@@ -96,7 +97,7 @@ func WithName(name string) Option {
 // credentials instead, and cfg is what LoginViaClient returns in them
 // (docs/activities.md).
 func WithConfig(cfg *rest.Config) Option {
-	return func(o *cli.Options) { o.Config = cfg }
+	return func(o *operator.Options) { o.Config = cfg }
 }
 
 // WithLogger sends the operator's logs to logger (NewLogger makes one in
@@ -104,7 +105,7 @@ func WithConfig(cfg *rest.Config) Option {
 // the logger replaces the one that --log-format, -v, -d and -q describe:
 // those flags then have no effect.
 func WithLogger(logger *slog.Logger) Option {
-	return func(o *cli.Options) { o.Logger = logger }
+	return func(o *operator.Options) { o.Logger = logger }
 }
 
 // WithReady calls fn once, when the operator is ready: every resource of
@@ -117,7 +118,7 @@ func WithLogger(logger *slog.Logger) Option {
 // This is Kopf's ready_flag, raised later: Kopf raises it once the startup
 // handlers are done, before the watching starts.
 func WithReady(fn func()) Option {
-	return func(o *cli.Options) { o.Ready = fn }
+	return func(o *operator.Options) { o.Ready = fn }
 }
 
 // WithMemo gives the operator a memo (Kopf's memo= of kopf.run() and
@@ -130,7 +131,7 @@ func WithReady(fn func()) Option {
 // Without it, the memo starts empty. Values shared through it must be
 // safe for concurrent use: the objects' workers run in parallel.
 func WithMemo(m Memo) Option {
-	return func(o *cli.Options) { o.Memo = m }
+	return func(o *operator.Options) { o.Memo = m }
 }
 
 // WithLiveness serves the operator's liveness at url, e.g.
@@ -140,7 +141,7 @@ func WithMemo(m Memo) Option {
 // down or the API server unreachable for longer than
 // Settings.Watching.InactivityTimeout; see docs/health.md.
 func WithLiveness(url string) Option {
-	return func(o *cli.Options) { o.LivenessEndpoint = url }
+	return func(o *operator.Options) { o.LivenessEndpoint = url }
 }
 
 // WithReadiness serves the operator's readiness at url, e.g.
@@ -148,7 +149,7 @@ func WithLiveness(url string) Option {
 // takes precedence): 200 once the operator is ready (as for WithReady)
 // and while it is live, else 503 and why; see docs/health.md.
 func WithReadiness(url string) Option {
-	return func(o *cli.Options) { o.ReadinessEndpoint = url }
+	return func(o *operator.Options) { o.ReadinessEndpoint = url }
 }
 
 // WithMetrics serves the operator's Prometheus metrics at /metrics on
@@ -157,7 +158,7 @@ func WithReadiness(url string) Option {
 // it cannot listen on addr (e.g. the port is in use). See docs/metrics.md
 // for the series.
 func WithMetrics(addr string) Option {
-	return func(o *cli.Options) { o.MetricsAddress = addr }
+	return func(o *operator.Options) { o.MetricsAddress = addr }
 }
 
 // Main runs an operator's command line (`run`, `version`) with the handlers
@@ -201,8 +202,8 @@ func Run(ctx context.Context, register func(*Registry) error, opts ...Option) er
 	return cli.Run(ctx, register, collect(opts))
 }
 
-func collect(opts []Option) cli.Options {
-	var o cli.Options
+func collect(opts []Option) operator.Options {
+	var o operator.Options
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&o)

@@ -1,9 +1,6 @@
 package kopf
 
-import (
-	"github.com/kopf-go/kopf/runtime/cli"
-	"github.com/kopf-go/kopf/runtime/operator"
-)
+import "github.com/kopf-go/kopf/runtime/operator"
 
 // Sharding says how the replicas of an operator split its objects among
 // them: by buckets of the objects' uids, assigned to the live replicas by
@@ -15,5 +12,5 @@ type Sharding = operator.Sharding
 // WithSharding turns sharding on with these settings (--shards on the
 // command line turns it on too, and sets the number of buckets).
 func WithSharding(s Sharding) Option {
-	return func(o *cli.Options) { o.Sharding = &s }
+	return func(o *operator.Options) { o.Sharding = &s }
 }

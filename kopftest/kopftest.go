@@ -44,6 +44,7 @@ import (
 	"github.com/kopf-go/kopf"
 	"github.com/kopf-go/kopf/internal/testutil"
 	"github.com/kopf-go/kopf/runtime/cli"
+	"github.com/kopf-go/kopf/runtime/operator"
 	"github.com/kopf-go/kopf/runtime/reactor"
 )
 
@@ -148,7 +149,7 @@ func StartCommand(t testing.TB, cfg *rest.Config, args []string, register func(*
 	o := newOperator(t, cfg)
 	all := append(defaults(), opts...)
 	all = append(all, o.forced(cfg)...)
-	var co cli.Options
+	var co operator.Options
 	for _, opt := range all {
 		opt(&co)
 	}
@@ -182,7 +183,7 @@ func (o *Operator) forced(cfg *rest.Config) []kopf.Option {
 	return []kopf.Option{
 		kopf.WithConfig(rest.CopyConfig(cfg)),
 		kopf.WithLogger(logger),
-		func(co *cli.Options) {
+		func(co *operator.Options) {
 			prev := co.Ready
 			co.Ready = func() {
 				o.once.Do(func() { close(o.ready) })

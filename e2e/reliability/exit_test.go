@@ -246,7 +246,7 @@ func runInProcess(t *testing.T, cfg *rest.Config, ns string, s *settings.Setting
 	ctx, cancel := context.WithCancel(context.Background())
 	op := &inProcess{cancel: cancel, done: make(chan error, 1), logs: logs}
 	go func() {
-		op.done <- operator.Run(ctx, rest.CopyConfig(cfg), reg, operator.Options{
+		op.done <- operator.Run(ctx, reg, operator.Options{Config: rest.CopyConfig(cfg),
 			Namespaces: []string{ns}, Standalone: true, Settings: s,
 			Logger: logging.New(logs, logging.Full, slog.LevelDebug),
 		})

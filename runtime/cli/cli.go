@@ -31,85 +31,29 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
 
 	"github.com/kopf-go/kopf/runtime/activities"
-	"github.com/kopf-go/kopf/runtime/kwargs"
 	"github.com/kopf-go/kopf/runtime/logging"
 	"github.com/kopf-go/kopf/runtime/operator"
-	"github.com/kopf-go/kopf/runtime/reactor"
 	"github.com/kopf-go/kopf/runtime/registry"
-	"github.com/kopf-go/kopf/runtime/settings"
 )
 
 // RegisterFunc fills a registry: the generated Register of an operator.
 type RegisterFunc func(*registry.Registry) error
 
-// Options are what a program sets in code for its operator: kopf.Main's
-// and kopf.Run's options end up here. The zero Options are the defaults.
-// Under the command line (MainWith), its flags take precedence where both
-// say something, as each field says.
-type Options struct {
-	// Name is the operator's name in its command line's help and
-	// --version; "": the binary's name (os.Args[0]'s base name).
-	Name string
-	// Settings are the operator's settings; nil: settings.Default().
-	Settings *settings.Settings
-	// Namespaces and AllNamespaces say what to serve (see
-	// operator.Options). Under the command line they are the defaults
-	// used when neither -n nor -A is given.
-	Namespaces    []string
-	AllNamespaces bool
-	// Standalone disables peering (--standalone, which also sets it).
-	Standalone bool
-	// Priority and PeeringName are the operator's priority among its peers
-	// and its peering object's name (Kopf's priority= and peering_name=;
-	// see operator.Options). Under the command line, -p/--dev and
-	// -P/--peering take precedence.
-	Priority    int
-	PeeringName string
-	// Config is the cluster's client configuration. Nil: the credentials
-	// are found as the command line finds them (LoadConfig), and loaded
-	// again on a 401 Unauthorized. Set: cfg is used as it is, with no
-	// re-login. Under the command line, --kubeconfig takes precedence.
-	// With login handlers, they produce the credentials, and these are
-	// what activities.LoginViaClient returns in them.
-	Config *rest.Config
-	// Logger receives the operator's logs. Nil: under the command line,
-	// the logger that --log-format, -v, -d and -q describe; under Run,
-	// slog.Default(). Under the command line, a set Logger makes those
-	// flags ineffective.
-	Logger *slog.Logger
-	// Ready, if set, is called once the operator is ready (see
-	// operator.Options.Ready).
-	Ready func()
-	// Observe and RescanInterval are operator.Options' (for package
-	// kopftest: the handlers' outcomes, and CRDs created while a test's
-	// operator runs found sooner); no facade option sets them.
-	Observe        func(reactor.Observation)
-	RescanInterval time.Duration
-	// Memo is the operator's memo (see operator.Options.Memo).
-	Memo kwargs.Memo
-	// Prober is operator.Options' (the probe handlers' runner, for a
-	// health endpoint and for package kopftest's Probe).
-	Prober func(operator.ProbeFunc)
-	// LivenessEndpoint and ReadinessEndpoint are the URLs of the health
-	// endpoints (see operator.Options); "" for none. Under the command
-	// line, -L/--liveness and --readiness take precedence.
-	LivenessEndpoint  string
-	ReadinessEndpoint string
-	// MetricsAddress is where the Prometheus metrics are served (see
-	// operator.Options.MetricsAddress); "" or "0": nowhere. Under the
-	// command line, --metrics-bind-address takes precedence.
-	MetricsAddress string
-	// Sharding, if set, splits the objects among the operator's replicas
-	// (see operator.Options.Sharding). Under the command line, --shards
-	// turns it on too and sets the number of buckets.
-	Sharding *operator.Sharding
-}
+// Options are the operator's options (operator.Options, the one
+// declaration of every run option): what a program sets in code, and what
+// the run command's flags bind to. Under the command line (MainWith), the
+// options set in code are the defaults of the flags that say the same, so
+// a flag given takes precedence: -n/-A over Namespaces and AllNamespaces,
+// --standalone, -p/--dev, -P, -L/--liveness, --readiness,
+// --metrics-bind-address and --shards over theirs; --kubeconfig over
+// Config; a Logger set in code over --log-format, -v, -d and -q. The
+// zero Options are the defaults.
+type Options = operator.Options
 
 // Run runs the operator with the handlers that register adds, without a
 // command line and without touching any process-wide state (signals,
@@ -118,43 +62,25 @@ type Options struct {
 // been given up on (settings.Queueing.ExitTimeout). It returns nil on a
 // clean stop and an error only if the operator cannot start (the handlers
 // do not register, no credentials, a namespace pattern is invalid).
+// Without a Config, the operator loads the credentials (at start, unless
+// login handlers do, and again on a 401).
 func Run(ctx context.Context, register RegisterFunc, opts Options) error {
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.Default()
+	reg, err := newRegistry(register)
+	if err != nil {
+		return err
 	}
+	return operator.Run(ctx, reg, opts)
+}
+
+// newRegistry is the registry that register fills.
+func newRegistry(register RegisterFunc) (*registry.Registry, error) {
 	reg := registry.New()
 	if register != nil {
 		if err := register(reg); err != nil {
-			return fmt.Errorf("registering the handlers: %w", err)
+			return nil, fmt.Errorf("registering the handlers: %w", err)
 		}
 	}
-	// Without a configuration, the operator loads the credentials (at
-	// start, unless login handlers do, and again on a 401).
-	cfg, login := opts.Config, operator.LoginFunc(nil)
-	if cfg == nil {
-		login = func(context.Context) (*rest.Config, error) { return LoadConfig("") }
-	}
-	return operator.Run(ctx, cfg, reg, operator.Options{
-		Namespaces:     opts.Namespaces,
-		AllNamespaces:  opts.AllNamespaces,
-		Standalone:     opts.Standalone,
-		Priority:       opts.Priority,
-		PeeringName:    opts.PeeringName,
-		Settings:       opts.Settings,
-		Logger:         logger,
-		Login:          login,
-		Ready:          opts.Ready,
-		Observe:        opts.Observe,
-		RescanInterval: opts.RescanInterval,
-		Memo:           opts.Memo,
-		Prober:         opts.Prober,
-
-		LivenessEndpoint:  opts.LivenessEndpoint,
-		ReadinessEndpoint: opts.ReadinessEndpoint,
-		MetricsAddress:    opts.MetricsAddress,
-		Sharding:          opts.Sharding,
-	})
+	return reg, nil
 }
 
 // Main runs the command line with os.Args and returns the exit code, for
@@ -217,17 +143,15 @@ func NewCommandWith(register RegisterFunc, logOut io.Writer, opts Options) *cobr
 }
 
 func newRunCommand(register RegisterFunc, logOut io.Writer, opts Options) *cobra.Command {
-	var f runFlags
+	f := runFlags{opts: opts}
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run the operator until interrupted.",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			op, err := f.operatorOptions(cmd.Flags(), opts, logOut)
-			if err != nil {
+			if err := f.complete(cmd.Flags(), logOut); err != nil {
 				return err
 			}
-			logger := op.Logger
 			if f.debug {
 				if err := klogDebug(); err != nil {
 					return err
@@ -235,33 +159,18 @@ func newRunCommand(register RegisterFunc, logOut io.Writer, opts Options) *cobra
 			}
 			// klog is process-wide; this command is the process's only
 			// logger, so client-go's own lines come out in its format too.
-			logging.RouteKlog(logger)
-			reg := registry.New()
-			if register != nil {
-				if err := register(reg); err != nil {
-					return fmt.Errorf("registering the handlers: %w", err)
-				}
-			}
-			cfg := opts.Config
-			// On a 401, the credentials are loaded again the same way: a
-			// kubeconfig's token may have been renewed since.
-			login := func(context.Context) (*rest.Config, error) { return LoadConfig(f.kubeconfig) }
-			if cfg == nil || f.kubeconfig != "" {
-				cfg = nil // loaded by the operator at start, unless login handlers do
-			} else {
-				login = nil // the program's own configuration, as it is
-			}
-			if cmd.Flags().Changed("metrics-bind-address") {
-				op.MetricsAddress = f.metricsAddress // "" or "0" turns off what the program set
+			logging.RouteKlog(f.opts.Logger)
+			reg, err := newRegistry(register)
+			if err != nil {
+				return err
 			}
 			sigs := make(chan os.Signal, 2)
 			signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 			defer signal.Stop(sigs)
-			ctx, forced, stop := watchSignals(cmd.Context(), sigs, logger)
+			ctx, forced, stop := watchSignals(cmd.Context(), sigs, f.opts.Logger)
 			defer stop()
-			op.Login = login
 			done := make(chan error, 1)
-			go func() { done <- operator.Run(ctx, cfg, reg, op) }()
+			go func() { done <- operator.Run(ctx, reg, f.opts) }()
 			select {
 			case err := <-done:
 				return err

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
 	"github.com/kopf-go/kopf/runtime/logging"
@@ -31,38 +33,31 @@ const (
 	debugLevel         = slog.LevelDebug - 2
 )
 
-// runFlags are the values of the run command's flags.
+// runFlags are the run command's flags: most are bound to the operator's
+// options (opts), with the values set in code as their defaults; the rest
+// say how to log, which kubeconfig to load, and --dev.
 type runFlags struct {
-	namespaces    []string
-	allNamespaces bool
-	standalone    bool
-	dev           bool
-	priority      int
-	peering       string
-	verbose       bool
-	debug         bool
-	quiet         bool
-	logFormat     string
-	logRefKey     string
-	logPrefix     *bool // nil: the format's default
-	kubeconfig    string
-	liveness      string
-	readiness     string
-	// metricsAddress is --metrics-bind-address.
-	metricsAddress string
-	// shards is --shards: the number of buckets (0: no sharding).
-	shards int
+	opts       Options
+	dev        bool
+	verbose    bool
+	debug      bool
+	quiet      bool
+	logFormat  string
+	logRefKey  string
+	logPrefix  *bool // nil: the format's default
+	kubeconfig string
 }
 
 // addRunFlags registers the run command's flags: `kopf run`'s, with its
 // names, shorthands and defaults, one a line.
 func addRunFlags(fl *pflag.FlagSet, f *runFlags) {
-	fl.StringSliceVarP(&f.namespaces, "namespace", "n", nil, "serve only this namespace: a name, a glob (\"dev-*\") or a negation (\"!kube-*\"); repeatable, comma-separated")
-	fl.BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "serve all namespaces and the cluster-scoped resources")
-	fl.BoolVar(&f.standalone, "standalone", false, "do not coordinate with other operators (peering)")
+	o := &f.opts
+	fl.StringSliceVarP(&o.Namespaces, "namespace", "n", o.Namespaces, "serve only this namespace: a name, a glob (\"dev-*\") or a negation (\"!kube-*\"); repeatable, comma-separated")
+	fl.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", o.AllNamespaces, "serve all namespaces and the cluster-scoped resources")
+	fl.BoolVar(&o.Standalone, "standalone", o.Standalone, "do not coordinate with other operators (peering)")
 	fl.BoolVar(&f.dev, "dev", false, "run with the priority 666 (--priority 666), for development next to a deployed operator")
-	fl.IntVarP(&f.priority, "priority", "p", 0, "the operator's priority among its peers")
-	fl.StringVarP(&f.peering, "peering", "P", "", "the peering object's name; makes the peering mandatory (default: \"default\", if it exists)")
+	fl.IntVarP(&o.Priority, "priority", "p", o.Priority, "the operator's priority among its peers")
+	fl.StringVarP(&o.PeeringName, "peering", "P", o.PeeringName, "the peering object's name; makes the peering mandatory (default: \"default\", if it exists)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log the operator's debug messages")
 	fl.BoolVarP(&f.debug, "debug", "d", false, "log the debug messages, client-go's own too (klog -v=6)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "log only warnings and errors")
@@ -73,10 +68,10 @@ func addRunFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.Var(&prefixFlag{p: &f.logPrefix, value: false}, "no-log-prefix", "do not prefix the messages about an object (default: in the json format)")
 	fl.Lookup("no-log-prefix").NoOptDefVal = "true"
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "path to a kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
-	fl.StringVarP(&f.liveness, "liveness", "L", "", "serve the liveness probe at this URL, e.g. http://0.0.0.0:8080/healthz")
-	fl.StringVar(&f.metricsAddress, "metrics-bind-address", "", `serve Prometheus metrics at /metrics on this address, e.g. ":8080" ("" or "0": off)`)
-	fl.StringVar(&f.readiness, "readiness", "", "serve the readiness probe at this URL, e.g. http://0.0.0.0:8080/readyz")
-	fl.IntVar(&f.shards, "shards", 0, "split the objects among the replicas that run with the same --shards, in this many buckets (alone: 64; docs/sharding.md)")
+	fl.StringVarP(&o.LivenessEndpoint, "liveness", "L", o.LivenessEndpoint, "serve the liveness probe at this URL, e.g. http://0.0.0.0:8080/healthz")
+	fl.StringVar(&o.MetricsAddress, "metrics-bind-address", o.MetricsAddress, `serve Prometheus metrics at /metrics on this address, e.g. ":8080" ("" or "0": off)`)
+	fl.StringVar(&o.ReadinessEndpoint, "readiness", o.ReadinessEndpoint, "serve the readiness probe at this URL, e.g. http://0.0.0.0:8080/readyz")
+	fl.Var(&shardsFlag{p: &o.Sharding}, "shards", "split the objects among the replicas that run with the same --shards, in this many buckets (alone: 64; docs/sharding.md)")
 	fl.Lookup("shards").NoOptDefVal = "64"
 }
 
@@ -193,84 +188,83 @@ func (f *prefixFlag) String() string {
 
 func (f *prefixFlag) Type() string { return "bool" }
 
-// operatorOptions applies the environment to the flags that the command
-// line does not give (see runEnv), checks them, and returns the operator's
-// options that they and opts say, all but Login: the flags take precedence
-// over opts, and opts.Logger over the logging flags.
-func (f *runFlags) operatorOptions(fl *pflag.FlagSet, opts Options, logOut io.Writer) (operator.Options, error) {
+// complete applies the environment to the flags that the command line
+// does not give (see runEnv), checks them, and completes the options
+// that they are bound to with what the other flags say: -n and -A replace
+// each other's values set in code, --dev is the priority 666, the logging
+// flags make the Logger (unless code set one), --kubeconfig loads the
+// credentials (on a 401 too: a kubeconfig's token may have been renewed).
+func (f *runFlags) complete(fl *pflag.FlagSet, logOut io.Writer) error {
 	if err := applyEnv(fl, runEnv(), os.LookupEnv); err != nil {
-		return operator.Options{}, err
+		return err
 	}
 	if ns, ok := legacyNamespace(); ok {
-		f.namespaces = append(f.namespaces, ns)
+		_ = fl.Set("namespace", ns) // added to -n's, or replacing the code's
 	}
-	if len(f.namespaces) > 0 && f.allNamespaces {
-		return operator.Options{}, errors.New("either --namespace or --all-namespaces can be used, not both")
+	o := &f.opts
+	nsGiven, allGiven := fl.Changed("namespace") && len(o.Namespaces) > 0, fl.Changed("all-namespaces") && o.AllNamespaces
+	switch {
+	case nsGiven && allGiven:
+		return errors.New("either --namespace or --all-namespaces can be used, not both")
+	case nsGiven:
+		o.AllNamespaces = false
+	case allGiven:
+		o.Namespaces = nil
 	}
-	logger := opts.Logger
-	if logger == nil {
-		var err error
-		if logger, err = f.newLogger(logOut); err != nil {
-			return operator.Options{}, err
-		}
-	} else if _, err := f.loggerOptions(); err != nil {
-		return operator.Options{}, err // a bad --log-format is an error still
-	}
-	namespaces, all := f.namespaces, f.allNamespaces
-	if len(namespaces) == 0 && !all {
-		namespaces, all = opts.Namespaces, opts.AllNamespaces
-	}
-	priority, given := f.priorityGiven(fl)
-	if !given {
-		priority = opts.Priority
-	}
-	peering := f.peering
-	if peering == "" {
-		peering = opts.PeeringName
-	}
-	return operator.Options{
-		Namespaces:     namespaces,
-		AllNamespaces:  all,
-		Standalone:     f.standalone || opts.Standalone,
-		Priority:       priority,
-		PeeringName:    peering,
-		Settings:       opts.Settings,
-		Logger:         logger,
-		Ready:          opts.Ready,
-		Observe:        opts.Observe,
-		RescanInterval: opts.RescanInterval,
-		Memo:           opts.Memo,
-		Prober:         opts.Prober,
-
-		LivenessEndpoint:  cmp.Or(f.liveness, opts.LivenessEndpoint),
-		ReadinessEndpoint: cmp.Or(f.readiness, opts.ReadinessEndpoint),
-		MetricsAddress:    opts.MetricsAddress, // --metrics-bind-address: in the run command, even if ""
-		Sharding:          f.sharding(opts.Sharding),
-	}, nil
-}
-
-// sharding is the sharding that --shards and the code's options say:
-// --shards sets the number of buckets (and turns sharding on).
-func (f *runFlags) sharding(code *operator.Sharding) *operator.Sharding {
-	if f.shards <= 0 {
-		return code
-	}
-	s := operator.Sharding{}
-	if code != nil {
-		s = *code
-	}
-	s.Buckets = f.shards
-	return &s
-}
-
-// priorityGiven is the priority that the flags say, if they say one: --dev's
-// 666, else --priority's (or $KOPF_RUN_PRIORITY's).
-func (f *runFlags) priorityGiven(fl *pflag.FlagSet) (int, bool) {
 	if f.dev {
-		return devPriority, true
+		o.Priority = devPriority
 	}
-	return f.priority, fl.Changed("priority")
+	// A flag given empty (-P, -L, --readiness) says nothing: the value set
+	// in code (the flag's default) stays; so does the code's standalone
+	// under --standalone=false.
+	o.PeeringName = cmp.Or(o.PeeringName, fl.Lookup("peering").DefValue)
+	o.LivenessEndpoint = cmp.Or(o.LivenessEndpoint, fl.Lookup("liveness").DefValue)
+	o.ReadinessEndpoint = cmp.Or(o.ReadinessEndpoint, fl.Lookup("readiness").DefValue)
+	o.Standalone = o.Standalone || fl.Lookup("standalone").DefValue == "true"
+	lo, err := f.loggerOptions() // a bad --log-format is an error even with a Logger
+	if err != nil {
+		return err
+	}
+	if o.Logger == nil {
+		o.Logger = logging.NewWith(logOut, lo)
+	}
+	if o.Config == nil || f.kubeconfig != "" {
+		kubeconfig := f.kubeconfig
+		o.Config = nil // loaded by the operator at start, unless login handlers do
+		o.Login = func(context.Context) (*rest.Config, error) { return LoadConfig(kubeconfig) }
+	}
+	return nil
 }
+
+// shardsFlag is --shards: the number of buckets, which turns sharding on
+// (over a copy of the Sharding set in code, if any).
+type shardsFlag struct{ p **operator.Sharding }
+
+func (f *shardsFlag) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return err
+	}
+	if n <= 0 {
+		return nil
+	}
+	sh := operator.Sharding{}
+	if *f.p != nil {
+		sh = **f.p
+	}
+	sh.Buckets = n
+	*f.p = &sh
+	return nil
+}
+
+func (f *shardsFlag) String() string {
+	if f.p == nil || *f.p == nil {
+		return "0"
+	}
+	return strconv.Itoa((*f.p).Buckets)
+}
+
+func (f *shardsFlag) Type() string { return "int" }
 
 // loggerOptions are the logging options that the flags say, as Kopf's
 // configure(): -v or -d is DEBUG, else -q is WARNING, else INFO; -d also
@@ -290,15 +284,6 @@ func (f *runFlags) loggerOptions() (logging.Options, error) {
 		level = slog.LevelWarn
 	}
 	return logging.Options{Format: format, Level: level, Prefix: f.logPrefix, RefKey: f.logRefKey}, nil
-}
-
-// newLogger makes the command line's logger.
-func (f *runFlags) newLogger(w io.Writer) (*slog.Logger, error) {
-	opts, err := f.loggerOptions()
-	if err != nil {
-		return nil, err
-	}
-	return logging.NewWith(w, opts), nil
 }
 
 // klogDebug raises klog's verbosity (process-wide) so that client-go logs

@@ -24,19 +24,18 @@ import (
 // environment that the test has set, and returns what they say.
 func parseRun(t *testing.T, args []string, opts Options) (operator.Options, logging.Options, error) {
 	t.Helper()
-	var f runFlags
+	f := runFlags{opts: opts}
 	fl := pflag.NewFlagSet("run", pflag.ContinueOnError)
 	fl.SetOutput(io.Discard)
 	addRunFlags(fl, &f)
 	if err := fl.Parse(args); err != nil {
 		return operator.Options{}, logging.Options{}, err
 	}
-	op, err := f.operatorOptions(fl, opts, io.Discard)
-	if err != nil {
+	if err := f.complete(fl, io.Discard); err != nil {
 		return operator.Options{}, logging.Options{}, err
 	}
 	lo, err := f.loggerOptions()
-	return op, lo, err
+	return f.opts, lo, err
 }
 
 // runWant is what a run command line says; the zero value is the defaults.

@@ -31,7 +31,7 @@ func TestShardsFlag(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv("KOPF_RUN_SHARDS", tt.env)
-			var f runFlags
+			f := runFlags{opts: Options{Sharding: tt.code}}
 			fl := pflag.NewFlagSet("run", pflag.ContinueOnError)
 			addRunFlags(fl, &f)
 			if err := fl.Parse(tt.args); err != nil {
@@ -40,7 +40,7 @@ func TestShardsFlag(t *testing.T) {
 			if err := applyEnv(fl, runEnv(), os.LookupEnv); err != nil {
 				t.Fatal(err)
 			}
-			got := f.sharding(tt.code)
+			got := f.opts.Sharding
 			switch {
 			case tt.buckets == 0 && tt.code == nil:
 				if got != nil {

@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kopf-go/kopf/runtime/activities"
+	"github.com/kopf-go/kopf/runtime/apiserver"
 	"github.com/kopf-go/kopf/runtime/causes"
 	"github.com/kopf-go/kopf/runtime/execution"
 	"github.com/kopf-go/kopf/runtime/kwargs"
@@ -87,9 +88,9 @@ func activityContext(ctx context.Context, cfg *rest.Config, opts Options) contex
 		cfg.UserAgent = UserAgent()
 	}
 	if opts.Login != nil {
-		cfg.Wrap(newRelogin(opts.Login, opts.Logger).wrap)
+		cfg.Wrap(apiserver.NewRelogin(opts.Login, opts.Logger).Wrap)
 	}
-	return withClients(withRESTConfig(ctx, cfg))
+	return apiserver.WithClients(apiserver.WithRESTConfig(ctx, cfg))
 }
 
 // startup runs the startup handlers (Kopf's startup activity). ok is

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kopf-go/kopf/internal/testutil"
 	"github.com/kopf-go/kopf/runtime/activities"
+	"github.com/kopf-go/kopf/runtime/apiserver"
 	"github.com/kopf-go/kopf/runtime/causes"
 	"github.com/kopf-go/kopf/runtime/execution"
 	"github.com/kopf-go/kopf/runtime/kwargs"
@@ -179,13 +180,13 @@ func TestProber(t *testing.T) {
 	err := reg.AddActivity(registry.ActivityHandler{ID: "host", Activity: causes.ActivityProbe, Fn: func(ctx context.Context, kw *kwargs.Activity) (any, error) {
 		entered <- struct{}{}
 		<-release
-		return RESTConfig(ctx).Host, nil
+		return apiserver.RESTConfig(ctx).Host, nil
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts := Options{Settings: settings.Default(), Memo: kwargs.Memo{}, Logger: slog.New(slog.DiscardHandler)}
-	probe := prober(withRESTConfig(t.Context(), &rest.Config{Host: "https://operator"}), reg, opts)
+	probe := prober(apiserver.WithRESTConfig(t.Context(), &rest.Config{Host: "https://operator"}), reg, opts)
 
 	first := make(chan map[string]any, 1)
 	go func() {

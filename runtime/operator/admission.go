@@ -7,6 +7,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kopf-go/kopf/runtime/admission"
+	"github.com/kopf-go/kopf/runtime/kwargs"
 	"github.com/kopf-go/kopf/runtime/registry"
 	"github.com/kopf-go/kopf/runtime/resources"
 )
@@ -21,7 +22,7 @@ import (
 // The handlers get the operator's context values (its clients, REST
 // config and poster: RESTConfig, Client and kopf.Info work in them) with
 // the cancellation of their request.
-func serveAdmission(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Options, dc discovery.DiscoveryInterface) (stop func(), err error) {
+func serveAdmission(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Options, dc discovery.DiscoveryInterface, objectsMemo kwargs.Memo) (stop func(), err error) {
 	if !reg.HasWebhooks() {
 		return func() {}, nil
 	}
@@ -33,7 +34,7 @@ func serveAdmission(ctx context.Context, cfg *rest.Config, reg *registry.Registr
 		Discover: func(context.Context) ([]resources.Resource, error) {
 			return resources.Discover(dc)
 		},
-		Memo:    opts.objectsMemo,
+		Memo:    objectsMemo,
 		Context: func(req context.Context) context.Context { return valuesOf{req, ctx} },
 	})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kopf-go/kopf/runtime/apiserver"
 	"github.com/kopf-go/kopf/runtime/health"
 )
 
@@ -15,32 +16,32 @@ type watchMonitor = health.Monitor
 // serveHealth starts the liveness and readiness endpoints, if any is set
 // (see Options.LivenessEndpoint): they fail while a watch has been down or
 // the API server unreachable for longer than
-// settings.Watching.InactivityTimeout (see health.Monitor), and readiness
-// also until the operator is ready (see readiness). They stop when ctx is
-// done, when the operator starts stopping (as Kopf's health reporter, a
-// root task, is cancelled then): its watches are ending, which is no
-// reason to fail them, or when stop is called (when Run returns, also with
-// an error). It returns stop, which returns once they are stopped, or an
-// error if they cannot be served (a bad URL, a port in use). opts.health
-// and opts.ready must be set.
-func serveHealth(ctx context.Context, opts *Options) (stop func(), err error) {
+// settings.Watching.InactivityTimeout (see health.Monitor, to which the
+// watches are added), and readiness also until the operator is ready (see
+// readiness); the liveness endpoint serves probes' results. They stop
+// when ctx is done, when the operator starts stopping (as Kopf's health
+// reporter, a root task, is cancelled then): its watches are ending,
+// which is no reason to fail them, or when stop is called (when Run
+// returns, also with an error). It returns the monitor (nil without
+// endpoints) and stop, which returns once they are stopped, or an error
+// if they cannot be served (a bad URL, a port in use).
+func serveHealth(ctx context.Context, opts Options, api *apiserver.Health, ready *readiness, probes func(context.Context) (map[string]any, error)) (monitor *watchMonitor, stop func(), err error) {
 	if opts.LivenessEndpoint == "" && opts.ReadinessEndpoint == "" {
-		return func() {}, nil
+		return nil, func() {}, nil
 	}
-	monitor := health.NewMonitor(opts.Settings.Watching.InactivityTimeout)
-	monitor.SetServer(opts.health.status)
+	monitor = health.NewMonitor(opts.Settings.Watching.InactivityTimeout)
+	monitor.SetServer(api.Status)
 	srv, err := health.Start(health.Options{
 		Liveness:  opts.LivenessEndpoint,
 		Readiness: opts.ReadinessEndpoint,
-		Probe:     opts.probes,
+		Probe:     probes,
 		Problems:  func() []health.Problem { return monitor.Problems(time.Now()) },
-		Ready:     opts.ready.state,
+		Ready:     ready.state,
 		Logger:    opts.Logger,
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	opts.monitor = monitor
 	ctx, cancel := context.WithCancel(ctx)
 	stopped := make(chan struct{})
 	go func() {
@@ -53,17 +54,10 @@ func serveHealth(ctx context.Context, opts *Options) (stop func(), err error) {
 			opts.Logger.Debug(fmt.Sprintf("The health endpoints did not stop cleanly: %v", err))
 		}
 	}()
-	return func() {
+	return monitor, func() {
 		cancel()
 		<-stopped
 	}, nil
-}
-
-// status tells the health endpoints whether the API server is reachable.
-func (h *apiHealth) status() health.ServerStatus {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return health.ServerStatus{Address: h.server, Down: h.down, Since: h.since, Cause: h.cause, Err: h.lastErr}
 }
 
 // state says whether the operator is ready, and if not, why: for the
@@ -80,13 +74,4 @@ func (r *readiness) state() (bool, string) {
 		return false, fmt.Sprintf("%d watches have not listed their objects yet", r.waiting)
 	}
 	return true, ""
-}
-
-// probes runs the probe handlers for the liveness endpoint: none until the
-// operator has made its clients (a request before that gets no results).
-func (o *Options) probes(ctx context.Context) (map[string]any, error) {
-	if p := o.probe.Load(); p != nil {
-		return (*p)(ctx)
-	}
-	return map[string]any{}, nil
 }

@@ -2,13 +2,13 @@ package operator
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kopf-go/kopf/runtime/apiserver"
 	"github.com/kopf-go/kopf/runtime/settings"
 )
 
@@ -37,25 +37,6 @@ func TestReadinessState(t *testing.T) {
 	}
 }
 
-// The API server's status as the health endpoints see it follows the
-// requests' outcomes.
-func TestAPIHealthStatus(t *testing.T) {
-	h := newAPIHealth("https://s", slog.New(slog.DiscardHandler), time.Minute)
-	defer h.stop()
-	if s := h.status(); s.Down || s.Address != "https://s" {
-		t.Errorf("at start: %+v", s)
-	}
-	before := time.Now()
-	h.failed("connection refused", errors.New("GET /api: refused"))
-	if s := h.status(); !s.Down || s.Since.Before(before) || s.Cause != "connection refused" || s.Err == nil {
-		t.Errorf("after a failure: %+v", s)
-	}
-	h.succeeded()
-	if s := h.status(); s.Down {
-		t.Errorf("after a success: %+v", s)
-	}
-}
-
 // The endpoints stop when the operator starts stopping, and when Run
 // returns (stop), whichever comes first; one that cannot be served is an
 // error.
@@ -70,16 +51,17 @@ func TestServeHealth(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
-			opts := &Options{LivenessEndpoint: "http://" + addr + "/healthz", Settings: settings.Default(), Logger: slog.New(slog.DiscardHandler),
-				health: newAPIHealth("https://s", slog.New(slog.DiscardHandler), time.Minute), ready: newReadiness(nil, slog.New(slog.DiscardHandler))}
-			stop, err := serveHealth(ctx, opts)
+			opts := Options{LivenessEndpoint: "http://" + addr + "/healthz", Settings: settings.Default(), Logger: slog.New(slog.DiscardHandler)}
+			api, ready := apiserver.NewHealth("https://s", slog.New(slog.DiscardHandler), time.Minute), newReadiness(nil, slog.New(slog.DiscardHandler))
+			noProbes := func(context.Context) (map[string]any, error) { return nil, nil }
+			monitor, stop, err := serveHealth(ctx, opts, api, ready, noProbes)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if opts.monitor == nil {
+			if monitor == nil {
 				t.Error("no monitor for the watches")
 			}
-			if _, err := serveHealth(ctx, &Options{LivenessEndpoint: "http://" + addr + "/healthz", Settings: opts.Settings, Logger: opts.Logger, health: opts.health, ready: opts.ready}); err == nil || !strings.Contains(err.Error(), "listening on "+addr) {
+			if _, _, err := serveHealth(ctx, opts, api, ready, noProbes); err == nil || !strings.Contains(err.Error(), "listening on "+addr) {
 				t.Errorf("the same port twice: %v", err)
 			}
 			if how == "context" {

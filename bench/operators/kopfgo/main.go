@@ -102,7 +102,8 @@ func run() int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	err = operator.Run(ctx, cfg, reg, operator.Options{
+	err = operator.Run(ctx, reg, operator.Options{
+		Config:        cfg,
 		AllNamespaces: true,
 		Standalone:    true,
 		Settings:      s,

@@ -1,4 +1,4 @@
-package operator
+package apiserver
 
 import (
 	"errors"
@@ -11,10 +11,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
-// watchReporter says in the operator's log why the watch of one resource
+// WatchReporter says in the operator's log why the watch of one resource
 // (in one namespace) fails, in place of client-go's klog lines. client-go's
 // reflector retries every failure with its own backoff (up to about a
-// minute); the reports are paced by logBackoff.
+// minute); the reports are paced by LogBackoff.
 //
 //   - 403 Forbidden, at WARNING: "Watching <resource> is forbidden (403):
 //     <the API server's message>. Grant the operator's user the permissions
@@ -26,27 +26,27 @@ import (
 //     watch resumes when it is served again."
 //   - any other API error, at WARNING: "Watching <resource> has failed:
 //     <error>; retrying."
-//   - network errors and 401s, at DEBUG: apiHealth reports them once for
+//   - network errors and 401s, at DEBUG: Health reports them once for
 //     the whole server. Expired resourceVersions (a relist follows) and
 //     watches closed by the server are normal and not reported at all.
 //
 // Once a watch request succeeds again after a reported failure, at INFO:
 // "The watch of <resource> is resumed."
-type watchReporter struct {
+type WatchReporter struct {
 	what   string // "kopfexamples.v1.kopf.dev in ns"
 	server string
 	logger *slog.Logger
 
 	mu      sync.Mutex
-	backoff logBackoff
+	backoff LogBackoff
 }
 
-func newWatchReporter(what, server string, logger *slog.Logger, maxSilence time.Duration) *watchReporter {
-	return &watchReporter{what: what, server: server, logger: logger, backoff: logBackoff{maxSilence: maxSilence}}
+func NewWatchReporter(what, server string, logger *slog.Logger, maxSilence time.Duration) *WatchReporter {
+	return &WatchReporter{what: what, server: server, logger: logger, backoff: LogBackoff{MaxSilence: maxSilence}}
 }
 
 // failed reports a failed listing or watch request.
-func (r *watchReporter) failed(err error) {
+func (r *WatchReporter) Failed(err error) {
 	var status apierrors.APIStatus
 	switch {
 	case errors.Is(err, io.EOF):
@@ -58,7 +58,7 @@ func (r *watchReporter) failed(err error) {
 		return
 	}
 	r.mu.Lock()
-	due := r.backoff.due(time.Now())
+	due := r.backoff.Due(time.Now())
 	r.mu.Unlock()
 	if !due {
 		r.logger.Debug(fmt.Sprintf("Watching %s has failed: %v; retrying.", r.what, err))
@@ -75,9 +75,9 @@ func (r *watchReporter) failed(err error) {
 }
 
 // watching records a watch request that succeeded.
-func (r *watchReporter) watching() {
+func (r *WatchReporter) Watching() {
 	r.mu.Lock()
-	recovered := r.backoff.recovered()
+	recovered := r.backoff.Recovered()
 	r.mu.Unlock()
 	if recovered {
 		r.logger.Info(fmt.Sprintf("The watch of %s is resumed.", r.what))

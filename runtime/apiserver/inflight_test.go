@@ -1,4 +1,4 @@
-package operator
+package apiserver
 
 import (
 	"net/http"
@@ -27,7 +27,7 @@ func TestLimitInFlight(t *testing.T) {
 		<-release
 	}))
 	t.Cleanup(srv.Close)
-	client := &http.Client{Transport: limitInFlight(3)(http.DefaultTransport)}
+	client := &http.Client{Transport: LimitInFlight(3)(http.DefaultTransport)}
 
 	var wg sync.WaitGroup
 	for range 10 {

@@ -1,4 +1,12 @@
-package operator
+// Package apiserver is the operator's connection to the API server, as
+// every request sees it: whether the server answers (Health, a transport
+// wrapper that logs outages in Kopf's words and probes the server while
+// it is down), the re-login on 401 Unauthorized (Relogin), the bound on
+// the requests in flight (LimitInFlight), the server's warnings logged
+// once each (Warnings), and the reports of the watches' failures
+// (WatchReporter), paced by one LogBackoff; and the handlers' REST
+// configuration and shared clients in their context (RESTConfig, Client).
+package apiserver
 
 import (
 	"context"
@@ -10,24 +18,15 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/kopf-go/kopf/runtime/execution"
+	"github.com/kopf-go/kopf/runtime/health"
 )
 
-// UserAgent is the User-Agent of the operator's requests unless the
-// rest.Config sets one: "kopf-go/<Version> (<binary name>)", so that the
-// API server's audit log shows which operator wrote (Kopf's say
-// "kopf/<version>").
-func UserAgent() string {
-	return fmt.Sprintf("kopf-go/%s (%s)", Version, filepath.Base(os.Args[0]))
-}
-
-// apiHealth follows whether the API server answers the operator's
+// Health follows whether the API server answers the operator's
 // requests, as seen by every request the operator sends (discovery,
 // listings, watches, patches, events), and says so in the log:
 //
@@ -56,7 +55,7 @@ func UserAgent() string {
 // A request that fails because its own context ended (the operator
 // stopping, a watch cut for inactivity) or on a connection the operator
 // closed itself says nothing about the server and is not counted.
-type apiHealth struct {
+type Health struct {
 	server     string
 	logger     *slog.Logger
 	maxSilence time.Duration
@@ -82,15 +81,15 @@ const unauthorized = "401 Unauthorized"
 // API server.
 const probeInterval = 2 * time.Second
 
-func newAPIHealth(server string, logger *slog.Logger, maxSilence time.Duration) *apiHealth {
+func NewHealth(server string, logger *slog.Logger, maxSilence time.Duration) *Health {
 	if maxSilence <= 0 {
 		maxSilence = time.Minute
 	}
-	return &apiHealth{server: server, logger: logger, maxSilence: maxSilence}
+	return &Health{server: server, logger: logger, maxSilence: maxSilence}
 }
 
 // wrap is a rest.Config WrapTransport that reports every request's outcome.
-func (h *apiHealth) wrap(rt http.RoundTripper) http.RoundTripper {
+func (h *Health) Wrap(rt http.RoundTripper) http.RoundTripper {
 	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
 		resp, err := rt.RoundTrip(req)
 		switch {
@@ -109,7 +108,7 @@ func (h *apiHealth) wrap(rt http.RoundTripper) http.RoundTripper {
 }
 
 // failed records a failed request.
-func (h *apiHealth) failed(cause string, err error) {
+func (h *Health) failed(cause string, err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.cause, h.lastErr = cause, err
@@ -128,14 +127,14 @@ func (h *apiHealth) failed(cause string, err error) {
 
 // schedule arms the next probe or report, whichever comes first; h.mu is
 // held.
-func (h *apiHealth) schedule(now time.Time) {
+func (h *Health) schedule(now time.Time) {
 	h.timer = time.AfterFunc(min(probeInterval, h.report.Sub(now)), h.tick)
 }
 
 // setProbes sets the request sent while the server is unreachable (its
 // outcome is recorded as any other request's), and the check of its
 // readiness once it is reachable again.
-func (h *apiHealth) setProbes(probe func(), isReady func() bool) {
+func (h *Health) SetProbes(probe func(), isReady func() bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.probe, h.isReady = probe, isReady
@@ -143,7 +142,7 @@ func (h *apiHealth) setProbes(probe func(), isReady func() bool) {
 
 // tick probes the server, and reports the outage if it persists and a
 // report is due.
-func (h *apiHealth) tick() {
+func (h *Health) tick() {
 	h.mu.Lock()
 	probe := h.probe
 	h.mu.Unlock()
@@ -162,7 +161,7 @@ func (h *apiHealth) tick() {
 			state = "still refuses the operator's credentials"
 		}
 		h.logger.Warn(fmt.Sprintf("The API server %s %s after %s seconds (%s): %v.",
-			h.server, state, seconds(now.Sub(h.since)), h.cause, h.lastErr))
+			h.server, state, Seconds(now.Sub(h.since)), h.cause, h.lastErr))
 		h.interval = min(2*h.interval, h.maxSilence)
 		h.report = now.Add(h.interval)
 	}
@@ -172,7 +171,7 @@ func (h *apiHealth) tick() {
 // await waits while the server is unreachable or not ready after an
 // outage, for at most maxWait, and says whether it is ready again. It
 // returns false at once if no outage is known.
-func (h *apiHealth) await(ctx context.Context, maxWait time.Duration) bool {
+func (h *Health) Await(ctx context.Context, maxWait time.Duration) bool {
 	h.mu.Lock()
 	ready := h.ready
 	h.mu.Unlock()
@@ -191,7 +190,7 @@ func (h *apiHealth) await(ctx context.Context, maxWait time.Duration) bool {
 }
 
 // succeeded records a request that got a response.
-func (h *apiHealth) succeeded() {
+func (h *Health) succeeded() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.down {
@@ -201,13 +200,13 @@ func (h *apiHealth) succeeded() {
 	go h.awaitReady(h.ready, h.isReady)
 	h.timer.Stop()
 	if !h.stopped {
-		h.logger.Info(fmt.Sprintf("The API server %s is reachable again after %s seconds.", h.server, seconds(time.Since(h.since))))
+		h.logger.Info(fmt.Sprintf("The API server %s is reachable again after %s seconds.", h.server, Seconds(time.Since(h.since))))
 	}
 }
 
 // awaitReady closes ready once the server says it is ready, or after
 // readyTimeout (it may never say so: the operator may not read /readyz).
-func (h *apiHealth) awaitReady(ready chan struct{}, isReady func() bool) {
+func (h *Health) awaitReady(ready chan struct{}, isReady func() bool) {
 	defer func() {
 		h.mu.Lock()
 		defer h.mu.Unlock()
@@ -233,7 +232,7 @@ func (h *apiHealth) awaitReady(ready chan struct{}, isReady func() bool) {
 const readyTimeout = 30 * time.Second
 
 // stop ends the reports (the operator is exiting).
-func (h *apiHealth) stop() {
+func (h *Health) Stop() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.stopped = true
@@ -273,16 +272,16 @@ func networkCause(err error) string {
 }
 
 // seconds formats a duration as seconds to a tenth.
-func seconds(d time.Duration) string {
+func Seconds(d time.Duration) string {
 	return execution.Seconds(d.Round(100 * time.Millisecond))
 }
 
-// logBackoff paces the reports of a failure that persists: the first at
+// LogBackoff paces the reports of a failure that persists: the first at
 // once, the next ones after 1, 2, 4... seconds, at most maxSilence apart.
 // It reports only when asked (at a failure); it is not safe for concurrent
 // use.
-type logBackoff struct {
-	maxSilence time.Duration
+type LogBackoff struct {
+	MaxSilence time.Duration
 	failing    bool
 	since      time.Time
 	next       time.Time
@@ -290,7 +289,7 @@ type logBackoff struct {
 }
 
 // due records a failure and says whether to report it now.
-func (b *logBackoff) due(now time.Time) bool {
+func (b *LogBackoff) Due(now time.Time) bool {
 	if !b.failing {
 		b.failing, b.since, b.interval, b.next = true, now, time.Second, now.Add(time.Second)
 		return true
@@ -298,14 +297,21 @@ func (b *logBackoff) due(now time.Time) bool {
 	if now.Before(b.next) {
 		return false
 	}
-	b.interval = min(2*b.interval, max(b.maxSilence, time.Second))
+	b.interval = min(2*b.interval, max(b.MaxSilence, time.Second))
 	b.next = now.Add(b.interval)
 	return true
 }
 
 // recovered records a success and says whether a failure was reported.
-func (b *logBackoff) recovered() bool {
+func (b *LogBackoff) Recovered() bool {
 	was := b.failing
 	b.failing = false
 	return was
+}
+
+// Status is the API server's status, for the health endpoints.
+func (h *Health) Status() health.ServerStatus {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return health.ServerStatus{Address: h.server, Down: h.down, Since: h.since, Cause: h.cause, Err: h.lastErr}
 }

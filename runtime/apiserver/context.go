@@ -1,4 +1,4 @@
-package operator
+package apiserver
 
 import (
 	"context"
@@ -28,7 +28,7 @@ func RESTConfig(ctx context.Context) *rest.Config {
 	return cfg
 }
 
-func withRESTConfig(ctx context.Context, cfg *rest.Config) context.Context {
+func WithRESTConfig(ctx context.Context, cfg *rest.Config) context.Context {
 	return context.WithValue(ctx, restConfigKey{}, cfg)
 }
 
@@ -50,7 +50,7 @@ type clientEntry struct {
 	value any
 }
 
-func withClients(ctx context.Context) context.Context {
+func WithClients(ctx context.Context) context.Context {
 	return context.WithValue(ctx, clientsKey{}, &sharedClients{byType: map[reflect.Type]*clientEntry{}})
 }
 
@@ -62,7 +62,7 @@ var ErrNoOperator = errors.New("no operator in the context: call it with the con
 // use by newFn from a copy of the operator's RESTConfig, and the same
 // value on every later call for the same C while the operator runs:
 //
-//	cs, err := operator.Client(ctx, kubernetes.NewForConfig)
+//	cs, err := apiserver.Client(ctx, kubernetes.NewForConfig)
 //
 // Clients are keyed by C alone: newFn is called only to make the first
 // one (kubernetes.NewForConfig, dynamic.NewForConfig and a clientset

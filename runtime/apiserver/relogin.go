@@ -1,4 +1,4 @@
-package operator
+package apiserver
 
 import (
 	"context"
@@ -15,11 +15,6 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// LoginFunc loads the operator's credentials again from their source (a
-// kubeconfig file, a service account's token file), as Kopf's login
-// handlers do. See Options.Login.
-type LoginFunc func(ctx context.Context) (*rest.Config, error)
-
 // While the credentials stay refused, every request gets a 401, and
 // reading their source for each would add nothing: they are loaded again
 // at most once per second, and after each failed attempt the interval
@@ -29,7 +24,7 @@ const (
 	maxReloginInterval = 10 * time.Second
 )
 
-// relogin is a rest.Config WrapTransport that answers a 401 Unauthorized
+// Relogin is a rest.Config WrapTransport that answers a 401 Unauthorized
 // by loading the credentials again (Login) and, if their bearer token has
 // changed, sending the request once more with it; every later request
 // then carries the new token. It sits inside client-go's authentication
@@ -44,8 +39,8 @@ const (
 // Only one re-login runs at a time, with backoff between failed ones (see
 // minReloginInterval); requests refused meanwhile get the latest token if
 // it changed since they were sent, else their 401.
-type relogin struct {
-	login  LoginFunc
+type Relogin struct {
+	login  func(context.Context) (*rest.Config, error)
 	logger *slog.Logger
 
 	mu    sync.Mutex
@@ -55,11 +50,11 @@ type relogin struct {
 	clock func() time.Time
 }
 
-func newRelogin(login LoginFunc, logger *slog.Logger) *relogin {
-	return &relogin{login: login, logger: logger, clock: time.Now}
+func NewRelogin(login func(context.Context) (*rest.Config, error), logger *slog.Logger) *Relogin {
+	return &Relogin{login: login, logger: logger, clock: time.Now}
 }
 
-func (l *relogin) wrap(rt http.RoundTripper) http.RoundTripper {
+func (l *Relogin) Wrap(rt http.RoundTripper) http.RoundTripper {
 	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
 		l.mu.Lock()
 		auth := l.auth
@@ -94,7 +89,7 @@ func (l *relogin) wrap(rt http.RoundTripper) http.RoundTripper {
 
 // refresh returns the Authorization header to retry with, if it differs
 // from the refused one.
-func (l *relogin) refresh(ctx context.Context, refused string) (string, bool) {
+func (l *Relogin) refresh(ctx context.Context, refused string) (string, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.auth != "" && l.auth != refused {
@@ -121,7 +116,7 @@ func (l *relogin) refresh(ctx context.Context, refused string) (string, bool) {
 }
 
 // load reads the credentials and returns their Authorization header.
-func (l *relogin) load(ctx context.Context) (string, error) {
+func (l *Relogin) load(ctx context.Context) (string, error) {
 	cfg, err := l.login(ctx)
 	if err != nil {
 		return "", fmt.Errorf("loading the credentials: %w", err)

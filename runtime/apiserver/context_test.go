@@ -1,4 +1,4 @@
-package operator
+package apiserver
 
 import (
 	"context"
@@ -18,7 +18,7 @@ type otherClient struct{ host string }
 func operatorContext(t *testing.T) context.Context {
 	t.Helper()
 	cfg := &rest.Config{Host: "https://example.invalid:6443", UserAgent: "test-operator"}
-	return withClients(withRESTConfig(t.Context(), cfg))
+	return WithClients(WithRESTConfig(t.Context(), cfg))
 }
 
 func TestClientIsMadeOnceUnderContention(t *testing.T) {
@@ -127,7 +127,7 @@ func TestClientOutsideAnOperator(t *testing.T) {
 		ctx  context.Context
 	}{
 		{"no operator", context.Background()},
-		{"a configuration without the operator's clients", withRESTConfig(context.Background(), &rest.Config{})},
+		{"a configuration without the operator's clients", WithRESTConfig(context.Background(), &rest.Config{})},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
