@@ -25,6 +25,7 @@ import (
 	"github.com/kopf-go/kopf/runtime/daemons"
 	"github.com/kopf-go/kopf/runtime/kwargs"
 	"github.com/kopf-go/kopf/runtime/metrics"
+	"github.com/kopf-go/kopf/runtime/queueing"
 	"github.com/kopf-go/kopf/runtime/registry"
 	"github.com/kopf-go/kopf/runtime/scope"
 )
@@ -82,7 +83,7 @@ type operator struct {
 	ready           *readiness                   // health: calls Ready
 	monitor         *watchMonitor                // health endpoints: the endpoints' view of the watches; nil without endpoints
 	probe           atomic.Pointer[ProbeFunc]    // probes: the probe handlers' runner
-	releaser        *memoryReleaser              // memory; nil: the memory is left to the Go runtime
+	releaser        *queueing.MemoryReleaser     // memory; nil: the memory is left to the Go runtime
 	clients         clients                      // clients
 	discovery       discovery.DiscoveryInterface // clients
 	paused          *pauseGate                   // peering: holds the workers while paused; nil standalone
@@ -141,7 +142,7 @@ type stopFunc func() error
 //   - workers: the context of the daemons, the sharding coordinator and
 //     every resource's pipeline; its stop cancels them all at once and
 //     waits for them (the workers finish their cycles while the daemons
-//     stop, see drain);
+//     stop, see queueing.Multiplexer.Drain);
 //   - daemons (and the index gate), sharding: in the workers' context.
 //
 // After the last part, Run serves the resources (serveResources) until
