@@ -128,7 +128,8 @@ type stopFunc func() error
 //   - metrics before the connection, whose transports it counts (every
 //     request sent, retries included);
 //   - connection: the transports of the operator's and the handlers'
-//     requests (with sharding's fence); its stop ends the API server's
+//     requests (sharding's fence is not one: the shard stage's lanes
+//     fence the reactor's writes); its stop ends the API server's
 //     probing (apiserver.Health), which the health endpoints report;
 //   - health endpoints, then the memory releaser, then the clients
 //     (discovery) that every later part uses;
@@ -143,7 +144,9 @@ type stopFunc func() error
 //     every resource's pipeline; its stop cancels them all at once and
 //     waits for them (the workers finish their cycles while the daemons
 //     stop, see queueing.Multiplexer.Drain);
-//   - daemons (and the index gate), sharding: in the workers' context.
+//   - daemons (and the index gate), sharding (the coordinator of its
+//     Leases; the stage its pipelines' lanes share): in the workers'
+//     context.
 //
 // After the last part, Run serves the resources (serveResources) until
 // its context is done.
