@@ -25,6 +25,7 @@ import (
 	"github.com/kopf-go/kopf/runtime/daemons"
 	"github.com/kopf-go/kopf/runtime/kwargs"
 	"github.com/kopf-go/kopf/runtime/metrics"
+	"github.com/kopf-go/kopf/runtime/queueing"
 	"github.com/kopf-go/kopf/runtime/registry"
 	"github.com/kopf-go/kopf/runtime/scope"
 )
@@ -82,7 +83,7 @@ type operator struct {
 	ready           *readiness                   // health: calls Ready
 	monitor         *watchMonitor                // health endpoints: the endpoints' view of the watches; nil without endpoints
 	probe           atomic.Pointer[ProbeFunc]    // probes: the probe handlers' runner
-	releaser        *memoryReleaser              // memory; nil: the memory is left to the Go runtime
+	releaser        *queueing.MemoryReleaser     // memory; nil: the memory is left to the Go runtime
 	clients         clients                      // clients
 	discovery       discovery.DiscoveryInterface // clients
 	paused          *pauseGate                   // peering: holds the workers while paused; nil standalone
@@ -127,7 +128,8 @@ type stopFunc func() error
 //   - metrics before the connection, whose transports it counts (every
 //     request sent, retries included);
 //   - connection: the transports of the operator's and the handlers'
-//     requests (with sharding's fence); its stop ends the API server's
+//     requests (sharding's fence is not one: the shard stage's lanes
+//     fence the reactor's writes); its stop ends the API server's
 //     probing (apiserver.Health), which the health endpoints report;
 //   - health endpoints, then the memory releaser, then the clients
 //     (discovery) that every later part uses;
@@ -141,8 +143,10 @@ type stopFunc func() error
 //   - workers: the context of the daemons, the sharding coordinator and
 //     every resource's pipeline; its stop cancels them all at once and
 //     waits for them (the workers finish their cycles while the daemons
-//     stop, see drain);
-//   - daemons (and the index gate), sharding: in the workers' context.
+//     stop, see queueing.Multiplexer.Drain);
+//   - daemons (and the index gate), sharding (the coordinator of its
+//     Leases; the stage its pipelines' lanes share): in the workers'
+//     context.
 //
 // After the last part, Run serves the resources (serveResources) until
 // its context is done.

@@ -16,6 +16,7 @@ import (
 	"github.com/kopf-go/kopf/runtime/daemons"
 	"github.com/kopf-go/kopf/runtime/metrics"
 	"github.com/kopf-go/kopf/runtime/posting"
+	"github.com/kopf-go/kopf/runtime/queueing"
 )
 
 // The parts' starts, in the order of parts.
@@ -137,8 +138,8 @@ func (o *operator) startReleaser(ctx context.Context) (context.Context, stopFunc
 	if d <= 0 {
 		return ctx, nil, nil
 	}
-	o.releaser = newMemoryReleaser(d)
-	return ctx, noError(o.releaser.stop), nil
+	o.releaser = queueing.NewMemoryReleaser(d)
+	return ctx, noError(o.releaser.Stop), nil
 }
 
 // makeClients makes the API clients and the discovery client, which also
@@ -241,7 +242,7 @@ func (o *operator) startWorkers(ctx context.Context) (context.Context, stopFunc,
 // startDaemons starts the daemons' engine (paused with the operator), and
 // the index gate if the registry has indices. Daemons and timers are told
 // to stop as soon as the operator exits, at the same time as the workers
-// finish their cycles (see drain), and waited for within
+// finish their cycles (see queueing.Multiplexer.Drain), and waited for within
 // settings.Background.ExitTimeout.
 func (o *operator) startDaemons(ctx context.Context) (context.Context, stopFunc, error) {
 	o.daemons = daemons.NewEngine(ctx, o.opts.Settings, o.logger)

@@ -52,7 +52,7 @@ type pipeline struct {
 
 // newPipeline builds the pipeline of res, top to bottom, and starts its
 // watches; it stops when ctx (the workers') is done, its workers once
-// drained (see drain).
+// drained (see queueing.Multiplexer.Drain).
 func (o *operator) newPipeline(ctx context.Context, res resources.Resource) *pipeline {
 	client := o.clients.dynamic.Resource(schema.GroupVersionResource{Group: res.Group, Version: res.Version, Resource: res.Plural})
 	r := &reactor.Reactor{Resource: res, Client: client, REST: o.clients.rest, Registry: o.reg, Settings: o.opts.Settings,
@@ -75,18 +75,18 @@ func (o *operator) newPipeline(ctx context.Context, res resources.Resource) *pip
 
 	// Workers outlive the watchers: on stop, each finishes the cycle it is
 	// in (so that its results are written) for up to the exit timeout, and
-	// only then is its context cancelled (see drain).
+	// only then is its context cancelled (see queueing.Multiplexer.Drain).
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	p.queue = queueing.NewMultiplexer(workCtx, o.queueOptions(), process)
 	p.put = shardFilter(shard, p.queue)
-	o.releaser.watch(p.queue.Workers)
+	o.releaser.Watch(p.queue.Workers)
 	p.metrics = o.instrumentResource(res, r, p.queue)
 	r.Requeue = func(ev watching.Event) { p.admit(ctx, ev) }
 
 	o.startWatches(ctx, p)
 	o.goWorker(func() {
 		<-ctx.Done()
-		drain(p.queue, cancelWork, o.opts.Settings.Queueing.ExitTimeout, res.String(), o.opts.Logger)
+		p.queue.Drain(cancelWork, o.opts.Settings.Queueing.ExitTimeout, res.String(), o.opts.Logger)
 	})
 	return p
 }
@@ -155,7 +155,7 @@ func (o *operator) watchedNamespaces(res resources.Resource) (namespaces []strin
 func (o *operator) queueOptions() queueing.Options {
 	q := queueing.Options{IdleTimeout: o.opts.Settings.Queueing.IdleTimeout, WorkerLimit: o.opts.Settings.Queueing.WorkerLimit, Logger: o.opts.Logger}
 	if o.releaser != nil {
-		q.OnIdle = o.releaser.idle
+		q.OnIdle = o.releaser.Idle
 	}
 	return q
 }

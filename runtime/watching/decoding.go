@@ -159,72 +159,88 @@ func (v *valueDecoder) event() (watch.EventType, runtime.Object, error) {
 	if _, err := v.dec.ReadToken(); err != nil {
 		return "", nil, err
 	}
-	var (
-		typ    string
-		obj    map[string]any
-		status *metav1.Status // the object, decoded as one, if "type" came first and is ERROR
-	)
+	var e rawEvent
 	for v.dec.PeekKind() != '}' {
-		if v.dec.PeekKind() != '"' {
-			return "", nil, v.readError("an object name")
-		}
-		name, err := v.name()
-		if err != nil {
-			return "", nil, err
-		}
-		switch name {
-		case "type":
-			switch v.dec.PeekKind() {
-			case '"':
-				typ, err = v.name() // interned: there are five
-			case 'n':
-				_, err = v.dec.ReadToken()
-			default:
-				err = v.readError("the type of a watch event")
-			}
-		case "object":
-			obj, status = nil, nil
-			switch v.dec.PeekKind() {
-			case '{':
-				if watch.EventType(typ) == watch.Error {
-					status, err = v.status()
-				} else {
-					obj, err = v.object(resourceObject)
-				}
-			case 'n':
-				_, err = v.dec.ReadToken()
-			default:
-				err = v.readError("the object of a watch event")
-			}
-		default:
-			err = v.skip()
-		}
-		if err != nil {
+		if err := v.eventField(&e); err != nil {
 			return "", nil, err
 		}
 	}
 	if _, err := v.dec.ReadToken(); err != nil {
 		return "", nil, err
 	}
-	switch t := watch.EventType(typ); t {
+	return e.result()
+}
+
+// rawEvent is a watch event's fields as decoded, in whichever order they
+// came.
+type rawEvent struct {
+	typ    string
+	obj    map[string]any
+	status *metav1.Status // the object, decoded as one, if "type" came first and is ERROR
+}
+
+// eventField decodes the next field of a watch event into e: its type, its
+// object, or anything else (skipped).
+func (v *valueDecoder) eventField(e *rawEvent) error {
+	if v.dec.PeekKind() != '"' {
+		return v.readError("an object name")
+	}
+	name, err := v.name()
+	if err != nil {
+		return err
+	}
+	switch name {
+	case "type":
+		switch v.dec.PeekKind() {
+		case '"':
+			e.typ, err = v.name() // interned: there are five
+		case 'n':
+			_, err = v.dec.ReadToken()
+		default:
+			err = v.readError("the type of a watch event")
+		}
+	case "object":
+		e.obj, e.status = nil, nil
+		switch v.dec.PeekKind() {
+		case '{':
+			if watch.EventType(e.typ) == watch.Error {
+				e.status, err = v.status()
+			} else {
+				e.obj, err = v.object(resourceObject)
+			}
+		case 'n':
+			_, err = v.dec.ReadToken()
+		default:
+			err = v.readError("the object of a watch event")
+		}
+	default:
+		err = v.skip()
+	}
+	return err
+}
+
+// result is the event as client-go's decoder returns it, or its error.
+func (e *rawEvent) result() (watch.EventType, runtime.Object, error) {
+	switch t := watch.EventType(e.typ); t {
 	case watch.Added, watch.Modified, watch.Deleted, watch.Bookmark:
-		if obj == nil {
+		if e.obj == nil {
 			return "", nil, fmt.Errorf("a watch event of type %s without an object", t)
 		}
-		gvk, err := typeMeta(obj)
+		gvk, err := typeMeta(e.obj)
 		if err != nil {
 			return "", nil, err
 		}
 		if gvk.Kind == "" {
-			return "", nil, runtime.NewMissingKindErr(abbreviateObject(obj))
+			return "", nil, runtime.NewMissingKindErr(abbreviateObject(e.obj))
 		}
 		if gvk.Version == "" {
-			return "", nil, runtime.NewMissingVersionErr(abbreviateObject(obj))
+			return "", nil, runtime.NewMissingVersionErr(abbreviateObject(e.obj))
 		}
-		return t, &unstructured.Unstructured{Object: obj}, nil
+		return t, &unstructured.Unstructured{Object: e.obj}, nil
 	case watch.Error:
-		if status == nil && obj != nil { // "object" came before "type"
-			raw, err := json.Marshal(obj)
+		status := e.status
+		if status == nil && e.obj != nil { // "object" came before "type"
+			raw, err := json.Marshal(e.obj)
 			if err == nil {
 				status, err = unmarshalStatus(raw)
 			}
@@ -237,7 +253,7 @@ func (v *valueDecoder) event() (watch.EventType, runtime.Object, error) {
 		}
 		return t, status, nil
 	default:
-		return "", nil, fmt.Errorf("got invalid watch event type: %v", typ)
+		return "", nil, fmt.Errorf("got invalid watch event type: %v", e.typ)
 	}
 }
 

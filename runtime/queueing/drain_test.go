@@ -1,4 +1,4 @@
-package operator
+package queueing
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kopf-go/kopf/runtime/queueing"
 	"github.com/kopf-go/kopf/runtime/watching"
 )
 
@@ -55,7 +54,7 @@ func TestDrain(t *testing.T) {
 			started := make(chan string, len(tt.objects))
 			workCtx, cancelWork := context.WithCancel(context.Background())
 			t.Cleanup(cancelWork)
-			mux := queueing.NewMultiplexer(workCtx, queueing.Options{IdleTimeout: time.Hour}, func(ctx context.Context, ev watching.Event, s *queueing.Stream) {
+			mux := NewMultiplexer(workCtx, Options{IdleTimeout: time.Hour}, func(ctx context.Context, ev watching.Event, s *Stream) {
 				started <- ev.Key
 				switch ev.Key {
 				case "default/" + quick:

@@ -1,4 +1,4 @@
-package operator
+package queueing
 
 import (
 	"runtime/debug"
@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// memoryReleaser returns the memory freed after a burst of work to the OS
+// MemoryReleaser returns the memory freed after a burst of work to the OS
 // once the operator has been idle for a while: no worker of any resource
 // alive for the whole delay. The Go runtime's scavenger would return it too,
 // but only gradually and only after the next garbage collection, which an
@@ -14,7 +14,7 @@ import (
 //
 // It costs one garbage collection per busy → idle transition, and nothing
 // while idle.
-type memoryReleaser struct {
+type MemoryReleaser struct {
 	delay   time.Duration
 	release func() // debug.FreeOSMemory; replaced in tests
 
@@ -23,12 +23,14 @@ type memoryReleaser struct {
 	timer *time.Timer
 }
 
-func newMemoryReleaser(delay time.Duration) *memoryReleaser {
-	return &memoryReleaser{delay: delay, release: debug.FreeOSMemory}
+// NewMemoryReleaser makes a MemoryReleaser that waits delay; a nil
+// *MemoryReleaser does nothing.
+func NewMemoryReleaser(delay time.Duration) *MemoryReleaser {
+	return &MemoryReleaser{delay: delay, release: debug.FreeOSMemory}
 }
 
-// watch adds a source of work: a function returning its live workers.
-func (r *memoryReleaser) watch(workers func() int) {
+// Watch adds a source of work: a function returning its live workers.
+func (r *MemoryReleaser) Watch(workers func() int) {
 	if r == nil {
 		return
 	}
@@ -37,10 +39,10 @@ func (r *memoryReleaser) watch(workers func() int) {
 	r.mu.Unlock()
 }
 
-// idle is called when one source has no worker left: the release happens
+// Idle is called when one source has no worker left: the release happens
 // after the delay if every source is still idle then. Calls meanwhile
 // restart the delay.
-func (r *memoryReleaser) idle() {
+func (r *MemoryReleaser) Idle() {
 	if r == nil {
 		return
 	}
@@ -52,21 +54,21 @@ func (r *memoryReleaser) idle() {
 	r.timer = time.AfterFunc(r.delay, r.fire)
 }
 
-func (r *memoryReleaser) fire() {
+func (r *MemoryReleaser) fire() {
 	r.mu.Lock()
 	r.timer = nil
 	sources := r.busy
 	r.mu.Unlock()
 	for _, workers := range sources {
 		if workers() > 0 {
-			return // busy again: its next idle() re-arms the release
+			return // busy again: its next Idle() re-arms the release
 		}
 	}
 	r.release()
 }
 
-// stop cancels a pending release.
-func (r *memoryReleaser) stop() {
+// Stop cancels a pending release.
+func (r *MemoryReleaser) Stop() {
 	if r == nil {
 		return
 	}

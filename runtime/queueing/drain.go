@@ -1,4 +1,4 @@
-package operator
+package queueing
 
 import (
 	"context"
@@ -15,15 +15,14 @@ import (
 // hung and left behind. Kopf polls its hung tasks at the same interval.
 const hungGrace = time.Second
 
-// workers are the per-object workers of one resource (a
-// queueing.Multiplexer).
+// workers are the per-object workers of one resource (a Multiplexer).
 type workers interface {
 	Close()
 	Wait()
 	Busy() []string
 }
 
-// drain stops the workers of one resource when the operator exits, as
+// Drain stops the workers of one resource when the operator exits, as
 // Kopf's queueing does on its end-of-stream:
 //
 //  1. No event is taken any more (w.Close); workers finish the cycle they
@@ -36,12 +35,16 @@ type workers interface {
 //     sends no patch with a cancelled context).
 //  3. Those that have not returned hungGrace later ignore the
 //     cancellation (e.g. a handler blocked in a call without a context):
-//     they are logged as hung tasks, and drain returns without waiting for
+//     they are logged as hung tasks, and Drain returns without waiting for
 //     them. The operator exits; if it runs in-process, they keep running
 //     until they return, and whatever they return is discarded.
 //
-// So drain returns at most exitTimeout + hungGrace after it is called.
+// So Drain returns at most exitTimeout + hungGrace after it is called.
 // what names the resource in the log lines.
+func (m *Multiplexer) Drain(cancel context.CancelFunc, exitTimeout time.Duration, what string, logger *slog.Logger) {
+	drain(m, cancel, exitTimeout, what, logger)
+}
+
 func drain(w workers, cancel context.CancelFunc, exitTimeout time.Duration, what string, logger *slog.Logger) {
 	defer cancel()
 	w.Close()

@@ -1,4 +1,4 @@
-package operator
+package queueing
 
 import (
 	"sync/atomic"
@@ -23,14 +23,14 @@ func TestMemoryReleaser(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				var released atomic.Int32
-				r := newMemoryReleaser(20 * time.Millisecond)
+				r := NewMemoryReleaser(20 * time.Millisecond)
 				r.release = func() { released.Add(1) }
-				t.Cleanup(r.stop)
+				t.Cleanup(r.Stop)
 				for _, n := range tt.workers {
-					r.watch(func() int { return n })
+					r.Watch(func() int { return n })
 				}
 				for range tt.idles {
-					r.idle()
+					r.Idle()
 				}
 				time.Sleep(200 * time.Millisecond) // well past the delay, in the bubble's time
 				synctest.Wait()                    // the timer's function has returned
@@ -45,11 +45,11 @@ func TestMemoryReleaser(t *testing.T) {
 func TestMemoryReleaserStop(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var released atomic.Int32
-		r := newMemoryReleaser(50 * time.Millisecond)
+		r := NewMemoryReleaser(50 * time.Millisecond)
 		r.release = func() { released.Add(1) }
-		r.watch(func() int { return 0 })
-		r.idle()
-		r.stop()
+		r.Watch(func() int { return 0 })
+		r.Idle()
+		r.Stop()
 		time.Sleep(150 * time.Millisecond) // well past the delay, in the bubble's time
 		synctest.Wait()
 		if released.Load() != 0 {
@@ -59,8 +59,8 @@ func TestMemoryReleaserStop(t *testing.T) {
 }
 
 func TestNilMemoryReleaser(t *testing.T) {
-	var r *memoryReleaser // disabled: every method is a no-op
-	r.watch(func() int { return 0 })
-	r.idle()
-	r.stop()
+	var r *MemoryReleaser // disabled: every method is a no-op
+	r.Watch(func() int { return 0 })
+	r.Idle()
+	r.Stop()
 }
