@@ -62,6 +62,9 @@ type Config struct {
 	// Discover returns the cluster's resources (for the managed
 	// configurations' rules and for matching handlers' selectors).
 	Discover func(ctx context.Context) ([]resources.Resource, error)
+	// Identity is this replica's in its Lease; "": the peering identity
+	// if one is set, else Kopf's detect_own_id.
+	Identity string
 	// Memo and Context are the Handler's.
 	Memo    kwargs.Memo
 	Context func(context.Context) context.Context
@@ -439,7 +442,7 @@ func (st *startup) startManager(ctx context.Context, s *Server) error {
 		configs:      arc,
 		leases:       coord,
 		namespace:    st.ws.CertNamespace,
-		identity:     replicaIdentity(st.cfg.Settings),
+		identity:     replicaIdentity(st.cfg.Identity, st.cfg.Settings),
 		discover:     st.cfg.Discover,
 		clientConfig: func() admissionregv1.WebhookClientConfig { return st.clientConfig(s) },
 		interval:     st.ws.CheckInterval,
@@ -496,9 +499,12 @@ func buildURL(scheme, host string, port int, path string) string {
 	return (&url.URL{Scheme: scheme, Host: netloc, Path: path}).String()
 }
 
-// replicaIdentity is this replica's identity in its Lease: the peering
-// identity if one is set, else Kopf's detect_own_id.
-func replicaIdentity(s *settings.Settings) string {
+// replicaIdentity is this replica's identity in its Lease: the one given,
+// else the peering identity if one is set, else Kopf's detect_own_id.
+func replicaIdentity(given string, s *settings.Settings) string {
+	if given != "" {
+		return given
+	}
 	if s != nil && s.Peering.Identity != "" {
 		return s.Peering.Identity
 	}

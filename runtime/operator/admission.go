@@ -22,7 +22,7 @@ import (
 // The handlers get the operator's context values (its clients, REST
 // config and poster: RESTConfig, Client and kopf.Info work in them) with
 // the cancellation of their request.
-func serveAdmission(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Options, dc discovery.DiscoveryInterface, objectsMemo kwargs.Memo) (stop func(), err error) {
+func serveAdmission(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Options, dc discovery.DiscoveryInterface, objectsMemo kwargs.Memo, identity string) (stop func(), err error) {
 	if !reg.HasWebhooks() {
 		return func() {}, nil
 	}
@@ -34,8 +34,9 @@ func serveAdmission(ctx context.Context, cfg *rest.Config, reg *registry.Registr
 		Discover: func(context.Context) ([]resources.Resource, error) {
 			return resources.Discover(dc)
 		},
-		Memo:    objectsMemo,
-		Context: func(req context.Context) context.Context { return valuesOf{req, ctx} },
+		Identity: identity,
+		Memo:     objectsMemo,
+		Context:  func(req context.Context) context.Context { return valuesOf{req, ctx} },
 	})
 	if err != nil {
 		return nil, err

@@ -24,6 +24,7 @@ import (
 	"github.com/kopf-go/kopf/runtime/apiserver"
 	"github.com/kopf-go/kopf/runtime/daemons"
 	"github.com/kopf-go/kopf/runtime/kwargs"
+	"github.com/kopf-go/kopf/runtime/leases"
 	"github.com/kopf-go/kopf/runtime/metrics"
 	"github.com/kopf-go/kopf/runtime/queueing"
 	"github.com/kopf-go/kopf/runtime/registry"
@@ -70,6 +71,10 @@ type operator struct {
 	logger *slog.Logger
 	reg    *registry.Registry
 	scope  scope.Scope
+	// identity names this replica in every Lease and peering record it
+	// writes (HA, sharding, admission): one per run, Kopf's detect_own_id
+	// unless settings.Peering.Identity says otherwise.
+	identity string
 
 	loaded          *rest.Config                 // login: the credentials
 	objectsMemo     kwargs.Memo                  // activities: what each object's memo copies (see objectsMemo)
@@ -103,7 +108,11 @@ func newOperator(reg *registry.Registry, opts Options) (*operator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &operator{opts: opts, logger: logger, reg: reg, scope: sc}, nil
+	identity := opts.Settings.Peering.Identity
+	if identity == "" {
+		identity = leases.DetectOwnID(false)
+	}
+	return &operator{opts: opts, logger: logger, reg: reg, scope: sc, identity: identity}, nil
 }
 
 // part is one named part of the operator. start brings it up with the

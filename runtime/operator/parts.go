@@ -78,7 +78,7 @@ func (o *operator) connect(ctx context.Context) (context.Context, stopFunc, erro
 		cfg.WarningHandlerWithContext = apiserver.NewWarnings(o.logger)
 	}
 	if o.opts.Sharding != nil {
-		o.shards = newShards(cfg, o.opts) // its Leases' client, before the in-flight bound
+		o.shards = newShards(cfg, o.opts, o.identity) // its Leases' client, before the in-flight bound
 	}
 	o.server = strings.TrimSuffix(cfg.Host, "/")
 	o.dropConnections = rotateConnections(cfg)
@@ -192,7 +192,7 @@ func (o *operator) startPoster(ctx context.Context) (context.Context, stopFunc, 
 
 // startAdmission serves the admission webhooks, if the registry has any.
 func (o *operator) startAdmission(ctx context.Context) (context.Context, stopFunc, error) {
-	stop, err := serveAdmission(ctx, o.cfg, o.reg, o.opts, o.discovery, o.objectsMemo)
+	stop, err := serveAdmission(ctx, o.cfg, o.reg, o.opts, o.discovery, o.objectsMemo, o.identity)
 	if err != nil {
 		return ctx, nil, err
 	}
@@ -222,7 +222,7 @@ func (o *operator) probes(ctx context.Context) (map[string]any, error) {
 // startPeering joins the peering, unless it is off (see startPeering).
 func (o *operator) startPeering(ctx context.Context) (context.Context, stopFunc, error) {
 	shardedStandalone(&o.opts)
-	paused, stop := startPeering(ctx, o.discovery, o.clients, o.opts, o.scope)
+	paused, stop := startPeering(ctx, o.discovery, o.clients, o.opts, o.scope, o.identity)
 	o.paused = paused
 	return ctx, noError(stop), nil
 }

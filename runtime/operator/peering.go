@@ -148,7 +148,7 @@ func (g *pauseGate) hold(process queueing.Processor) queueing.Processor {
 // gate of the workers (nil standalone), paused until the peering is
 // resolved, and what stops the peering, to be called once the workers are
 // done (the Lease is released then, and the operator's records removed).
-func startPeering(ctx context.Context, dc discovery.DiscoveryInterface, cl clients, opts Options, sc scope.Scope) (*pauseGate, func()) {
+func startPeering(ctx context.Context, dc discovery.DiscoveryInterface, cl clients, opts Options, sc scope.Scope, identity string) (*pauseGate, func()) {
 	if opts.Settings.Peering.Standalone {
 		return nil, func() {}
 	}
@@ -160,6 +160,7 @@ func startPeering(ctx context.Context, dc discovery.DiscoveryInterface, cl clien
 		Discovery:   dc,
 		Client:      cl.dynamic,
 		Leases:      cl.coordination,
+		Identity:    peering.Identity(identity),
 		RetryCap:    opts.RescanInterval,
 		Logger:      opts.Logger,
 		OnPause:     gate.set,

@@ -10,7 +10,6 @@ import (
 	coordinationclient "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
 
-	"github.com/kopf-go/kopf/runtime/leases"
 	"github.com/kopf-go/kopf/runtime/sharding"
 	"github.com/kopf-go/kopf/runtime/sharding/shardstage"
 )
@@ -31,8 +30,9 @@ type Sharding struct {
 	// "default".
 	Namespace string
 	// Identity is this replica's, unique in the group: default the
-	// peering identity (Settings.Peering.Identity), else Kopf's
-	// detect_own_id (leases.DetectOwnID).
+	// operator's one identity, which its peering and admission Leases
+	// share (Settings.Peering.Identity, else Kopf's detect_own_id,
+	// leases.DetectOwnID, detected once per run).
 	Identity string
 	// LeaseDuration and RenewInterval are the Leases' (see
 	// sharding.Config): defaults runtime/leases', 15 s and 2 s. A dead
@@ -59,7 +59,7 @@ type shards struct {
 // newShards prepares sharding: the settings' defaults, the Leases' client
 // (a copy of cfg), the stage. The operator's writes are fenced by the
 // stage's lanes (Lane.Writer is the reactor's Patcher), not by cfg.
-func newShards(cfg *rest.Config, opts Options) *shards {
+func newShards(cfg *rest.Config, opts Options, identity string) *shards {
 	sc := *opts.Sharding
 	if sc.Buckets <= 0 {
 		sc.Buckets = sharding.DefaultBuckets
@@ -76,11 +76,8 @@ func newShards(cfg *rest.Config, opts Options) *shards {
 			sc.Namespace = "default"
 		}
 	}
-	if sc.Identity == "" && opts.Settings != nil {
-		sc.Identity = opts.Settings.Peering.Identity
-	}
 	if sc.Identity == "" {
-		sc.Identity = leases.DetectOwnID(false)
+		sc.Identity = identity
 	}
 	if sc.HandoffTimeout <= 0 {
 		sc.HandoffTimeout = 30 * time.Second

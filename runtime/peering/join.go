@@ -35,6 +35,10 @@ type Member struct {
 	Scope       scope.Scope // the served namespaces: those of the KopfPeerings
 	Discovery   discovery.DiscoveryInterface
 	Client      dynamic.Interface
+	// Identity is this replica's in the peering records and the Lease
+	// (one per operator run, shared with its other Leases); "": the
+	// setting's Identity, else Kopf's detect_own_id.
+	Identity Identity
 	// Leases is the client of the HA election's Lease (settings.Peering.Lease).
 	Leases coordinationv1client.LeasesGetter
 	// RetryCap bounds the backoff of the peering's resolution (1, 2, 4...
@@ -91,7 +95,10 @@ func (m *Member) join(ctx context.Context, wg *sync.WaitGroup, toggles *Toggles)
 	if !ok || !m.usable(r, clusterwide, toggles) {
 		return
 	}
-	identity := Identity(s.Identity)
+	identity := m.Identity
+	if identity == "" {
+		identity = Identity(s.Identity)
+	}
 	if identity == "" {
 		identity = DetectOwnID(false)
 	}
