@@ -197,9 +197,12 @@ func Equal(v any) Matcher { return filters.IsEqual(v) }
 func Check(m Matcher) *Matcher { return &m }
 
 // Callback matches what fn accepts; fn gets the value (nil if absent),
-// whether it is present, and the handler's object arguments.
-func Callback(fn func(value any, present bool, kw *ResourceKwargs) bool) Matcher {
-	return filters.Func(fn)
+// whether it is present, and the handler's object arguments, by value as
+// every callback and handler takes its kwargs.
+func Callback(fn func(value any, present bool, kw ResourceKwargs) bool) Matcher {
+	return filters.Func(func(value any, present bool, kw *ResourceKwargs) bool {
+		return fn(value, present, *kw)
+	})
 }
 
 // Subhandler registers a sub-handler of the changing handler running with

@@ -122,7 +122,7 @@ func isOK(kw *WhenKwargs) bool { return true }
 			{"//kopf:on.validate pods id=same", `handler id "same" is already used by the //kopf:on.validate handler of kopfexamples (this function) at line 19: the id is the webhook's path, unique among the admission handlers; set a distinct id=`},
 			{"//kopf:on.mutate widgets id=same", `handler id "same" is already used by the //kopf:on.validate handler of kopfexamples (Same) at line 19: the id is the webhook's path, unique among the admission handlers; set a distinct id=`},
 			{"//kopf:on.event kopfexamples\nfunc Mixed", "//kopf:on.event cannot share a function with admission-handler markers: each kind of handler takes kwargs of its own; use a separate function"},
-			{"isOK id=w", "when: isOK has the wrong signature func(kw *WhenKwargs) bool; want func(kw WhenKwargs) bool, func(kw kopf.AdmissionKwargs) bool or func(kw *kopf.AdmissionKwargs) bool"},
+			{"isOK id=w", "when: isOK takes kw by pointer; callbacks take kwargs by value, as handlers: func(kw WhenKwargs) bool"},
 		},
 	},
 	{

@@ -279,6 +279,16 @@ func Kinds(ctx context.Context, kw KindsKwargs) error { return nil }
 func typedWhen(kw kopf.TypedChangingKwargs[struct{}]) bool { return true }
 
 func eventKind(kw kopf.EventKwargs) bool { return true }
+
+//kopf:on.create ex labels={a: fn:ptrLabel} annotations={b: fn:ptrAbsent} when=ptrWhen id=x7
+//kopf:on.update ex field=spec.x new=fn:ptrValue when=ptrChanging id=x8
+func Pointers(ctx context.Context, kw PointersKwargs) error { return nil }
+
+func ptrLabel(value string, kw *kopf.ResourceKwargs) bool { return true }
+func ptrAbsent(value *string, kw *kopf.ResourceKwargs) bool { return true }
+func ptrValue(value any, kw *kopf.ResourceKwargs) bool { return true }
+func ptrWhen(kw *PointersKwargs) bool { return true }
+func ptrChanging(kw *kopf.ChangingKwargs) bool { return true }
 `,
 		"events/events.go": header + `//kopf:on.event ex
 //kopf:on.create ex
@@ -478,19 +488,24 @@ func untypedTimer(kw kopf.TimerKwargs) bool { return true }
 		"filters/filters.go:9:21: old= needs field=: it checks the value at that field",
 		"filters/filters.go:9:32: new= needs field=: it checks the value at that field",
 		"filters/filters.go:10:42: value= cannot be combined with old= or new=: value= checks either side of a change; use old= and new= alone",
-		"filters/filters.go:15:26: when: no function missing in package p; want a function func(kw CallbacksKwargs) bool, func(kw kopf.ChangingKwargs) bool or func(kw *kopf.ChangingKwargs) bool",
-		"filters/filters.go:15:45: labels[\"a\"]: notFunc is a variable, not a function; want a function func(value string) bool, func(value *string) bool (nil: absent), or either with kw *kopf.ResourceKwargs after the value",
-		"filters/filters.go:15:60: labels[\"b\"]: wrongLabel has the wrong signature func(value any) bool; want func(value string) bool, func(value *string) bool (nil: absent), or either with kw *kopf.ResourceKwargs after the value",
+		"filters/filters.go:15:26: when: no function missing in package p; want a function func(kw CallbacksKwargs) bool or func(kw kopf.ChangingKwargs) bool",
+		"filters/filters.go:15:45: labels[\"a\"]: notFunc is a variable, not a function; want a function func(value string) bool, func(value *string) bool (nil: absent), or either with kw kopf.ResourceKwargs after the value",
+		"filters/filters.go:15:60: labels[\"b\"]: wrongLabel has the wrong signature func(value any) bool; want func(value string) bool, func(value *string) bool (nil: absent), or either with kw kopf.ResourceKwargs after the value",
 		"filters/filters.go:15:91: annotations[\"c\"]: generic has type parameters; a callback must not be generic",
 		"filters/filters.go:16:54: unknown argument old of //kopf:on.create; it is an argument of //kopf:on.update, //kopf:on.field",
-		"filters/filters.go:17:38: new: wrongValue has the wrong signature func(value string, kw *kopf.ResourceKwargs) bool; want func(value any) bool or func(value any, kw *kopf.ResourceKwargs) bool",
-		"filters/filters.go:17:57: when: otherKwargs has the wrong signature func(kw WatchKwargs) bool; want func(kw CallbacksKwargs) bool, func(kw kopf.ChangingKwargs) bool or func(kw *kopf.ChangingKwargs) bool",
-		"filters/filters.go:18:26: when: runtimeEvent has the wrong signature func(kw *kopf.EventKwargs) bool; want func(kw CallbacksKwargs) bool, func(kw kopf.ChangingKwargs) bool or func(kw *kopf.ChangingKwargs) bool",
-		"filters/filters.go:22:25: when: changing has the wrong signature func(kw *kopf.ChangingKwargs) bool; want func(kw WatchKwargs) bool, func(kw kopf.EventKwargs) bool or func(kw *kopf.EventKwargs) bool",
+		"filters/filters.go:17:38: new: wrongValue has the wrong signature func(value string, kw *kopf.ResourceKwargs) bool; want func(value any) bool or func(value any, kw kopf.ResourceKwargs) bool",
+		"filters/filters.go:17:57: when: otherKwargs has the wrong signature func(kw WatchKwargs) bool; want func(kw CallbacksKwargs) bool or func(kw kopf.ChangingKwargs) bool",
+		"filters/filters.go:18:26: when: runtimeEvent has the wrong signature func(kw *kopf.EventKwargs) bool; want func(kw CallbacksKwargs) bool or func(kw kopf.ChangingKwargs) bool",
+		"filters/filters.go:22:25: when: changing has the wrong signature func(kw *kopf.ChangingKwargs) bool; want func(kw WatchKwargs) bool or func(kw kopf.EventKwargs) bool",
 		"filters/filters.go:37:6: callback value has the name of a variable of the generated code; rename it",
 		"filters/filters.go:42:1: //kopf:on.create repeats handler id \"stacked/spec.a\" for ex with different options than line 41; stacked markers share a registration only if param, errors, timeout, retries, backoff, field and filters are equal, so set a distinct id=",
-		"filters/filters.go:45:26: when: typedWhen has the wrong signature func(kw kopf.TypedChangingKwargs[struct{}]) bool; want func(kw KindsKwargs) bool, func(kw kopf.ChangingKwargs) bool or func(kw *kopf.ChangingKwargs) bool",
-		"filters/filters.go:46:26: when: eventKind has the wrong signature func(kw kopf.EventKwargs) bool; want func(kw KindsKwargs) bool, func(kw kopf.ChangingKwargs) bool or func(kw *kopf.ChangingKwargs) bool",
+		"filters/filters.go:45:26: when: typedWhen has the wrong signature func(kw kopf.TypedChangingKwargs[struct{}]) bool; want func(kw KindsKwargs) bool or func(kw kopf.ChangingKwargs) bool",
+		"filters/filters.go:46:26: when: eventKind has the wrong signature func(kw kopf.EventKwargs) bool; want func(kw KindsKwargs) bool or func(kw kopf.ChangingKwargs) bool",
+		"filters/filters.go:53:32: labels[\"a\"]: ptrLabel takes kw by pointer; callbacks take kwargs by value, as handlers: func(value string, kw kopf.ResourceKwargs) bool",
+		"filters/filters.go:53:61: annotations[\"b\"]: ptrAbsent takes kw by pointer; callbacks take kwargs by value, as handlers: func(value *string, kw kopf.ResourceKwargs) bool",
+		"filters/filters.go:53:80: when: ptrWhen takes kw by pointer; callbacks take kwargs by value, as handlers: func(kw PointersKwargs) bool",
+		"filters/filters.go:54:38: new: ptrValue takes kw by pointer; callbacks take kwargs by value, as handlers: func(value any, kw kopf.ResourceKwargs) bool",
+		"filters/filters.go:54:55: when: ptrChanging takes kw by pointer; callbacks take kwargs by value, as handlers: func(kw kopf.ChangingKwargs) bool",
 		"foreign/zz_generated.kopf.go:1:1: zz_generated.kopf.go is not marked as generated (no \"// Code generated ... DO NOT EDIT.\" line before the package clause); refusing to overwrite it",
 		"gadgets/gadgets.go:8:6: handler Gadgets: kw.Spec would have type api.spec, which generated code cannot refer to: spec is not exported",
 		"gadgets/gadgets.go:8:6: handler Gadgets: kw.Status would have type struct{OK bool}, which generated code cannot refer to: kopf-gen does not render unnamed struct types; use a named type",
@@ -517,8 +532,8 @@ func untypedTimer(kw kopf.TimerKwargs) bool { return true }
 		"spawning/spawning.go:13:1: //kopf:timer needs interval= (the time between calls) or idle= (the time without changes before a call), or both",
 		"spawning/spawning.go:14:24: sharp= needs interval=: it keeps the calls on the grid of the interval",
 		"spawning/spawning.go:20:1: handler id \"shared\" is already used for ex by One at line 17; set a distinct id=",
-		"spawning/spawning.go:23:23: when: changing has the wrong signature func(kw *kopf.ChangingKwargs) bool; want func(kw WatcherKwargs) bool, func(kw kopf.DaemonKwargs) bool or func(kw *kopf.DaemonKwargs) bool",
-		"spawning/spawning.go:25:23: when: timerKwargs has the wrong signature func(kw kopf.TimerKwargs) bool; want func(kw WatcherKwargs) bool, func(kw kopf.DaemonKwargs) bool or func(kw *kopf.DaemonKwargs) bool",
+		"spawning/spawning.go:23:23: when: changing has the wrong signature func(kw *kopf.ChangingKwargs) bool; want func(kw WatcherKwargs) bool or func(kw kopf.DaemonKwargs) bool",
+		"spawning/spawning.go:25:23: when: timerKwargs has the wrong signature func(kw kopf.TimerKwargs) bool; want func(kw WatcherKwargs) bool or func(kw kopf.DaemonKwargs) bool",
 		"spawning/spawning.go:29:47: handler Tick has the wrong signature: it returns (int, error); want func Tick(ctx context.Context, kw TickKwargs) (any, error) or func Tick(ctx context.Context, kw TickKwargs) error",
 		"spawning/spawning.go:32:34: handler Ptr has the wrong signature: the second parameter is *PtrKwargs, not PtrKwargs; want func Ptr(ctx context.Context, kw PtrKwargs) (any, error) or func Ptr(ctx context.Context, kw PtrKwargs) error",
 		"spawning/spawning.go:35:1: //kopf:on.event cannot share a function with //kopf:daemon markers: each kind of handler takes kwargs of its own; use a separate function",

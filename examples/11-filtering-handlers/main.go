@@ -30,13 +30,13 @@ import (
 
 // sayYes accepts the label or annotation somevalue on objects that have a
 // spec.field (Kopf's example's say_yes).
-func sayYes(value string, kw *kopf.ResourceKwargs) bool {
+func sayYes(value string, kw kopf.ResourceKwargs) bool {
 	return value == "somevalue" && kw.Spec["field"] != nil
 }
 
 // sayNo accepts the value somevalue only on objects whose spec.field is
 // not-this-value-for-sure: on none of ours (Kopf's example's say_no).
-func sayNo(value string, kw *kopf.ResourceKwargs) bool {
+func sayNo(value string, kw kopf.ResourceKwargs) bool {
 	return value == "somevalue" && kw.Spec["field"] == "not-this-value-for-sure"
 }
 

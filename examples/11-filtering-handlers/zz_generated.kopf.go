@@ -232,7 +232,7 @@ func Register(r *kopf.Registry) error {
 		Fn:       kopf.ChangingFunc(CreateWithLabelsCallbackMatching),
 		Filter: kopf.Filter{
 			Labels: map[string]kopf.Matcher{
-				"somelabel": kopf.Callback(func(value any, _ bool, kw *kopf.ResourceKwargs) bool {
+				"somelabel": kopf.Callback(func(value any, _ bool, kw kopf.ResourceKwargs) bool {
 					str, _ := value.(string)
 					return sayYes(str, kw)
 				}),
@@ -248,7 +248,7 @@ func Register(r *kopf.Registry) error {
 		Fn:       kopf.ChangingFunc(CreateWithLabelsCallbackMismatching),
 		Filter: kopf.Filter{
 			Labels: map[string]kopf.Matcher{
-				"somelabel": kopf.Callback(func(value any, _ bool, kw *kopf.ResourceKwargs) bool {
+				"somelabel": kopf.Callback(func(value any, _ bool, kw kopf.ResourceKwargs) bool {
 					str, _ := value.(string)
 					return sayNo(str, kw)
 				}),
@@ -342,7 +342,7 @@ func Register(r *kopf.Registry) error {
 		Fn:       kopf.ChangingFunc(CreateWithAnnotationsCallbackMatching),
 		Filter: kopf.Filter{
 			Annotations: map[string]kopf.Matcher{
-				"someannotation": kopf.Callback(func(value any, _ bool, kw *kopf.ResourceKwargs) bool {
+				"someannotation": kopf.Callback(func(value any, _ bool, kw kopf.ResourceKwargs) bool {
 					str, _ := value.(string)
 					return sayYes(str, kw)
 				}),
@@ -358,7 +358,7 @@ func Register(r *kopf.Registry) error {
 		Fn:       kopf.ChangingFunc(CreateWithAnnotationsCallbackMismatching),
 		Filter: kopf.Filter{
 			Annotations: map[string]kopf.Matcher{
-				"someannotation": kopf.Callback(func(value any, _ bool, kw *kopf.ResourceKwargs) bool {
+				"someannotation": kopf.Callback(func(value any, _ bool, kw kopf.ResourceKwargs) bool {
 					str, _ := value.(string)
 					return sayNo(str, kw)
 				}),

@@ -38,13 +38,13 @@
 // value=, old= and new= Filter.Value, Old and New (through kopf.Check,
 // not Go 1.26's new(expr): generated code compiles at the runtime's minimum
 // Go), each a kopf.Equal, kopf.Present, kopf.Absent or kopf.Callback
-// matcher. Callbacks are adapted to the runtime's
-// func(value any, present bool, kw *kopf.ResourceKwargs) bool: string
+// matcher. Callbacks take kwargs by value, as handlers do. Value callbacks
+// are adapted to kopf.Callback's
+// func(value any, present bool, kw kopf.ResourceKwargs) bool: string
 // callbacks get the value as a string, "" when the label or annotation is
 // absent (value callbacks get nil then, as in Kopf); callbacks without kw
-// ignore it. A when= callback taking *kopf.ChangingKwargs (or
-// *kopf.EventKwargs, ...) is used as it is; one taking FKwargs or the
-// kind's kwargs type is adapted with kopf.ChangingWhen or
+// ignore it. A when= callback (taking FKwargs or the kind's kwargs type)
+// is adapted with kopf.ChangingWhen or
 // kopf.TypedChangingWhen (kopf.EventWhen, kopf.DaemonWhen, kopf.TimerWhen,
 // kopf.AdmissionWhen and their typed forms), which match when the body does
 // not decode, so that the handler runs and reports the decoding error.
@@ -446,13 +446,10 @@ func (e *emitter) fnLit(h *model.Handler) jen.Code {
 	return kopf(adapter).Call(fn)
 }
 
-// whenLit renders the When of a registration: the callback itself when it
-// takes the runtime's kwargs by pointer, else its adapter (kopf.ChangingWhen,
-// kopf.TypedChangingWhen, kopf.EventWhen, kopf.TypedEventWhen).
+// whenLit renders the When of a registration: the callback's adapter
+// (kopf.ChangingWhen, kopf.TypedChangingWhen, kopf.EventWhen,
+// kopf.TypedEventWhen, ...).
 func (e *emitter) whenLit(h *model.Handler, cb *model.Callback) jen.Code {
-	if cb.Form == model.WhenRuntime {
-		return jen.Id(cb.Func)
-	}
 	adapter := h.Kind.Name() + "When"
 	if h.Typed != nil && cb.Form == model.WhenKwargs {
 		adapter = "Typed" + adapter
@@ -537,8 +534,8 @@ func scalarLit(v any) (jen.Code, error) {
 	return nil, fmt.Errorf("unsupported literal %v (%T)", v, v)
 }
 
-// callbackAdapter renders the closure adapting a value callback to the
-// runtime's func(value any, present bool, kw *kopf.ResourceKwargs) bool.
+// callbackAdapter renders the closure adapting a value callback to
+// kopf.Callback's func(value any, present bool, kw kopf.ResourceKwargs) bool.
 func callbackAdapter(cb *model.Callback) jen.Code {
 	withKw := cb.Form == model.StringValueKwargs || cb.Form == model.AnyValueKwargs || cb.Form == model.StringPtrKwargs
 	kwName, presentName := "_", "_"
@@ -568,7 +565,7 @@ func callbackAdapter(cb *model.Callback) jen.Code {
 	}
 	body = append(body, jen.Return(jen.Id(cb.Func).Call(args...)))
 	return jen.Func().
-		Params(jen.Id("value").Any(), jen.Id(presentName).Bool(), jen.Id(kwName).Op("*").Qual(KopfPath, "ResourceKwargs")).
+		Params(jen.Id("value").Any(), jen.Id(presentName).Bool(), jen.Id(kwName).Qual(KopfPath, "ResourceKwargs")).
 		Bool().
 		Block(body...)
 }

@@ -474,22 +474,22 @@ const (
 
 // filterArgs are the filters of every resource handler of a kind.
 func filterArgs(kind int) []Arg {
-	kwargs := "*kopf.ChangingKwargs"
+	kwargs := "kopf.ChangingKwargs"
 	field := Arg{Name: "field", Type: TypeFieldPath, Default: "none (the whole object)",
 		Doc: "the field to watch, dotted (spec.a.b) or a list ([spec, \"a.b\"]): old, new and diff are reduced to it and value= checks it"}
 	switch kind {
 	case eventHandler, daemonHandler, timerHandler, indexHandler, webhookHandler:
 		switch kind {
 		case eventHandler:
-			kwargs = "*kopf.EventKwargs"
+			kwargs = "kopf.EventKwargs"
 		case webhookHandler:
-			kwargs = "*kopf.AdmissionKwargs"
+			kwargs = "kopf.AdmissionKwargs"
 		case daemonHandler:
-			kwargs = "*kopf.DaemonKwargs"
+			kwargs = "kopf.DaemonKwargs"
 		case indexHandler:
-			kwargs = "*kopf.IndexKwargs"
+			kwargs = "kopf.IndexKwargs"
 		default:
-			kwargs = "*kopf.TimerKwargs"
+			kwargs = "kopf.TimerKwargs"
 		}
 		field.Doc = "the field that value= checks, dotted (spec.a.b) or a list ([spec, \"a.b\"])"
 	case fieldHandler:
@@ -499,14 +499,14 @@ func filterArgs(kind int) []Arg {
 	}
 	return []Arg{
 		{Name: "labels", Type: TypeMatchMap, Default: "none (any labels)",
-			Doc: "labels the object must have: {key: exact string, PRESENT, ABSENT or fn:F (func(value string[, kw *kopf.ResourceKwargs]) bool, or *string: nil when absent)}"},
+			Doc: "labels the object must have: {key: exact string, PRESENT, ABSENT or fn:F (func(value string[, kw kopf.ResourceKwargs]) bool, or *string: nil when absent)}"},
 		{Name: "annotations", Type: TypeMatchMap, Default: "none (any annotations)",
 			Doc: "annotations the object must have, as labels="},
 		{Name: "when", Type: TypeFunc, Default: "none (always)",
-			Doc: "a function of the package that must return true: func(kw K) bool with K the handler's kwargs type FKwargs or the kind's (" + kwargs[1:] + ", or its typed form for a typed resource), or func(kw " + kwargs + ") bool"},
+			Doc: "a function of the package that must return true: func(kw K) bool with K the handler's kwargs type FKwargs or the kind's (" + kwargs + ", or its typed form for a typed resource): kwargs by value, as handlers"},
 		field,
 		{Name: "value", Type: TypeMatch, Default: "PRESENT when field= is set",
-			Doc: "the field's value: a JSON scalar, PRESENT, ABSENT or fn:F (func(value any[, kw *kopf.ResourceKwargs]) bool); needs field="},
+			Doc: "the field's value: a JSON scalar, PRESENT, ABSENT or fn:F (func(value any[, kw kopf.ResourceKwargs]) bool); needs field="},
 	}
 }
 

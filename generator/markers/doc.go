@@ -216,21 +216,20 @@
 //	when=F                      func(kw FKwargs) bool
 //	                            func(kw kopf.ChangingKwargs) bool    (changing handlers)
 //	                            func(kw kopf.TypedChangingKwargs[T]) bool (of a typed resource T)
-//	                            func(kw *kopf.ChangingKwargs) bool
 //	                            func(kw kopf.EventKwargs) bool       (on.event)
 //	                            func(kw kopf.TypedEventKwargs[T]) bool
-//	                            func(kw *kopf.EventKwargs) bool
 //	                            func(kw kopf.DaemonKwargs) bool      (daemon; timer: TimerKwargs)
 //	                            func(kw kopf.TypedDaemonKwargs[T]) bool
-//	                            func(kw *kopf.DaemonKwargs) bool
 //	                            func(kw kopf.AdmissionKwargs) bool   (on.validate, on.mutate)
 //	                            func(kw kopf.TypedAdmissionKwargs[T]) bool
-//	                            func(kw *kopf.AdmissionKwargs) bool
 //	labels=, annotations= fn:F  func(value string) bool ("" when absent)
 //	                            func(value *string) bool (nil when absent, as Kopf's None)
-//	                            either with kw *kopf.ResourceKwargs after the value
+//	                            either with kw kopf.ResourceKwargs after the value
 //	value=, old=, new= fn:F     func(value any) bool
-//	                            func(value any, kw *kopf.ResourceKwargs) bool
+//	                            func(value any, kw kopf.ResourceKwargs) bool
+//
+// Kwargs are taken by value, as handlers take them; a callback taking them
+// by pointer is refused with the by-value signature to write.
 //
 // As in Kopf, a callback is called whether or not the value is present:
 // string callbacks get "" for an absent label or annotation, value

@@ -41,12 +41,12 @@ kind's kwargs type (kopf.ChangingKwargs, kopf.TypedChangingKwargs[T] for a
 typed resource T; kopf.EventKwargs, kopf.TypedEventKwargs[T] for on.event;
 kopf.DaemonKwargs, kopf.TimerKwargs and their typed forms for daemon and
 timer; kopf.AdmissionKwargs, kopf.TypedAdmissionKwargs[T] for on.validate
-and on.mutate), or func(kw *kopf.ChangingKwargs) bool (*kopf.EventKwargs,
-...); label and annotation callbacks take func(value string) bool (an absent key gives "") or func(value *string) bool
-(an absent key gives nil, Kopf's None), either with kw *kopf.ResourceKwargs
-after the value; value=, old=, new= callbacks take func(value any)
-bool or func(value any, kw *kopf.ResourceKwargs) bool (an absent field gives
-nil).
+and on.mutate); label and annotation callbacks take func(value string)
+bool (an absent key gives "") or func(value *string) bool (an absent key
+gives nil, Kopf's None), either with kw kopf.ResourceKwargs after the
+value; value=, old=, new= callbacks take func(value any) bool or
+func(value any, kw kopf.ResourceKwargs) bool (an absent field gives nil).
+Callbacks take kwargs by value, as handlers: a pointer is refused.
 
 Admission webhooks: //kopf:on.validate and //kopf:on.mutate take
 operations=[CREATE, UPDATE, DELETE, CONNECT] (all when left out),

@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -77,7 +78,11 @@ func (b *builder) callback(h *Handler, name string, pos token.Position, label st
 	}
 	form, own, ok := b.callbackForm(h, kind, d.Type)
 	if !ok {
-		b.errorf(pos, "%s: %s has the wrong signature %s; want %s", label, name, types.ExprString(d.Type), want)
+		if fix := b.byValue(h, kind, d.Type); fix != "" {
+			b.errorf(pos, "%s: %s takes kw by pointer; callbacks take kwargs by value, as handlers: %s", label, name, fix)
+		} else {
+			b.errorf(pos, "%s: %s has the wrong signature %s; want %s", label, name, types.ExprString(d.Type), want)
+		}
 		return nil
 	}
 	return &Callback{Func: name, Form: form, Own: own}
@@ -89,17 +94,16 @@ func (b *builder) callbackWant(h *Handler, kind callbackKind) string {
 	switch kind {
 	case whenCallback:
 		kind := "kopf." + h.Kind.Name() + "Kwargs"
-		runtime := "*" + kind
 		if h.Typed != nil {
 			typed := "kopf.Typed" + h.Kind.Name() + "Kwargs"
-			return fmt.Sprintf("func(kw %s) bool, func(kw %s[%s]) bool, func(kw %s) bool or func(kw %s) bool",
-				h.Kwargs, typed, types.TypeString(h.Typed.Object, b.qualifier), kind, runtime)
+			return fmt.Sprintf("func(kw %s) bool, func(kw %s[%s]) bool or func(kw %s) bool",
+				h.Kwargs, typed, types.TypeString(h.Typed.Object, b.qualifier), kind)
 		}
-		return fmt.Sprintf("func(kw %s) bool, func(kw %s) bool or func(kw %s) bool", h.Kwargs, kind, runtime)
+		return fmt.Sprintf("func(kw %s) bool or func(kw %s) bool", h.Kwargs, kind)
 	case stringCallback:
-		return "func(value string) bool, func(value *string) bool (nil: absent), or either with kw *kopf.ResourceKwargs after the value"
+		return "func(value string) bool, func(value *string) bool (nil: absent), or either with kw kopf.ResourceKwargs after the value"
 	default:
-		return "func(value any) bool or func(value any, kw *kopf.ResourceKwargs) bool"
+		return "func(value any) bool or func(value any, kw kopf.ResourceKwargs) bool"
 	}
 }
 
@@ -158,8 +162,6 @@ func (b *builder) whenForm(h *Handler, params []ast.Expr) (form CallbackForm, ow
 	switch {
 	case isIdent(params[0], h.Kwargs):
 		return WhenKwargs, true, true
-	case isPtrTo(t, KwargsPath, runtime):
-		return WhenRuntime, false, true
 	case isNamed(t, KwargsPath, runtime):
 		if h.Typed != nil {
 			return WhenBody, false, true
@@ -202,10 +204,41 @@ func (b *builder) anyForm(params []ast.Expr) (CallbackForm, bool) {
 	}
 }
 
-// isResourceKwargs reports whether e is *kopf.ResourceKwargs (the kwargs'
-// Base).
+// isResourceKwargs reports whether e is kopf.ResourceKwargs (the kwargs'
+// Base), by value.
 func (b *builder) isResourceKwargs(e ast.Expr) bool {
-	return isPtrTo(b.typeOf(e), KwargsPath, "Base")
+	return isNamed(b.typeOf(e), KwargsPath, "Base")
+}
+
+// byValue returns the signature sig would have with its kwargs taken by
+// value, when sig takes them by pointer (its last parameter is a pointer
+// to a kwargs type) and the by-value form is one the kind accepts; else
+// "". Callbacks take kwargs by value, as handlers do: the pointer forms
+// are refused with this fix rather than accepted as a second convention.
+func (b *builder) byValue(h *Handler, kind callbackKind, sig *ast.FuncType) string {
+	if sig.Params == nil || len(sig.Params.List) == 0 {
+		return ""
+	}
+	fields := slices.Clone(sig.Params.List)
+	last := *fields[len(fields)-1]
+	star, ok := last.Type.(*ast.StarExpr)
+	if !ok || !(isIdent(star.X, h.Kwargs) || isKwargsType(b.typeOf(star.X))) {
+		return ""
+	}
+	last.Type = star.X
+	fields[len(fields)-1] = &last
+	fixed := &ast.FuncType{Params: &ast.FieldList{List: fields}, Results: sig.Results}
+	if _, _, ok := b.callbackForm(h, kind, fixed); !ok {
+		return ""
+	}
+	return types.ExprString(fixed)
+}
+
+// isKwargsType reports whether t is a type of package kwargs (an alias of
+// it too, as the facade's kopf.ChangingKwargs).
+func isKwargsType(t types.Type) bool {
+	named, ok := types.Unalias(t).(*types.Named)
+	return ok && named.Obj().Pkg() != nil && named.Obj().Pkg().Path() == KwargsPath
 }
 
 // funcNames returns the names of the package-level functions, sorted.
@@ -239,15 +272,6 @@ func isTypedKwargs(t types.Type, name string, obj *types.Named) bool {
 	want := obj.Obj()
 	return ok && arg.Obj().Pkg() != nil && want.Pkg() != nil &&
 		arg.Obj().Pkg().Path() == want.Pkg().Path() && arg.Obj().Name() == want.Name()
-}
-
-// isPtrTo reports whether t is a pointer to the named type path.name.
-func isPtrTo(t types.Type, path, name string) bool {
-	if t == nil {
-		return false
-	}
-	p, ok := types.Unalias(t).(*types.Pointer)
-	return ok && isNamed(p.Elem(), path, name)
 }
 
 // objectKind names what kind of declaration obj is, with an article.

@@ -374,25 +374,22 @@ const (
 	// handler's typed resource T, or their event forms), so that one
 	// callback serves several handlers.
 	WhenKwargs CallbackForm = iota + 1
-	// WhenRuntime is func(kw *kopf.ChangingKwargs) bool, or
-	// func(kw *kopf.EventKwargs) bool for event handlers.
-	WhenRuntime
 	// WhenBody is func(kw kopf.ChangingKwargs) bool (or func(kw
 	// kopf.EventKwargs) bool) for a handler of a typed resource: the
 	// body-only form of its kind.
 	WhenBody
 	// StringValue is func(value string) bool, for labels and annotations.
 	StringValue
-	// StringValueKwargs is func(value string, kw *kopf.ResourceKwargs) bool.
+	// StringValueKwargs is func(value string, kw kopf.ResourceKwargs) bool.
 	StringValueKwargs
 	// StringPtr is func(value *string) bool, for labels and annotations: nil
 	// when the key is absent (Kopf's None), so that absent and empty differ.
 	StringPtr
-	// StringPtrKwargs is func(value *string, kw *kopf.ResourceKwargs) bool.
+	// StringPtrKwargs is func(value *string, kw kopf.ResourceKwargs) bool.
 	StringPtrKwargs
 	// AnyValue is func(value any) bool, for value=, old= and new=.
 	AnyValue
-	// AnyValueKwargs is func(value any, kw *kopf.ResourceKwargs) bool.
+	// AnyValueKwargs is func(value any, kw kopf.ResourceKwargs) bool.
 	AnyValueKwargs
 )
 

@@ -85,7 +85,7 @@ func PodImages(ctx context.Context, kw PodImagesKwargs) error {
 	return nil
 }
 
-// PodDefaults mutates pods, with a when= callback of the runtime's kwargs.
+// PodDefaults mutates pods, with a when= callback of the body-only kwargs.
 //
 //kopf:on.mutate pods when=isScheduled
 func PodDefaults(ctx context.Context, kw PodDefaultsKwargs) error {
@@ -105,4 +105,4 @@ func hasContainers(kw kopf.TypedAdmissionKwargs[corev1.Pod]) bool {
 
 func isNode(value any) bool { return value != nil }
 
-func isScheduled(kw *kopf.AdmissionKwargs) bool { return kw.Operation != "CONNECT" }
+func isScheduled(kw kopf.AdmissionKwargs) bool { return kw.Operation != "CONNECT" }

@@ -101,7 +101,7 @@ func Register(r *kopf.Registry) error {
 			Labels: map[string]kopf.Matcher{
 				"somelabel": kopf.Equal("somevalue"),
 				"other":     kopf.Present(),
-				"owner": kopf.Callback(func(value any, _ bool, _ *kopf.ResourceKwargs) bool {
+				"owner": kopf.Callback(func(value any, _ bool, _ kopf.ResourceKwargs) bool {
 					str, _ := value.(string)
 					return isOwner(str)
 				}),
@@ -144,7 +144,7 @@ func Register(r *kopf.Registry) error {
 		Operations: []string{"UPDATE"},
 		Field:      []string{"spec", "nodeName"},
 		Filter: kopf.Filter{
-			Value: kopf.Check(kopf.Callback(func(value any, _ bool, _ *kopf.ResourceKwargs) bool {
+			Value: kopf.Check(kopf.Callback(func(value any, _ bool, _ kopf.ResourceKwargs) bool {
 				return isNode(value)
 			})),
 		},
@@ -156,7 +156,7 @@ func Register(r *kopf.Registry) error {
 		Selector: kopf.Selector{Name: "pods"},
 		Kind:     kopf.WebhookMutating,
 		Fn:       kopf.TypedAdmissionFunc(PodDefaults),
-		When:     isScheduled,
+		When:     kopf.AdmissionWhen(isScheduled),
 	}); err != nil {
 		return err
 	}

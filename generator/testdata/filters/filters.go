@@ -29,7 +29,7 @@ func Fields(ctx context.Context, kw FieldsKwargs) (any, error) {
 }
 
 // Values shows the literals of value= (JSON scalars) and when= taking the
-// runtime's kwargs.
+// kind's kwargs type (kopf.ChangingKwargs), by value.
 //
 //kopf:on.create kopfexamples field=spec.flag value=true id=flag
 //kopf:on.create kopfexamples field=spec.ratio value=0.5 id=ratio
@@ -69,16 +69,16 @@ func Everything(ctx context.Context, kw EverythingKwargs) error { return nil }
 
 func isOwner(value string) bool { return strings.HasPrefix(value, "team-") }
 
-func hasNote(value string, kw *kopf.ResourceKwargs) bool { return value != "" && kw.Name != "" }
+func hasNote(value string, kw kopf.ResourceKwargs) bool { return value != "" && kw.Name != "" }
 
 // hasStage tells an absent label (nil, Kopf's None) from an empty one.
 func hasStage(value *string) bool { return value != nil }
 
-func unaudited(value *string, kw *kopf.ResourceKwargs) bool { return value == nil && kw.Name != "" }
+func unaudited(value *string, kw kopf.ResourceKwargs) bool { return value == nil && kw.Name != "" }
 
-func isLarge(value any, kw *kopf.ResourceKwargs) bool {
+func isLarge(value any, kw kopf.ResourceKwargs) bool {
 	n, ok := value.(float64)
-	return ok && n > 10 && kw != nil
+	return ok && n > 10 && kw.Name != ""
 }
 
 func isAnything(value any) bool { return value != nil }
@@ -87,8 +87,8 @@ func isNode(value any) bool { s, _ := value.(string); return strings.HasPrefix(s
 
 func isReady(kw FieldsKwargs) bool { return kw.Status["ready"] == true }
 
-func isChanging(kw *kopf.ChangingKwargs) bool { return kw.Reason != "" }
+func isChanging(kw kopf.ChangingKwargs) bool { return kw.Reason != "" }
 
 func isAdded(kw WatchKwargs) bool { return kw.Type == "ADDED" }
 
-func isListed(kw *kopf.EventKwargs) bool { return kw.Type == "" }
+func isListed(kw kopf.EventKwargs) bool { return kw.Type == "" }

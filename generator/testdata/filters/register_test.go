@@ -161,7 +161,7 @@ func TestWhen(t *testing.T) {
 	}
 	word := find(t, r, kopf.ReasonResume, "values/spec.word")
 	if !word.When(&kopf.ChangingKwargs{Reason: kopf.ReasonResume}) || word.When(&kopf.ChangingKwargs{}) {
-		t.Error("when=fn:isChanging (the runtime's kwargs)")
+		t.Error("when=fn:isChanging (the kind's kwargs)")
 	}
 }
 

@@ -57,11 +57,11 @@ func Register(r *kopf.Registry) error {
 				"example.com/tier": kopf.Equal("front end"),
 				"canary":           kopf.Absent(),
 				"env":              kopf.Present(),
-				"owner": kopf.Callback(func(value any, _ bool, _ *kopf.ResourceKwargs) bool {
+				"owner": kopf.Callback(func(value any, _ bool, _ kopf.ResourceKwargs) bool {
 					str, _ := value.(string)
 					return isOwner(str)
 				}),
-				"stage": kopf.Callback(func(value any, present bool, _ *kopf.ResourceKwargs) bool {
+				"stage": kopf.Callback(func(value any, present bool, _ kopf.ResourceKwargs) bool {
 					var ptr *string
 					if present {
 						str, _ := value.(string)
@@ -72,12 +72,12 @@ func Register(r *kopf.Registry) error {
 				"word": kopf.Equal("PRESENT"),
 			},
 			Annotations: map[string]kopf.Matcher{
-				"note": kopf.Callback(func(value any, _ bool, kw *kopf.ResourceKwargs) bool {
+				"note": kopf.Callback(func(value any, _ bool, kw kopf.ResourceKwargs) bool {
 					str, _ := value.(string)
 					return hasNote(str, kw)
 				}),
 				"flag": kopf.Equal("true"),
-				"audit": kopf.Callback(func(value any, present bool, kw *kopf.ResourceKwargs) bool {
+				"audit": kopf.Callback(func(value any, present bool, kw kopf.ResourceKwargs) bool {
 					var ptr *string
 					if present {
 						str, _ := value.(string)
@@ -99,7 +99,7 @@ func Register(r *kopf.Registry) error {
 		FieldHandler: true,
 		Filter: kopf.Filter{
 			Old: kopf.Check(kopf.Equal(1)),
-			New: kopf.Check(kopf.Callback(func(value any, _ bool, kw *kopf.ResourceKwargs) bool {
+			New: kopf.Check(kopf.Callback(func(value any, _ bool, kw kopf.ResourceKwargs) bool {
 				return isLarge(value, kw)
 			})),
 		},
@@ -166,7 +166,7 @@ func Register(r *kopf.Registry) error {
 		Filter: kopf.Filter{
 			Value: kopf.Check(kopf.Equal("hello")),
 		},
-		When: isChanging,
+		When: kopf.ChangingWhen(isChanging),
 	}); err != nil {
 		return err
 	}
@@ -191,7 +191,7 @@ func Register(r *kopf.Registry) error {
 		Errors:   kopf.ErrorsIgnored,
 		Field:    []string{"spec", "any"},
 		Filter: kopf.Filter{
-			Value: kopf.Check(kopf.Callback(func(value any, _ bool, _ *kopf.ResourceKwargs) bool {
+			Value: kopf.Check(kopf.Callback(func(value any, _ bool, _ kopf.ResourceKwargs) bool {
 				return isAnything(value)
 			})),
 		},
@@ -236,11 +236,11 @@ func Register(r *kopf.Registry) error {
 		Fn:       kopf.EventFunc(Watch),
 		Field:    []string{"spec", "node"},
 		Filter: kopf.Filter{
-			Value: kopf.Check(kopf.Callback(func(value any, _ bool, _ *kopf.ResourceKwargs) bool {
+			Value: kopf.Check(kopf.Callback(func(value any, _ bool, _ kopf.ResourceKwargs) bool {
 				return isNode(value)
 			})),
 		},
-		When: isListed,
+		When: kopf.EventWhen(isListed),
 	}); err != nil {
 		return err
 	}

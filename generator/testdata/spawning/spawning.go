@@ -63,8 +63,8 @@ func Restarts(ctx context.Context, kw RestartsKwargs) (any, error) {
 }
 
 func isTier(value string) bool                               { return value != "" }
-func isValue(value any, kw *kopf.ResourceKwargs) bool        { return value != nil }
+func isValue(value any, kw kopf.ResourceKwargs) bool         { return value != nil }
 func isReady(kw BackgroundAsyncKwargs) bool                  { return kw.Labels["ready"] == "yes" }
 func notPaused(kw kopf.DaemonKwargs) bool                    { return kw.Labels["paused"] == "" }
-func isDue(kw *kopf.TimerKwargs) bool                        { return kw.Annotations["due"] != "" }
+func isDue(kw kopf.TimerKwargs) bool                         { return kw.Annotations["due"] != "" }
 func isScheduled(kw kopf.TypedDaemonKwargs[corev1.Pod]) bool { return kw.Object.Spec.NodeName != "" }

@@ -56,7 +56,7 @@ func Register(r *kopf.Registry) error {
 		Filter: kopf.Filter{
 			Labels: map[string]kopf.Matcher{
 				"app": kopf.Equal("web"),
-				"tier": kopf.Callback(func(value any, _ bool, _ *kopf.ResourceKwargs) bool {
+				"tier": kopf.Callback(func(value any, _ bool, _ kopf.ResourceKwargs) bool {
 					str, _ := value.(string)
 					return isTier(str)
 				}),
@@ -64,7 +64,7 @@ func Register(r *kopf.Registry) error {
 			Annotations: map[string]kopf.Matcher{
 				"someannotation": kopf.Equal("somevalue"),
 			},
-			Value: kopf.Check(kopf.Callback(func(value any, _ bool, kw *kopf.ResourceKwargs) bool {
+			Value: kopf.Check(kopf.Callback(func(value any, _ bool, kw kopf.ResourceKwargs) bool {
 				return isValue(value, kw)
 			})),
 		},
@@ -90,7 +90,7 @@ func Register(r *kopf.Registry) error {
 		Fn:           kopf.TimerFunc(kopf.NoResult(EveryFewSeconds)),
 		Errors:       kopf.ErrorsIgnored,
 		Retries:      2,
-		When:         isDue,
+		When:         kopf.TimerWhen(isDue),
 		Interval:     2 * time.Second,
 		Idle:         5 * time.Second,
 		Sharp:        true,

@@ -125,4 +125,4 @@ func hasName(kw kopf.ChangingKwargs) bool { return kw.Name != "" }
 
 func hasItems(kw WatchKwargs) bool { return len(kw.Object.Spec.Items) > 0 }
 
-func isScheduled(kw *kopf.EventKwargs) bool { return kw.Spec["nodeName"] != nil }
+func isScheduled(kw kopf.EventKwargs) bool { return kw.Spec["nodeName"] != nil }

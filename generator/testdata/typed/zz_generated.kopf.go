@@ -123,7 +123,7 @@ func Register(r *kopf.Registry) error {
 		Fn:       kopf.TypedEventFunc(Watch),
 		Field:    []string{"spec", "replicas"},
 		Filter: kopf.Filter{
-			Value: kopf.Check(kopf.Callback(func(value any, _ bool, _ *kopf.ResourceKwargs) bool {
+			Value: kopf.Check(kopf.Callback(func(value any, _ bool, _ kopf.ResourceKwargs) bool {
 				return isPositive(value)
 			})),
 		},
@@ -139,7 +139,7 @@ func Register(r *kopf.Registry) error {
 		Filter: kopf.Filter{
 			Value: kopf.Check(kopf.Present()),
 		},
-		When: isScheduled,
+		When: kopf.EventWhen(isScheduled),
 	}); err != nil {
 		return err
 	}
@@ -157,7 +157,7 @@ func Register(r *kopf.Registry) error {
 		Fn:       kopf.TypedChangingFunc(Scale),
 		Field:    []string{"spec", "replicas"},
 		Filter: kopf.Filter{
-			New: kopf.Check(kopf.Callback(func(value any, _ bool, _ *kopf.ResourceKwargs) bool {
+			New: kopf.Check(kopf.Callback(func(value any, _ bool, _ kopf.ResourceKwargs) bool {
 				return isPositive(value)
 			})),
 		},
