@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/kopf-go/kopf"
@@ -20,6 +21,12 @@ import (
 	"github.com/kopf-go/kopf/runtime/execution"
 	"github.com/kopf-go/kopf/runtime/kwargs"
 )
+
+// writerBackoff lets the other client retry its read-modify-write for
+// seconds: the operator writes the same object several times per change
+// (progress, status, diff-base), and on a loaded machine client-go's
+// DefaultRetry (5 tries in about 50 ms) can lose every race to it.
+var writerBackoff = wait.Backoff{Steps: 30, Duration: 10 * time.Millisecond, Factor: 1.5, Jitter: 0.5, Cap: time.Second}
 
 // Another client changes labels, annotations and spec of an object in a
 // loop, by merge patches and by read-modify-write updates, while the
@@ -62,7 +69,7 @@ func TestConcurrentWriter(t *testing.T) {
 				t.Fatalf("change %d (merge patch): %v", i, err)
 			}
 		} else {
-			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			err := retry.RetryOnConflict(writerBackoff, func() error {
 				obj, err := ri.Get(ctx, "contended", metav1.GetOptions{})
 				if err != nil {
 					return err
