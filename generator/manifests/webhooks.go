@@ -149,7 +149,7 @@ rules:
 
 // writeWebhookRules adds the rules of the managed webhook configurations to
 // the ClusterRole.
-func writeWebhookRules(b *strings.Builder, validating, mutating bool) {
+func writeWebhookRules(b *roleWriter, validating, mutating bool) {
 	var resources []string
 	if validating {
 		resources = append(resources, "validatingwebhookconfigurations")
@@ -164,5 +164,5 @@ func writeWebhookRules(b *strings.Builder, validating, mutating bool) {
 		"  # (settings.Admission.Managed), the runtime creates the webhook\n" +
 		"  # configurations, reads them and updates their webhooks when they differ\n" +
 		"  # from the handlers, and removes its webhooks at exit.\n")
-	writeRule(b, "admissionregistration.k8s.io", resources, "get", "list", "watch", "create", "patch", "update", "delete")
+	b.rule("admissionregistration.k8s.io", resources, "get", "list", "watch", "create", "patch", "update", "delete")
 }
