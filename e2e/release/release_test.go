@@ -96,7 +96,8 @@ func TestRelease(t *testing.T) {
 // own GOPROXY); GONOSUMDB for kopf-go's modules, which the checksum
 // database does not know (not GOPRIVATE: it would also bypass the proxies
 // and fetch from github.com); an empty GOPATH and GOBIN; a module cache of
-// the rehearsal's own, without kopf-go's modules; no go.work.
+// the rehearsal's own, without kopf-go's modules; no go.work; no module
+// index.
 func userEnv(t *testing.T, root, work, proxy string) []string {
 	t.Helper()
 	goEnv := func(name string) string {
@@ -123,6 +124,11 @@ func userEnv(t *testing.T, root, work, proxy string) []string {
 		// removeModules and t.TempDir's cleanup can remove them.
 		"GOFLAGS=" + strings.TrimSpace(goEnv("GOFLAGS")+" -modcacherw"),
 		"GOWORK=off",
+		// The go command indexes a module of the module cache once, by its
+		// directory alone (modules there are immutable), in the build
+		// cache; kopf-go's modules here change from run to run at the same
+		// version and directory, so the index is off.
+		"GODEBUG=" + strings.TrimPrefix(os.Getenv("GODEBUG")+",goindex=0", ","),
 		"PATH=" + gobin + string(os.PathListSeparator) + os.Getenv("PATH"),
 	}
 }
