@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/kopf-go/kopf v0.0.0
+	golang.org/x/mod v0.41.0
 	k8s.io/api v0.35.4
 	k8s.io/apimachinery v0.35.4
 	k8s.io/client-go v0.35.4

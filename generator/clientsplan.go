@@ -36,7 +36,7 @@ func planClients(ctx context.Context, opts Options, pkgs []*load.Package, models
 	if err != nil {
 		return nil, nil, fmt.Errorf("--clients %s: %w", opts.Clients, err)
 	}
-	req := clients.Request{Dir: opts.Dir, OutputDir: outDir, OutputPkg: outPkg, Header: emit.Header(Version)}
+	req := clients.Request{Dir: opts.Dir, OutputDir: outDir, OutputPkg: outPkg, Header: emit.Header(Version())}
 	var errs, warns scanner.ErrorList
 	req.Inputs = clientInputs(pkgs, models, opts.DeepCopy, &errs, &warns)
 	if len(errs) > 0 {

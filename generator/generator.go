@@ -84,11 +84,28 @@ import (
 	"github.com/kopf-go/kopf/generator/load"
 	"github.com/kopf-go/kopf/generator/markers"
 	"github.com/kopf-go/kopf/generator/model"
+	"github.com/kopf-go/kopf/internal/buildinfo"
 )
 
+// DevVersion is the version of kopf-gen under development: what Version
+// reports when kopf-gen was built from a checkout of kopf-go.
+const DevVersion = "v0.1.0-dev"
+
+// Module is this module's path.
+const Module = "github.com/kopf-go/kopf/generator"
+
 // Version is kopf-gen's version, recorded in the header of generated files
-// and printed by `kopf-gen version`.
-const Version = "v0.1.0-dev"
+// and printed by `kopf-gen version`: the version of this module that the
+// running binary was built with when it came from a module proxy (go
+// install github.com/kopf-go/kopf/cmd/kopf-gen@v0.1.0: v0.1.0, as the
+// modules are tagged together), else DevVersion (a checkout, whose go.mod
+// replaces this module with its directory, and this module's own tests).
+func Version() string {
+	if v := buildinfo.ModuleVersion(Module); v != "" {
+		return v
+	}
+	return DevVersion
+}
 
 // GeneratedFileName is the name of the generated file in each package.
 const GeneratedFileName = load.GeneratedFileName
@@ -260,7 +277,7 @@ func plan(m *model.Package, existing string) (File, bool, error) {
 			fmt.Sprintf("%s is not marked as generated (no \"// Code generated ... DO NOT EDIT.\" line before the package clause); refusing to overwrite it", GeneratedFileName))
 		return File{}, false, list
 	}
-	want, err := emit.File(m, Version)
+	want, err := emit.File(m, Version())
 	if err != nil {
 		return File{}, false, err
 	}

@@ -30,7 +30,7 @@ func planManifests(ctx context.Context, opts Options, pkgs []*load.Package, mode
 	var (
 		p   plans
 		dir string
-		req = manifests.CodeRequest{Dir: opts.Dir, Version: Version}
+		req = manifests.CodeRequest{Dir: opts.Dir, Version: Version()}
 	)
 	if opts.Manifests != "" {
 		var err error
@@ -86,7 +86,7 @@ func roleName(opts Options, pkgs []*load.Package) string {
 // planRBAC plans the ClusterRole of the handlers under dir and the
 // webhooks' manifests, which are named after it.
 func (p *plans) planRBAC(dir, name string, peering bool, models []*model.Package) error {
-	role, err := manifests.Role(models, manifests.RoleOptions{Name: name, Peering: peering, Version: Version})
+	role, err := manifests.Role(models, manifests.RoleOptions{Name: name, Peering: peering, Version: Version()})
 	if err := p.keep(File{}, false, err); err != nil {
 		return err
 	}

@@ -79,7 +79,7 @@ func planRegister(pkg *load.Package, m *model.Package, deepcopy bool) (File, boo
 		errs.Sort()
 		return File{}, false, errs
 	}
-	want, err := emit.RegisterFile(reg, Version)
+	want, err := emit.RegisterFile(reg, Version())
 	if err != nil {
 		return File{}, false, err
 	}

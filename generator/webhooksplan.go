@@ -24,7 +24,7 @@ func (p *plans) planWebhooks(dir, name string, models []*model.Package) error {
 		}
 		return nil
 	}
-	opts := manifests.WebhookOptions{Name: name, Version: Version}
+	opts := manifests.WebhookOptions{Name: name, Version: Version()}
 	for i, render := range []func(manifests.WebhookOptions) ([]byte, error){manifests.WebhookService, manifests.WebhookRole} {
 		want, err := render(opts)
 		if err != nil {

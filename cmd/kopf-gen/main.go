@@ -239,7 +239,7 @@ a Register function that adds them to a kopf.Registry.
 
 Without a command, kopf-gen runs "generate ./...", so that a line
 //go:generate kopf-gen regenerates the package it is in.`,
-		Version:       generator.Version,
+		Version:       generator.Version(),
 		Args:          cobra.NoArgs,
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -319,7 +319,7 @@ It prints the warnings that generate prints, on stderr.`,
 			Short: "Print the version recorded in the header of generated files",
 			Args:  cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
-				_, err := fmt.Fprintf(cmd.OutOrStdout(), "kopf-gen %s\n", generator.Version)
+				_, err := fmt.Fprintf(cmd.OutOrStdout(), "kopf-gen %s\n", generator.Version())
 				return err
 			},
 		},

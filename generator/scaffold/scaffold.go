@@ -83,7 +83,6 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
-	"runtime/debug"
 	"sort"
 	"strings"
 	"text/template"
@@ -95,6 +94,7 @@ import (
 
 	"github.com/kopf-go/kopf/generator"
 	"github.com/kopf-go/kopf/generator/manifests"
+	"github.com/kopf-go/kopf/internal/buildinfo"
 	"github.com/kopf-go/kopf/templates"
 )
 
@@ -205,7 +205,7 @@ func DefaultPlural(kind string) string { return strings.ToLower(flect.Pluralize(
 // DefaultKopfVersion is the version of kopf-go's runtime that this
 // kopf-gen was built with, when it was built from a published version, or
 // "".
-func DefaultKopfVersion() string { return builtVersion(KopfModule) }
+func DefaultKopfVersion() string { return buildinfo.ModuleVersion(KopfModule) }
 
 // KopfGenVersion is the version of kopf-gen that a scaffolded Makefile
 // installs: this kopf-gen's own when it was built from a published
@@ -213,28 +213,13 @@ func DefaultKopfVersion() string { return builtVersion(KopfModule) }
 // kopfVersion (the runtime's, as the modules are tagged together), else
 // "latest".
 func KopfGenVersion(kopfVersion string) string {
-	if v := builtVersion(KopfGenModule); v != "" {
+	if v := buildinfo.ModuleVersion(KopfGenModule); v != "" {
 		return v
 	}
 	if kopfVersion != "" && kopfVersion != "v0.0.0" {
 		return kopfVersion
 	}
 	return "latest"
-}
-
-// builtVersion is the version of the module at path that this binary was
-// built with, if it is a published one, or "".
-func builtVersion(path string) string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return ""
-	}
-	for _, m := range append([]*debug.Module{&info.Main}, info.Deps...) {
-		if m.Path == path && m.Replace == nil && semver.IsValid(m.Version) {
-			return m.Version
-		}
-	}
-	return ""
 }
 
 // Validate checks the options and fills the defaults. It reports every

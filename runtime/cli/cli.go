@@ -125,7 +125,7 @@ func NewCommandWith(register RegisterFunc, logOut io.Writer, opts Options) *cobr
 	root := &cobra.Command{
 		Use:           name,
 		Short:         name + ": a Kubernetes operator built with kopf-go.",
-		Version:       operator.Version,
+		Version:       operator.Version(),
 		SilenceUsage:  true,
 		SilenceErrors: false,
 	}
@@ -137,7 +137,7 @@ func NewCommandWith(register RegisterFunc, logOut io.Writer, opts Options) *cobr
 	root.AddCommand(&cobra.Command{
 		Use:   "version",
 		Short: "Print the kopf-go runtime version.",
-		Run:   func(cmd *cobra.Command, _ []string) { fmt.Fprintln(cmd.OutOrStdout(), operator.Version) },
+		Run:   func(cmd *cobra.Command, _ []string) { fmt.Fprintln(cmd.OutOrStdout(), operator.Version()) },
 	})
 	return root
 }

@@ -245,8 +245,8 @@ func TestVersion(t *testing.T) {
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.TrimSpace(out.String()); got != operator.Version {
-		t.Errorf("version prints %q, want %q", got, operator.Version)
+	if got := strings.TrimSpace(out.String()); got != operator.Version() {
+		t.Errorf("version prints %q, want %q", got, operator.Version())
 	}
 }
 
@@ -276,7 +276,7 @@ func TestHelpNamesTheOperator(t *testing.T) {
 				}
 				return out.String()
 			}
-			if got, want := run("--version"), tt.want+", kopf-go version "+operator.Version+"\n"; got != want {
+			if got, want := run("--version"), tt.want+", kopf-go version "+operator.Version()+"\n"; got != want {
 				t.Errorf("--version prints %q, want %q", got, want)
 			}
 			if err := func() error {

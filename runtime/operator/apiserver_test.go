@@ -128,7 +128,7 @@ func TestRunUnauthorizedReloadsCredentials(t *testing.T) {
 		t.Errorf("requests (Authorization User-Agent) are %q, want the old token once, then the new one, with %q", reqs, UserAgent())
 	}
 	for _, r := range reqs[1:] {
-		if !strings.HasPrefix(r, "Bearer new-token kopf-go/"+Version+" (") {
+		if !strings.HasPrefix(r, "Bearer new-token kopf-go/"+Version()+" (") {
 			t.Errorf("a later request has %q", r)
 		}
 	}
@@ -167,8 +167,8 @@ func TestRunUnauthorizedWithoutNewCredentials(t *testing.T) {
 }
 
 func TestUserAgent(t *testing.T) {
-	if got := UserAgent(); !strings.HasPrefix(got, "kopf-go/"+Version+" (") || !strings.HasSuffix(got, ")") {
-		t.Errorf("UserAgent() = %q, want kopf-go/%s (<binary>)", got, Version)
+	if got := UserAgent(); !strings.HasPrefix(got, "kopf-go/"+Version()+" (") || !strings.HasSuffix(got, ")") {
+		t.Errorf("UserAgent() = %q, want kopf-go/%s (<binary>)", got, Version())
 	}
 }
 

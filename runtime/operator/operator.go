@@ -15,12 +15,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
+	"github.com/kopf-go/kopf/internal/buildinfo"
 	"github.com/kopf-go/kopf/runtime/apiserver"
 	"github.com/kopf-go/kopf/runtime/daemons"
 	"github.com/kopf-go/kopf/runtime/kwargs"
@@ -31,8 +33,21 @@ import (
 	"github.com/kopf-go/kopf/runtime/scope"
 )
 
-// Version is the runtime's version, logged at start.
-const Version = "0.1.0-dev"
+// DevVersion is the version of the runtime under development: what Version
+// reports when the binary was built from a checkout of kopf-go.
+const DevVersion = "0.1.0-dev"
+
+// Version is the runtime's version, logged at start and reported by the
+// operator's --version, without the leading v (as Kopf's "1.44.6"): the
+// version of github.com/kopf-go/kopf that the operator's go.mod requires
+// (0.1.0 for v0.1.0), or DevVersion if it replaces the module with a
+// checkout.
+func Version() string {
+	if v := buildinfo.ModuleVersion("github.com/kopf-go/kopf"); v != "" {
+		return strings.TrimPrefix(v, "v")
+	}
+	return DevVersion
+}
 
 // Run serves the registry's handlers until ctx is done. It returns nil on a
 // clean stop and an error only if the operator cannot start (no
@@ -100,7 +115,7 @@ type operator struct {
 func newOperator(reg *registry.Registry, opts Options) (*operator, error) {
 	opts = opts.withDefaults()
 	logger := opts.Logger
-	logger.Debug(fmt.Sprintf("Starting Kopf-go %s.", Version))
+	logger.Debug(fmt.Sprintf("Starting Kopf-go %s.", Version()))
 	if len(opts.Namespaces) == 0 && !opts.AllNamespaces {
 		logger.Warn("No namespaces are specified with -n or -A (kopf.WithNamespaces or kopf.WithAllNamespaces in code): serving the whole cluster. Use -A/--all-namespaces explicitly.")
 	}

@@ -151,5 +151,5 @@ type LoginFunc func(ctx context.Context) (*rest.Config, error)
 // API server's audit log shows which operator wrote (Kopf's say
 // "kopf/<version>").
 func UserAgent() string {
-	return fmt.Sprintf("kopf-go/%s (%s)", Version, filepath.Base(os.Args[0]))
+	return fmt.Sprintf("kopf-go/%s (%s)", Version(), filepath.Base(os.Args[0]))
 }
