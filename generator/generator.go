@@ -133,6 +133,18 @@ type Options struct {
 	// package clients): Clients/clientset/versioned and
 	// Clients/applyconfiguration.
 	Clients string
+
+	// Kustomize, with Manifests, also plans the kustomization of the CRDs
+	// (crd/kustomization.yaml, listing them), so that a kustomization of
+	// the manifests' directory, as kopf-gen init writes one in
+	// Manifests/default, installs every CRD.
+	Kustomize bool
+	// Chart, if set, is the directory (relative to Dir) to generate a Helm
+	// chart into, from the kustomization Manifests/default rendered with
+	// the manifests of the same run (see package packaging); it needs
+	// Manifests and Kustomize. The chart's operator is the Deployment
+	// named as the role (RoleName or its default).
+	Chart string
 }
 
 // File is one file as generation wants it on disk.
@@ -233,6 +245,13 @@ func Generate(ctx context.Context, opts Options) (files []File, warnings scanner
 		files = append(files, more...)
 		warnings.Sort()
 		warnings = dedupe(warnings)
+	}
+	if opts.Chart != "" {
+		more, err := planChart(opts, roleName(opts, pkgs), files)
+		if err != nil {
+			return nil, warnings, err
+		}
+		files = append(files, more...)
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	return files, warnings, nil

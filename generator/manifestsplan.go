@@ -55,7 +55,7 @@ func planManifests(ctx context.Context, opts Options, pkgs []*load.Package, mode
 		return p.result()
 	}
 	if opts.Manifests != "" {
-		if err := p.planCRDs(filepath.Join(dir, CRDDir), code.CRDs); err != nil {
+		if err := p.planCRDs(filepath.Join(dir, CRDDir), withKustomization(opts, code.CRDs)); err != nil {
 			return nil, err
 		}
 	}

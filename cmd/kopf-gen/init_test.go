@@ -147,12 +147,12 @@ func TestInit(t *testing.T) {
 	if after := snapshot(t, dir); !reflect.DeepEqual(before, after) {
 		t.Errorf("go generate changed the scaffold")
 	}
-	goIn(t, dir, nil, filepath.Join(bin, "kopf-gen"), "verify", "--manifests=config", "--deepcopy", "--clients=pkg/generated")
+	goIn(t, dir, nil, filepath.Join(bin, "kopf-gen"), "verify", "--manifests=config", "--kustomize", "--chart=dist/chart", "--deepcopy", "--clients=pkg/generated")
 	if _, err := exec.LookPath("make"); err == nil {
 		goIn(t, dir, noCP, "make", "lint", "build", "test", "manifests", "fmt")
 		out := goIn(t, dir, nil, "make", "help")
 		for _, target := range []string{"generate", "manifests", "fmt", "vet", "lint", "test", "test-e2e", "run",
-			"install", "uninstall", "deploy", "undeploy", "docker-build", "docker-push"} {
+			"install", "uninstall", "deploy", "undeploy", "build-installer", "helm-chart", "docker-build", "docker-push"} {
 			if !strings.Contains(out, "\n"+target+": ") {
 				t.Errorf("make help lacks %s:\n%s", target, out)
 			}
@@ -161,7 +161,7 @@ func TestInit(t *testing.T) {
 		t.Log("no make: the Makefile is not run")
 	}
 	t.Chdir(dir)
-	if code, out, errOut := kopfGen(t, "verify", "--manifests=config", "--deepcopy", "--clients=pkg/generated"); code != 0 {
+	if code, out, errOut := kopfGen(t, "verify", "--manifests=config", "--kustomize", "--chart=dist/chart", "--deepcopy", "--clients=pkg/generated"); code != 0 {
 		t.Fatalf("verify: exit %d\n%s\n%s", code, out, errOut)
 	}
 
@@ -437,7 +437,7 @@ func TestInitWebhooks(t *testing.T) {
 		}
 	}
 	t.Chdir(dir)
-	if code, out, errOut := kopfGen(t, "verify", "--manifests=config", "--deepcopy", "--clients=pkg/generated"); code != 0 {
+	if code, out, errOut := kopfGen(t, "verify", "--manifests=config", "--kustomize", "--chart=dist/chart", "--deepcopy", "--clients=pkg/generated"); code != 0 {
 		t.Errorf("verify: exit %d\n%s\n%s", code, out, errOut)
 	}
 }

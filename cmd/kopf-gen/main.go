@@ -10,6 +10,8 @@
 //	kopf-gen envtest [--kubernetes-version V] [--bin-dir DIR]
 //	                                      build etcd and kube-apiserver from the Go module
 //	                                      proxy; print the KUBEBUILDER_ASSETS directory
+//	kopf-gen kustomize DIR [--image NAME=IMAGE] [-o FILE]
+//	                                      render a kustomization as kustomize build does
 //	kopf-gen markers                      describe every marker and argument
 //	kopf-gen version                      print the version recorded in generated headers
 //
@@ -36,6 +38,11 @@
 //	                  k8s.io/code-generator's client-gen and
 //	                  applyconfiguration-gen; DIR is relative to the current
 //	                  directory
+//	--kustomize       also write DIR/crd/kustomization.yaml (of --manifests
+//	                  DIR), listing the CRDs for kustomize
+//	--chart DIR       also write a Helm chart into DIR, made from the
+//	                  kustomization of --manifests' default/ rendered with the
+//	                  manifests of the same run (needs --kustomize)
 //
 // Packages of //kopf:resource types that are runtime.Objects always get
 // zz_generated.register.go (SchemeGroupVersion, AddToScheme), with or
@@ -206,8 +213,8 @@ func relative(dir, path string) string {
 
 // genFlags are the flags of generate, verify and the bare command.
 type genFlags struct {
-	manifests, roleName, clients string
-	peering, deepcopy            bool
+	manifests, roleName, clients, chart string
+	peering, deepcopy, kustomize        bool
 }
 
 func (f *genFlags) add(cmd *cobra.Command) {
@@ -215,6 +222,8 @@ func (f *genFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.roleName, "role-name", "", "the `name` of the generated ClusterRole (default: from the module path, e.g. widget-operator)")
 	cmd.Flags().BoolVar(&f.peering, "peering", false, "add the rules of Kopf's peering objects (kopf.dev) to the role")
 	cmd.Flags().BoolVar(&f.deepcopy, "deepcopy", false, "also generate zz_generated.deepcopy.go where +k8s:deepcopy-gen or +kubebuilder:object markers ask for it")
+	cmd.Flags().BoolVar(&f.kustomize, "kustomize", false, "also generate DIR/crd/kustomization.yaml (of --manifests DIR), listing the CRDs for kustomize")
+	cmd.Flags().StringVar(&f.chart, "chart", "", "also generate a Helm chart into `DIR` from the kustomization of --manifests' default/ (needs --manifests and --kustomize)")
 	cmd.Flags().StringVar(&f.clients, "clients", "", "also generate the typed clientset (`DIR`/clientset/versioned) and apply configurations (DIR/applyconfiguration) of //kopf:resource types marked +genclient, with k8s.io/code-generator (relative to the current directory)")
 }
 
@@ -225,7 +234,11 @@ func (f *genFlags) options(patterns []string) (generator.Options, error) {
 	if f.manifests == "" && (f.roleName != "" || f.peering) {
 		return generator.Options{}, errors.New("--role-name and --peering apply to the role that --manifests generates: add --manifests DIR")
 	}
-	return generator.Options{Patterns: patterns, Manifests: f.manifests, RoleName: f.roleName, Peering: f.peering, DeepCopy: f.deepcopy, Clients: f.clients}, nil
+	if (f.manifests == "" && f.kustomize) || (f.chart != "" && (f.manifests == "" || !f.kustomize)) {
+		return generator.Options{}, errors.New("--kustomize applies to the manifests of --manifests DIR, and --chart renders DIR/default with the kustomization of --kustomize: add --manifests DIR --kustomize")
+	}
+	return generator.Options{Patterns: patterns, Manifests: f.manifests, RoleName: f.roleName, Peering: f.peering, DeepCopy: f.deepcopy, Clients: f.clients,
+		Kustomize: f.kustomize, Chart: f.chart}, nil
 }
 
 func newRootCmd() *cobra.Command {
@@ -306,6 +319,7 @@ It prints the warnings that generate prints, on stderr.`,
 		verifyCmd,
 		newInitCmd(),
 		newEnvtestCmd(),
+		newKustomizeCmd(),
 		&cobra.Command{
 			Use:   "markers",
 			Short: "Describe every marker and its arguments",

@@ -115,16 +115,17 @@ const (
 // typed clientset and apply configurations; its main.go generates with
 // GenerateOptions' settings:
 //
-//	//go:generate kopf-gen --manifests=config --deepcopy --clients=pkg/generated
+//	//go:generate kopf-gen --manifests=config --kustomize --chart=dist/chart --deepcopy --clients=pkg/generated
 const (
 	ManifestsDir = "config"
 	ClientsDir   = "pkg/generated"
+	ChartDir     = "dist/chart"
 )
 
 // GenerateOptions are the generator's options for a scaffolded repository
 // in dir, as its //go:generate line and `make verify` give them.
 func GenerateOptions(dir string) generator.Options {
-	return generator.Options{Dir: dir, Manifests: ManifestsDir, DeepCopy: true, Clients: ClientsDir}
+	return generator.Options{Dir: dir, Manifests: ManifestsDir, Kustomize: true, Chart: ChartDir, DeepCopy: true, Clients: ClientsDir}
 }
 
 // Options are init's inputs.
@@ -321,7 +322,13 @@ var webhookOnly = map[string]bool{
 	"internal/handlers/webhooks.go.tmpl":         true,
 	"internal/handlers/webhooks_test.go.tmpl":    true,
 	"config/rbac/webhook_role_binding.yaml.tmpl": true,
+	"config/webhook/kustomization.yaml.tmpl":     true,
 }
+
+// namespaceTemplate is the operator's Namespace object, rendered unless
+// the operator runs in the namespace default, which always exists (and
+// which make undeploy must not try to delete).
+const namespaceTemplate = "config/default/namespace.yaml.tmpl"
 
 // relativeReplace returns the directory of the replace directive: replace
 // relative to dir, with forward slashes, or absolute where no relative
@@ -391,7 +398,7 @@ func Render(o Options) (map[string][]byte, error) {
 			return err
 		}
 		rel := strings.TrimPrefix(p, templates.Root+"/")
-		if webhookOnly[rel] && !d.Webhooks {
+		if webhookOnly[rel] && !d.Webhooks || rel == namespaceTemplate && d.Namespace == "default" {
 			return nil
 		}
 		name, ok := strings.CutSuffix(rel, ".tmpl")

@@ -132,7 +132,8 @@ func TestRender(t *testing.T) {
 	}
 	want := []string{
 		".dockerignore", ".github/workflows/ci.yml", ".gitignore", "Dockerfile", "Makefile", "README.md",
-		"api/v1alpha1/doc.go", "api/v1alpha1/types.go", "config/manager/deployment.yaml",
+		"api/v1alpha1/doc.go", "api/v1alpha1/types.go", "config/default/kustomization.yaml", "config/default/metrics_service.yaml",
+		"config/manager/deployment.yaml", "config/manager/kustomization.yaml", "config/rbac/kustomization.yaml",
 		"config/rbac/role_binding.yaml", "config/rbac/service_account.yaml", "config/samples/widgets.yaml",
 		"go.mod", "hack/cluster/main.go", "internal/handlers/handlers.go", "internal/handlers/handlers_test.go", "main.go", "test/e2e/e2e_test.go",
 	}
@@ -163,7 +164,7 @@ func TestRender(t *testing.T) {
 		t.Errorf("the Makefile pins a kopf-gen version though it builds kopf-gen from the checkout:\n%s", files["Makefile"])
 	}
 	for name, wants := range map[string][]string{
-		"main.go": {"//go:generate kopf-gen --manifests=config --deepcopy --clients=pkg/generated\n", "os.Exit(kopf.Main(handlers.Register))",
+		"main.go": {"//go:generate kopf-gen --manifests=config --kustomize --chart=dist/chart --deepcopy --clients=pkg/generated\n", "os.Exit(kopf.Main(handlers.Register))",
 			"\"github.com/acme/widget-operator/internal/handlers\"\n"},
 		"internal/handlers/handlers.go": {"package handlers\n", "//kopf:on.create example.com/v1alpha1/widgets\n",
 			"//kopf:on.update example.com/v1alpha1/widgets\n", "//kopf:on.delete example.com/v1alpha1/widgets\n"},
@@ -173,14 +174,16 @@ func TestRender(t *testing.T) {
 		"api/v1alpha1/doc.go":   {"// +k8s:deepcopy-gen=package\n", "package v1alpha1\n"},
 		"Dockerfile": {"# syntax=docker/dockerfile:1\n", "FROM golang:1.25 AS build", "CGO_ENABLED=0", "USER 65532:65532",
 			"RUN --mount=type=bind,from=kopf-go,target=/kopf-go \\\n"},
-		"Makefile": {"KOPF_GEN_FLAGS := --manifests=config --deepcopy --clients=pkg/generated\n", "\t$(KOPF_GEN) verify $(KOPF_GEN_FLAGS)\n", "KOPF_GO_DIR := ../kopf-go\n",
+		"Makefile": {"KOPF_GEN_FLAGS := --manifests=config --kustomize --chart=dist/chart --deepcopy --clients=pkg/generated\n",
+			"\t$(KOPF_GEN) kustomize config/default --image $(IMG_NAME)=$(IMG) -o dist/install.yaml\n", "\t$(KOPF_GEN) verify $(KOPF_GEN_FLAGS)\n", "KOPF_GO_DIR := ../kopf-go\n",
 			"kopf-gen:\n\tcd $(KOPF_GO_DIR)/cmd/kopf-gen && $(GO) build -o $(KOPF_GEN) .\n",
 			"\tdocker build --build-context kopf-go=$(KOPF_GO_DIR) -t $(IMG) .\n",
 			"\tKUBEBUILDER_ASSETS=\"$$assets\" KOPF_E2E=1 $(GO) test -count=1 -v ./test/e2e/...\n"},
 		".github/workflows/ci.yml": {"run: make lint", "run: make test", "run: make test-e2e",
 			"        working-directory: widget-operator\n", "          path: widget-operator\n",
 			"          repository: kopf-go/kopf\n          path: kopf-go\n", "go-version-file: widget-operator/go.mod\n"},
-		"config/rbac/role_binding.yaml": {"  name: widget-operator\n", "    namespace: default\n"},
+		"config/rbac/role_binding.yaml":     {"  name: widget-operator\n", "    namespace: default\n"},
+		"config/default/kustomization.yaml": {"namespace: default\nresources:\n  - ../crd\n  - ../rbac\n  - ../manager\n  - metrics_service.yaml\n"},
 	} {
 		for _, w := range wants {
 			if !strings.Contains(string(files[name]), w) {

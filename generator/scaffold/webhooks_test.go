@@ -100,8 +100,10 @@ func TestRenderWebhooks(t *testing.T) {
 			`kopf.WithWebhookServer(kopf.WebhookServer{Host: "127.0.0.1"})`},
 		"test/e2e/e2e_test.go": {`kopf.WithWebhookServer(kopf.WebhookServer{Addr: "127.0.0.1", Port: freePort(t)})`,
 			`kopf.WithManagedWebhooks("widget-operator.example.com")`, `"spec.greeting must not shout"`},
-		"Makefile":  {"\tkubectl apply -n widgets -f config/rbac/ -f config/webhook/\n", "-f config/rbac/ -f config/webhook/\n"},
-		"README.md": {"## Admission webhooks\n", "`config/webhook/service.yaml`"},
+		"config/default/kustomization.yaml": {"namespace: widgets\nresources:\n  - namespace.yaml\n  - ../crd\n  - ../rbac\n  - ../manager\n  - ../webhook\n"},
+		"config/rbac/kustomization.yaml":    {"  - webhook_role.yaml\n  - webhook_role_binding.yaml\n"},
+		"config/default/namespace.yaml":     {"kind: Namespace\nmetadata:\n  name: widgets\n"},
+		"README.md":                         {"## Admission webhooks\n", "`config/webhook/service.yaml`"},
 	} {
 		for _, w := range wants {
 			if !strings.Contains(string(files[name]), w) {
