@@ -84,6 +84,8 @@ func deploy(t *testing.T, ex example) *deployment {
 	}
 	// The example's markers, with the Go type of its resource
 	// (//kopf:resource, +kubebuilder markers), from which the CRD comes.
+	// It also writes the examples' generated Go code, which is current
+	// (make verify): nothing changes in the tree.
 	kopfGen(t, filepath.Join(root, "examples"), append(args, "./"+ex.dir, "./apis/kopf/v1")...)
 
 	d.objects = readManifests(t, config)
