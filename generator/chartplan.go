@@ -35,7 +35,7 @@ func withKustomization(opts Options, crds map[string][]byte) map[string][]byte {
 		out[name] = b
 		names = append(names, name)
 	}
-	out[KustomizationFile] = packaging.CRDKustomization(manifests.Header(Version), names)
+	out[KustomizationFile] = packaging.CRDKustomization(manifests.Header(Version()), names)
 	return out
 }
 
@@ -66,7 +66,7 @@ func planChart(opts Options, name string, planned []File) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
-	chart, err := packaging.Chart(m, packaging.ChartOptions{Name: name, Header: manifests.Header(Version)})
+	chart, err := packaging.Chart(m, packaging.ChartOptions{Name: name, Header: manifests.Header(Version())})
 	if err != nil {
 		return nil, err
 	}

@@ -95,7 +95,7 @@ func TestWebhookManifests(t *testing.T) {
 		t.Fatalf("the Role: %v", err)
 	}
 	wantRules := []rbacv1.PolicyRule{
-		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "create", "update", "patch"}},
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "create", "update"}},
 		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "create", "update", "delete"}},
 	}
 	if role.Name != "bench-operator-webhooks" || !reflect.DeepEqual(role.Rules, wantRules) {
@@ -110,7 +110,7 @@ func TestWebhookManifests(t *testing.T) {
 		{APIGroups: []string{"kopf.dev"}, Resources: []string{"kopfexamples/status"}, Verbs: []string{"patch"}},
 		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create"}},
 		{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"validatingwebhookconfigurations", "mutatingwebhookconfigurations"},
-			Verbs: []string{"get", "list", "watch", "create", "patch", "update", "delete"}},
+			Verbs: []string{"get", "create", "patch", "update"}},
 	}
 	if !reflect.DeepEqual(cluster.Rules, wantCluster) {
 		t.Errorf("the ClusterRole's rules:\n%+v\nwant:\n%+v", cluster.Rules, wantCluster)

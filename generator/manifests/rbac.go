@@ -52,8 +52,13 @@ func Role(pkgs []*model.Package, opts RoleOptions) ([]byte, error) {
 		writeResourceRules(w, ru)
 	}
 	if handlers > 0 {
-		w.WriteString("  # Kubernetes events about the handlers' progress and errors, and those of\n" +
-			"  # kopf.Info, kopf.Warn and kopf.Exception.\n")
+		// Granted to every operator with handlers, though most of the
+		// examples' operators create none (e2e/deployed audits them):
+		// whether a handler calls kopf.Info and the like cannot be told from
+		// the markers, and settings.Posting.Loggers is a run-time setting.
+		w.WriteString("  # Kubernetes events: those that handlers post (kopf.Info, kopf.Warn,\n" +
+			"  # kopf.Exception, kopf.Event) and, with settings.Posting.Loggers, the\n" +
+			"  # log records about objects (the handlers' progress and errors).\n")
 		w.rule("", []string{"events"}, "create")
 	}
 	validating, mutating := WebhookKinds(pkgs)
@@ -201,6 +206,11 @@ func writeResourceRules(b *roleWriter, ru *rule) {
 		qualified += "." + ru.group
 	}
 	fmt.Fprintf(b, "  # %s: served by %s handlers.\n", qualified, strings.Join(names, ", "))
+	// list stays though an API server of Kubernetes 1.35 audits none
+	// (e2e/deployed): client-go's reflector streams the initial listing
+	// through a watch (WatchListClient) where the API server supports it,
+	// and lists where it does not, or when the stream fails. So do the
+	// peering objects' rules.
 	if !ru.changing && !ru.spawning {
 		b.WriteString("  # list, watch: the runtime watches them (on.event handlers and indices cause no writes).\n")
 		b.rule(ru.group, []string{ru.plural}, "list", "watch")

@@ -138,9 +138,9 @@ metadata:
   name: %s
 rules:
   # get: read the certificate at start and check it for renewals. create: the
-  # first replica stores a new one. update, patch: a renewal replaces it.
+  # first replica stores a new one. update: a renewal replaces it.
 `, name)
-	writeRule(&b, "", []string{"secrets"}, "get", "create", "update", "patch")
+	writeRule(&b, "", []string{"secrets"}, "get", "create", "update")
 	b.WriteString("  # Managed configurations: a replica creates and renews its Lease, lists\n" +
 		"  # the others' and deletes its own at exit.\n")
 	writeRule(&b, "coordination.k8s.io", []string{"leases"}, "get", "list", "create", "update", "delete")
@@ -160,9 +160,18 @@ func writeWebhookRules(b *roleWriter, validating, mutating bool) {
 	if len(resources) == 0 {
 		return
 	}
+	// The verbs are runtime/admission's calls (managed.go), which the
+	// examples' test as deployed (e2e/deployed) runs with this role and
+	// audits: a server-side apply is a patch, which the API server also
+	// authorizes as a create when it creates the object (the audit log
+	// shows the patch only); no list, watch or delete: the configurations
+	// are read by name and, at exit, reduced to the persistent handlers'
+	// webhooks rather than deleted.
 	b.WriteString("  # Admission webhooks (on.validate, on.mutate): with managed configurations\n" +
-		"  # (settings.Admission.Managed), the runtime creates the webhook\n" +
-		"  # configurations, reads them and updates their webhooks when they differ\n" +
-		"  # from the handlers, and removes its webhooks at exit.\n")
-	b.rule("admissionregistration.k8s.io", resources, "get", "list", "watch", "create", "patch", "update", "delete")
+		"  # (settings.Admission.Managed), the runtime reads the webhook\n" +
+		"  # configurations (get), writes them by server-side apply (patch; create\n" +
+		"  # when they do not exist yet), and at exit reduces them to the persistent\n" +
+		"  # handlers' webhooks; update: it removes the webhooks that another field\n" +
+		"  # manager wrote (an older kopf-go's).\n")
+	b.rule("admissionregistration.k8s.io", resources, "get", "create", "patch", "update")
 }

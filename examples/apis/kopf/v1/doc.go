@@ -7,6 +7,11 @@
 // examples/generated: `make generate` at the top of the repository runs
 // the line below for every example.
 //
+// Their +kubebuilder markers make the CRD that `kopf-gen --manifests`
+// writes from them Kopf's (../../../crd.yaml): its short names, the status
+// subresource, the unknown fields kept in spec, the printer columns; the
+// test of the examples as deployed (e2e/deployed) applies that CRD.
+//
 // +k8s:deepcopy-gen=package
 package v1
 

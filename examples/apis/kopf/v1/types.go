@@ -10,6 +10,12 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 // write to such objects with apply configurations or patches, never with
 // an update of a decoded object (see docs/clients.md).
 //
+// +kubebuilder:resource:shortName=kopfexes;kopfex;kexes;kex
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Duration",type=string,priority=0,JSONPath=".spec.duration",description="For how long the pod should sleep."
+// +kubebuilder:printcolumn:name="Children",type=string,priority=0,JSONPath=".status.create_fn.children",description="The children pods created."
+// +kubebuilder:printcolumn:name="Message",type=string,priority=0,JSONPath=".status.create_fn.message",description="As returned from the handler (sometimes)."
+//
 // +genclient
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 //
@@ -23,6 +29,8 @@ type KopfExample struct {
 }
 
 // KopfExampleSpec is the spec of Kopf's example object (../../../obj.yaml).
+//
+// +kubebuilder:pruning:PreserveUnknownFields
 type KopfExampleSpec struct {
 	// Duration is how long the example's children sleep, e.g. "1m".
 	Duration string `json:"duration,omitempty"`
