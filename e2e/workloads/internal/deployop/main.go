@@ -18,6 +18,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
@@ -108,7 +109,10 @@ func Report(ctx context.Context, kw ReportKwargs) error {
 		return err
 	}
 	webapps := client.Resource(v1.SchemeGroupVersion.WithResource("webapps")).Namespace(kw.Namespace)
-	if _, err := webapps.Patch(ctx, owner.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
+	_, err = webapps.Patch(ctx, owner.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
+	if apierrors.IsNotFound(err) {
+		return nil // the WebApp is gone; the garbage collector deletes the Deployment
+	} else if err != nil {
 		return fmt.Errorf("reporting to the WebApp %s: %w", owner.Name, err)
 	}
 	return nil
