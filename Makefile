@@ -24,6 +24,9 @@ TEST_TIMEOUT  ?= 20m
 # kopf-gen's flags for examples/: the DeepCopy methods and the typed clients
 # of examples/apis (its //go:generate line says the same from its directory).
 EXAMPLES_GEN_FLAGS := --deepcopy --clients=generated
+# The e2e tests' operator written with markers, and its flags (its //go:generate line says the same).
+E2E_GEN_DIR   := e2e/workloads/internal/deployop
+E2E_GEN_FLAGS := --deepcopy --manifests=config
 CLUSTER_DIR   := $(CURDIR)/.cache/cluster
 
 .PHONY: all demo test unit e2e lint verify go-min generate controlplane kopf-gen cluster cluster-down clean
@@ -57,9 +60,10 @@ lint:
 	if [ -n "$$bad" ]; then echo "gofmt -l lists: $$bad"; exit 1; fi
 	for m in $(MODULES); do (cd $$m && $(GO) vet ./... && $(GO) mod tidy -diff); done
 
-## verify: fail if any generated file in examples/ is stale, missing or orphaned.
+## verify: fail if any generated file in examples/ (or of e2e's operator with markers) is stale, missing or orphaned.
 verify: kopf-gen
 	cd examples && $(CURDIR)/bin/kopf-gen verify $(EXAMPLES_GEN_FLAGS) ./...
+	cd $(E2E_GEN_DIR) && $(CURDIR)/bin/kopf-gen verify $(E2E_GEN_FLAGS)
 
 ## go-min: the examples compile at the runtime's minimum Go, the root go.mod's go directive (an
 ## operator's go.mod may declare no newer): generated code must not use newer language features.
@@ -67,9 +71,10 @@ GO_MIN := $(shell sed -n 's/^go \([0-9]*\.[0-9]*\).*/\1/p' go.mod)
 go-min:
 	cd examples && $(GO) build -gcflags='github.com/kopf-go/kopf/examples/...=-lang=go$(GO_MIN)' ./...
 
-## generate: regenerate the examples' code.
+## generate: regenerate the examples' code (and that of e2e's operator with markers).
 generate: kopf-gen
 	cd examples && $(CURDIR)/bin/kopf-gen generate $(EXAMPLES_GEN_FLAGS) ./...
+	cd $(E2E_GEN_DIR) && $(CURDIR)/bin/kopf-gen generate $(E2E_GEN_FLAGS)
 
 ## kopf-gen: build kopf-gen from its module (cmd/kopf-gen/go.mod) into bin/.
 kopf-gen:
