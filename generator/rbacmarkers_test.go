@@ -13,6 +13,7 @@ import (
 // clause and on functions, +kubebuilder:rbac where controller-gen reads it.
 const rbacDoc = `// Package ops makes children.
 //
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get
 //kopf:rbac groups=[""] resources=[secrets] resourceNames=[widget-credentials] verbs=[get]
 package ops
 `
