@@ -14,7 +14,8 @@
 //     package together, as a go/scanner.ErrorList of file:line:col: message
 //     entries sorted by position; it then plans no file at all, so a failed
 //     run never leaves a half-generated tree behind. Warnings (comments that
-//     look like misspelt markers) come apart, sorted too, with or without
+//     look like misspelt markers, +kubebuilder: markers that kopf-gen does
+//     not read) come apart, sorted too, with or without
 //     errors, and change nothing in what is planned.
 //   - A package with markers gets GeneratedFileName next to its sources.
 //     A package without markers that still has that file gets it removed
@@ -169,7 +170,9 @@ func (f File) UpToDate() bool {
 //
 // Warnings are what is most likely a mistake but does not stop generation
 // (a comment that looks like a misspelt marker, see
-// markers.Table.NearMiss): they are returned sorted by position, whether
+// markers.Table.NearMiss; a +kubebuilder: marker that kopf-gen does not
+// read, see markers.Table.KubebuilderWarning and model.RBACRule): they
+// are returned sorted by position, whether
 // or not there are errors, and never change the files.
 func Generate(ctx context.Context, opts Options) (files []File, warnings scanner.ErrorList, err error) {
 	patterns := opts.Patterns

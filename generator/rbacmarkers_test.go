@@ -13,6 +13,7 @@ import (
 // clause and on functions, +kubebuilder:rbac where controller-gen reads it.
 const rbacDoc = `// Package ops makes children.
 //
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get
 //kopf:rbac groups=[""] resources=[secrets] resourceNames=[widget-credentials] verbs=[get]
 package ops
 `
@@ -87,4 +88,62 @@ func TestRBACMarkers(t *testing.T) {
 		d, _ := Diff(File{Path: golden, Have: have, Want: role}, golden)
 		t.Errorf("the role differs from %s (go test -update rewrites it):\n%s", golden, d)
 	}
+}
+
+// TestRBACDoc checks that the role that docs/generated-code.md shows for
+// the examples' rbac markers is what kopf-gen writes: the ClusterRole's
+// end for examples/02-children and 10-builtins, and the Role of
+// 12-embedded's namespaced marker (12-embedded's own selectors name no
+// group, so its marker is generated here in a package of its own).
+func TestRBACDoc(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads packages")
+	}
+	page, err := os.ReadFile("../docs/generated-code.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(page)
+	section := doc[strings.Index(doc, "## RBAC for the handlers' own calls"):]
+	var yamls []string
+	for _, part := range strings.Split(section, "```yaml\n")[1:] {
+		yamls = append(yamls, part[:strings.Index(part, "```")])
+	}
+	if len(yamls) != 2 {
+		t.Fatalf("%d YAML blocks in the RBAC section, want 2", len(yamls))
+	}
+	out := t.TempDir()
+	files, _, err := Generate(context.Background(), Options{Dir: "../examples", Patterns: []string{"./02-children", "./10-builtins"}, Manifests: out})
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	if role := roleOf(files); !strings.HasSuffix(role, yamls[0]) {
+		t.Errorf("the examples' role does not end with the page's first block:\n%s", role)
+	}
+	embedded, err := os.ReadFile("../examples/12-embedded/main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const marker = "//kopf:rbac groups=[kopf.dev] resources=[kopfexamples] verbs=[create, delete] namespace=default"
+	if !strings.Contains(string(embedded), "\n"+marker+"\n") || !strings.Contains(section, "`"+marker+"`") {
+		t.Fatalf("12-embedded's marker or the page's is not %s", marker)
+	}
+	dir := testModule(t, map[string]string{"app/app.go": "package app\n\n" + marker + "\nfunc App() {}\n"})
+	files, _, err = Generate(context.Background(), Options{Dir: dir, Manifests: "config", RoleName: "examples-operator"})
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	if role := roleOf(files); !strings.HasSuffix(role, yamls[1]) {
+		t.Errorf("12-embedded's marker gives a role that does not end with the page's second block:\n%s", role)
+	}
+}
+
+// roleOf returns the content of the generated rbac/role.yaml.
+func roleOf(files []File) string {
+	for _, f := range files {
+		if strings.HasSuffix(filepath.ToSlash(f.Path), "/rbac/role.yaml") {
+			return string(f.Want)
+		}
+	}
+	return ""
 }

@@ -54,6 +54,20 @@ subresource=NAME or * (the object itself when left out), persistent=,
 side_effects=, ignore_failures=, and no retry options; an id is the webhook's
 path, unique among the admission handlers.
 
+RBAC: what the handlers' own API calls need (creating pods, reading
+deployments) goes into the generated role (--manifests) from //kopf:rbac, in
+the doc comment of a package-level function (the handler, or a helper it
+calls) or of the package clause, or from controller-gen's +kubebuilder:rbac,
+read where controller-gen reads it (at package level: the package's doc
+comment, or a comment group of its own outside declarations). Both take
+controller-gen's arguments; the rules are merged as controller-gen merges
+them, without what the runtime's rules grant; namespace= gives a Role of that
+namespace. A +kubebuilder: marker that kopf-gen does not read is a warning.
+
+	//kopf:rbac groups=[""] resources=[pods] verbs=[get, list, watch, create, delete]
+	//kopf:rbac groups=[apps] resources=[deployments] verbs=[get, patch] namespace=ops
+	// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch
+
 Typed resources: //kopf:resource group/version/plural on a struct type T gives
 the handlers of that resource kopf.TypedChangingKwargs[T] (or
 kopf.TypedEventKwargs[T], kopf.TypedDaemonKwargs[T], kopf.TypedTimerKwargs[T]): kw.Object, and for changing handlers kw.Old and
