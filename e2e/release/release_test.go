@@ -23,10 +23,11 @@ const kopfGo = "github.com/kopf-go/kopf"
 // TestRelease is issue 24's release rehearsal: kopf-go's published modules
 // at one version (KOPF_RELEASE_VERSION, default v0.1.0) in a file-based
 // module proxy; then, as a user with only that proxy and the public one and
-// an empty GOPATH: go install of kopf-gen at that version, kopf-gen init
-// without --kopf-replace, and the scaffold's make lint (vet, verify with the
-// kopf-gen that its Makefile installs, gofmt, a tidy go.mod), make test,
-// make build and, with KUBEBUILDER_ASSETS, make test-e2e.
+// an empty GOPATH: go install of kopf-gen at latest and at that version,
+// kopf-gen init without --kopf-replace, and the scaffold's make lint (vet,
+// verify with the kopf-gen that its Makefile installs, gofmt, a tidy
+// go.mod), make test, make build and, with KUBEBUILDER_ASSETS, make
+// test-e2e.
 //
 // The module cache is <root>/.cache/release/modcache, kept between runs so
 // that the dependencies are downloaded and compiled once (the build cache
@@ -54,11 +55,15 @@ func TestRelease(t *testing.T) {
 	t.Logf("%d modules at %s in %s (%s)", len(mods), version, proxy, time.Since(start).Round(time.Millisecond))
 	env := userEnv(t, root, work, proxy)
 
-	// go install, then kopf-gen reports the version it was installed at.
-	run(t, work, env, "go", "install", kopfGo+"/cmd/kopf-gen@"+version)
+	// go install at the version and at latest (the README's command, which
+	// the proxy's list resolves to the version), then kopf-gen reports the
+	// version it was installed at.
 	kopfGen := filepath.Join(work, "gobin", "kopf-gen")
-	if out := run(t, work, env, kopfGen, "version"); out != "kopf-gen "+version+"\n" {
-		t.Errorf("kopf-gen version says %q, want kopf-gen %s", out, version)
+	for _, query := range []string{"latest", version} {
+		run(t, work, env, "go", "install", kopfGo+"/cmd/kopf-gen@"+query)
+		if out := run(t, work, env, kopfGen, "version"); out != "kopf-gen "+version+"\n" {
+			t.Errorf("kopf-gen installed @%s: kopf-gen version says %q, want kopf-gen %s", query, out, version)
+		}
 	}
 
 	dir := filepath.Join(work, "widget-operator")
