@@ -2,6 +2,7 @@ package release_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -84,6 +85,8 @@ func TestRelease(t *testing.T) {
 		t.Errorf("the operator's --version says %q, want %q", out, want)
 	}
 
+	checkTidy(t, work, env, mods, version)
+
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		t.Log("KUBEBUILDER_ASSETS is not set: make test-e2e is left out")
 		return
@@ -153,6 +156,35 @@ func removeModules(t *testing.T, modcache string) {
 		})
 		if err := os.RemoveAll(dir); err != nil {
 			t.Fatalf("removing the rehearsal's previous kopf-go modules: %v", err)
+		}
+	}
+}
+
+// checkTidy checks that the released go.mod of each module is the one that
+// go mod tidy keeps, in the module as the proxy serves it: the go.mod that
+// docs/releasing.md's steps write (replace directives dropped, go get of
+// the tagged versions, go mod tidy) is the one rehearsed. Only go.sum may
+// change: the checkout's lacks the sums of kopf-go's modules, which go
+// install @version does not read.
+func checkTidy(t *testing.T, work string, env []string, mods []release.Module, version string) {
+	t.Helper()
+	for _, m := range mods {
+		out := run(t, work, env, "go", "mod", "download", "-json", m.Path+"@"+version)
+		var dl struct{ Dir string }
+		if err := json.Unmarshal([]byte(out), &dl); err != nil || dl.Dir == "" {
+			t.Fatalf("go mod download -json %s@%s: %v\n%s", m.Path, version, err, out)
+		}
+		dir := filepath.Join(work, "tidy", strings.ReplaceAll(m.Path, "/", "_"))
+		if err := os.CopyFS(dir, os.DirFS(dl.Dir)); err != nil {
+			t.Fatal(err)
+		}
+		run(t, dir, env, "go", "mod", "tidy")
+		got, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, m.GoMod) {
+			t.Errorf("go mod tidy changes the released go.mod of %s:\nreleased:\n%s\ntidied:\n%s", m.Path, m.GoMod, got)
 		}
 	}
 }
