@@ -2,6 +2,7 @@ package release_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -23,10 +24,11 @@ const kopfGo = "github.com/kopf-go/kopf"
 // TestRelease is issue 24's release rehearsal: kopf-go's published modules
 // at one version (KOPF_RELEASE_VERSION, default v0.1.0) in a file-based
 // module proxy; then, as a user with only that proxy and the public one and
-// an empty GOPATH: go install of kopf-gen at that version, kopf-gen init
-// without --kopf-replace, and the scaffold's make lint (vet, verify with the
-// kopf-gen that its Makefile installs, gofmt, a tidy go.mod), make test,
-// make build and, with KUBEBUILDER_ASSETS, make test-e2e.
+// an empty GOPATH: go install of kopf-gen at latest and at that version,
+// kopf-gen init without --kopf-replace, and the scaffold's make lint (vet,
+// verify with the kopf-gen that its Makefile installs, gofmt, a tidy
+// go.mod), make test, make build and, with KUBEBUILDER_ASSETS, make
+// test-e2e.
 //
 // The module cache is <root>/.cache/release/modcache, kept between runs so
 // that the dependencies are downloaded and compiled once (the build cache
@@ -54,11 +56,15 @@ func TestRelease(t *testing.T) {
 	t.Logf("%d modules at %s in %s (%s)", len(mods), version, proxy, time.Since(start).Round(time.Millisecond))
 	env := userEnv(t, root, work, proxy)
 
-	// go install, then kopf-gen reports the version it was installed at.
-	run(t, work, env, "go", "install", kopfGo+"/cmd/kopf-gen@"+version)
+	// go install at the version and at latest (the README's command, which
+	// the proxy's list resolves to the version), then kopf-gen reports the
+	// version it was installed at.
 	kopfGen := filepath.Join(work, "gobin", "kopf-gen")
-	if out := run(t, work, env, kopfGen, "version"); out != "kopf-gen "+version+"\n" {
-		t.Errorf("kopf-gen version says %q, want kopf-gen %s", out, version)
+	for _, query := range []string{"latest", version} {
+		run(t, work, env, "go", "install", kopfGo+"/cmd/kopf-gen@"+query)
+		if out := run(t, work, env, kopfGen, "version"); out != "kopf-gen "+version+"\n" {
+			t.Errorf("kopf-gen installed @%s: kopf-gen version says %q, want kopf-gen %s", query, out, version)
+		}
 	}
 
 	dir := filepath.Join(work, "widget-operator")
@@ -78,6 +84,8 @@ func TestRelease(t *testing.T) {
 	if out := run(t, dir, env, filepath.Join(dir, "bin", "widget-operator"), "--version"); out != want {
 		t.Errorf("the operator's --version says %q, want %q", out, want)
 	}
+
+	checkTidy(t, work, env, mods, version)
 
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		t.Log("KUBEBUILDER_ASSETS is not set: make test-e2e is left out")
@@ -148,6 +156,35 @@ func removeModules(t *testing.T, modcache string) {
 		})
 		if err := os.RemoveAll(dir); err != nil {
 			t.Fatalf("removing the rehearsal's previous kopf-go modules: %v", err)
+		}
+	}
+}
+
+// checkTidy checks that the released go.mod of each module is the one that
+// go mod tidy keeps, in the module as the proxy serves it: the go.mod that
+// docs/releasing.md's steps write (replace directives dropped, go get of
+// the tagged versions, go mod tidy) is the one rehearsed. Only go.sum may
+// change: the checkout's lacks the sums of kopf-go's modules, which go
+// install @version does not read.
+func checkTidy(t *testing.T, work string, env []string, mods []release.Module, version string) {
+	t.Helper()
+	for _, m := range mods {
+		out := run(t, work, env, "go", "mod", "download", "-json", m.Path+"@"+version)
+		var dl struct{ Dir string }
+		if err := json.Unmarshal([]byte(out), &dl); err != nil || dl.Dir == "" {
+			t.Fatalf("go mod download -json %s@%s: %v\n%s", m.Path, version, err, out)
+		}
+		dir := filepath.Join(work, "tidy", strings.ReplaceAll(m.Path, "/", "_"))
+		if err := os.CopyFS(dir, os.DirFS(dl.Dir)); err != nil {
+			t.Fatal(err)
+		}
+		run(t, dir, env, "go", "mod", "tidy")
+		got, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, m.GoMod) {
+			t.Errorf("go mod tidy changes the released go.mod of %s:\nreleased:\n%s\ntidied:\n%s", m.Path, m.GoMod, got)
 		}
 	}
 }
