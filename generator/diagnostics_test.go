@@ -39,6 +39,8 @@ func (d diag) where(t *testing.T, path, content string) string {
 	return fmt.Sprintf("%s:%d:%d: %s", path, line, col, d.msg)
 }
 
+const notRead = "+kubebuilder:rbac here is not read: controller-gen and kopf-gen read it at package level only: in the package's doc comment or in a comment group of its own outside declarations (above a function's doc comment, with a blank line between them), not in a doc comment; or write //kopf:rbac in the doc comment of the handler"
+
 const sameName = "; `kopf-gen markers` lists the markers this kopf-gen supports"
 
 var diagCases = []diagCase{
@@ -65,6 +67,68 @@ func F(ctx context.Context, kw FKwargs) error {
 			{"//+kopf:on.create", "not a marker: did you mean //kopf:on.create? markers have no '+' (that is kubebuilder's style)"},
 			{"//Kopf:on.craete", "not a marker: did you mean //kopf:on.create? markers are lower case"},
 			{"// kopf : on.update", "not a marker: did you mean //kopf:on.update? markers have no space after //; markers have no space around the colon"},
+		},
+	},
+	{
+		name: "rbac",
+		files: map[string]string{
+			"doc.go": "// Package p makes calls of its own.\n//\n//kopf:rbac groups=[\"\"] resources=[pods] verbs=[lisst]\n//kopf:on.create kopfexamples\npackage p\n",
+			"p.go": header + `// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get,list
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list
+// +kubebuilder:rbca:groups=apps,resources=deployments,verbs=get
+// kubebuilder:rbac:groups=apps,resources=replicasets,verbs=get
+// +kubebuilder:rbac:resources=pods,verbs=get
+// +kubebuilder:scaffold:imports
+
+// H makes calls of its own.
+//
+//kopf:on.create kopfexamples
+//kopf:rbac groups=[apps] resources=[Deployment] verbs=[get]
+//kopf:rbac urls=[/metrics] verbs=[get] namespace=ops
+func H(ctx context.Context, kw HKwargs) error {
+	// +kubebuilder:rbac:groups=apps,resources=daemonsets,verbs=get
+	return nil
+}
+
+// Helper is no handler: its rules are enough.
+//
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get
+//kopf:rbac groups=[batch] resources=[jobs] verbs=[create]
+func Helper() {}
+
+// T is a type.
+//
+//kopf:rbac groups=[apps] resources=[x] verbs=[get]
+type T struct{}
+
+//kopf:rbac groups=[apps] resources=[y] verbs=[get]
+var V = 1
+
+//kopf:rbac groups=[apps] resources=[z] verbs=[gett]
+
+// M is a method.
+//
+//kopf:rbac groups=[apps] resources=[m] verbs=[get]
+func (T) M() {}
+`},
+		errors: []diag{
+			{"//kopf:rbac groups=[\"\"]", "//kopf:rbac: verbs: lisst is not a Kubernetes verb; did you mean list?"},
+			{"//kopf:on.create kopfexamples\npackage", "//kopf:on.create applies to func declarations, not the package clause"},
+			{"// +kubebuilder:rbac:resources=pods", "+kubebuilder:rbac: missing groups=: resources need their API groups (\"\" or core for the core group: pods, secrets, configmaps)"},
+			{"//kopf:rbac groups=[apps] resources=[Deployment]", "//kopf:rbac: resources: Deployment looks like a kind: RBAC names resources by their plural in lower case"},
+			{"//kopf:rbac urls=[/metrics]", "//kopf:rbac: urls= cannot go with namespace=: non-resource URLs are cluster-wide, and a namespaced Role cannot grant them"},
+			{"//kopf:rbac groups=[apps] resources=[x]", "//kopf:rbac applies to func, package declarations, not types"},
+			{"//kopf:rbac groups=[apps] resources=[y]", "//kopf:rbac cannot be attached to a var declaration; it applies to: func, package"},
+			{"//kopf:rbac groups=[apps] resources=[z]", "misplaced marker //kopf:rbac groups=[apps] resources=[z] verbs=[gett]: //kopf:rbac goes in the doc comment of a package-level function (the handler that makes the calls) or of the package clause, directly above it with no blank line"},
+			{"//kopf:rbac groups=[apps] resources=[m]", "//kopf:rbac applies to package-level functions and the package clause, not methods: M is a method"},
+		},
+		warns: []diag{
+			// The end of the line, where controller-tools' scanner stops.
+			{"\n// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list", `cannot parse +kubebuilder:rbac: expected equals, got ""; kopf-gen skips the marker (controller-gen would fail)`},
+			{"// +kubebuilder:rbca", "kopf-gen does not read +kubebuilder:rbca:groups: no generator that kopf-gen runs (controller-tools' CRD, object and RBAC generators) defines it; did you mean +kubebuilder:rbac?"},
+			{"// kubebuilder:rbac", "not a marker: did you mean //+kubebuilder:rbac:groups...? controller-gen's markers start with '+'"},
+			{"// +kubebuilder:rbac:groups=apps,resources=daemonsets", notRead},
+			{"// +kubebuilder:rbac:groups=batch", notRead},
 		},
 	},
 	{

@@ -45,7 +45,8 @@
 //
 // With Options.Manifests set, the same run also plans, under that
 // directory, rbac/role.yaml (the ClusterRole the handlers need, from every
-// package's markers) and crd/<group>_<plural>.yaml (the CRD of every
+// package's markers, with their rbac markers' rules, and a Role per
+// namespace of those with namespace=) and crd/<group>_<plural>.yaml (the CRD of every
 // //kopf:resource type declared in the matched packages), and, when the
 // packages have admission webhook handlers, webhook/service.yaml (the
 // webhooks' Service) and rbac/webhook_role.yaml (the Role of their

@@ -28,9 +28,12 @@ import (
 	v1 "github.com/kopf-go/kopf/examples/apis/kopf/v1"
 )
 
-// CreateFn creates the child pod of a new KopfExample.
+// CreateFn creates the child pod of a new KopfExample: a call of its own,
+// which its //kopf:rbac marker grants in the operator's generated role
+// (kopf-gen --manifests).
 //
 //kopf:on.create kopfexamples
+//kopf:rbac groups=[""] resources=[pods] verbs=[create]
 func CreateFn(ctx context.Context, kw CreateFnKwargs) (any, error) {
 	spec := kw.Object.Spec
 	duration, field := spec.Duration, spec.Field

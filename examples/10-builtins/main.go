@@ -63,6 +63,11 @@ func PodDeleted(ctx context.Context, kw PodDeletedKwargs) error {
 
 type logger interface{ Info(msg string, args ...any) }
 
+// podKiller deletes the pod after killTimeout, unless cancelled first. It
+// is no handler, but its call needs a rule: its //kopf:rbac marker grants
+// it in the operator's generated role (kopf-gen --manifests).
+//
+//kopf:rbac groups=[""] resources=[pods] verbs=[delete]
 func podKiller(ctx context.Context, client kubernetes.Interface, namespace, name string, log logger) {
 	log.Info(fmt.Sprintf("=== Pod killing happens in %s.", killTimeout))
 	select {

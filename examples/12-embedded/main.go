@@ -79,7 +79,11 @@ func operator(ctx context.Context, cfg *rest.Config, logger *slog.Logger, ready 
 // runs the program's own activity for the given number of steps (creating
 // kopf-example-N, waiting pause, deleting it, waiting pause), then asks the
 // operator to stop and waits until it has. It returns the operator's error,
-// if it failed, or the program's own.
+// if it failed, or the program's own. Its calls are the program's, not
+// the handlers', but they use the same credentials: its //kopf:rbac marker
+// grants them in a Role of the namespace default (kopf-gen --manifests).
+//
+//kopf:rbac groups=[kopf.dev] resources=[kopfexamples] verbs=[create, delete] namespace=default
 func App(cfg *rest.Config, logger *slog.Logger, steps int, pause time.Duration) error {
 	// Start the operator and let it initialise.
 	fmt.Println("Starting the main app.")

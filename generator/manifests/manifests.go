@@ -41,9 +41,16 @@
 // coordination.k8s.io Lease of the active replica; an operator without
 // them runs with --standalone (docs/peering.md).
 //
-// What handlers do themselves (create pods, read secrets) cannot be known
-// from markers: those rules belong in a role of the user's own, since the
-// generated file is rewritten on every run.
+// What handlers do themselves (create pods, read secrets) comes from
+// their rbac markers (//kopf:rbac and controller-gen's +kubebuilder:rbac,
+// see model.RBACRule), after the runtime's rules: split per resource,
+// less the verbs that the runtime's rules grant already (in every group of
+// the rule, for every object), then merged and sorted as controller-gen
+// merges them (rbacmarkers.go; a test holds it to controller-tools'
+// rbac.GenerateRoles). Rules with namespace= go into a Role of that
+// namespace, named as the ClusterRole, after it in the same file, as
+// controller-gen writes them; binding them is the user's (a RoleBinding
+// in that namespace).
 //
 // Resources are named by plural and API group, resolved from the
 // selector at generate time: a typed resource (//kopf:resource) or a

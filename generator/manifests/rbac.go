@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gobuffalo/flect"
+	"sigs.k8s.io/controller-tools/pkg/rbac"
 
 	"github.com/kopf-go/kopf/generator/builtins"
 	"github.com/kopf-go/kopf/generator/markers"
@@ -46,32 +47,65 @@ func Role(pkgs []*model.Package, opts RoleOptions) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var b strings.Builder
-	writeRoleHeader(&b, opts)
-	validating, mutating := WebhookKinds(pkgs)
-	if len(rules) == 0 && !opts.Peering && !validating && !mutating {
-		b.WriteString("rules: []\n")
-		return []byte(b.String()), nil
-	}
-	b.WriteString("rules:\n")
+	w := &roleWriter{}
 	for _, ru := range rules {
-		writeResourceRules(&b, ru)
+		writeResourceRules(w, ru)
 	}
 	if handlers > 0 {
 		// Granted to every operator with handlers, though most of the
 		// examples' operators create none (e2e/deployed audits them):
 		// whether a handler calls kopf.Info and the like cannot be told from
 		// the markers, and settings.Posting.Loggers is a run-time setting.
-		b.WriteString("  # Kubernetes events: those that handlers post (kopf.Info, kopf.Warn,\n" +
+		w.WriteString("  # Kubernetes events: those that handlers post (kopf.Info, kopf.Warn,\n" +
 			"  # kopf.Exception, kopf.Event) and, with settings.Posting.Loggers, the\n" +
 			"  # log records about objects (the handlers' progress and errors).\n")
-		writeRule(&b, "", []string{"events"}, "create")
+		w.rule("", []string{"events"}, "create")
 	}
-	writeWebhookRules(&b, validating, mutating)
+	validating, mutating := WebhookKinds(pkgs)
+	writeWebhookRules(w, validating, mutating)
 	if opts.Peering {
-		writePeeringRules(&b)
+		writePeeringRules(w)
 	}
+	calls := markerRules(pkgs, w.covers)
+	if len(calls[""]) > 0 {
+		w.WriteString("  # The handlers' own API calls, from their //kopf:rbac and +kubebuilder:rbac\n" +
+			"  # markers, merged as controller-gen merges them, without what the rules\n" +
+			"  # above grant.\n")
+		for _, r := range calls[""] {
+			writePolicyRule(&w.Builder, r)
+		}
+	}
+	var b strings.Builder
+	writeRoleHeader(&b, opts)
+	if w.Len() == 0 {
+		b.WriteString("rules: []\n")
+	} else {
+		b.WriteString("rules:\n" + w.String())
+	}
+	writeNamespacedRoles(&b, opts.Name, calls)
 	return []byte(b.String()), nil
+}
+
+// writeNamespacedRoles writes, after the ClusterRole, a Role per namespace
+// of the rbac markers with namespace=, as controller-gen writes them: named
+// as the ClusterRole, in namespace order.
+func writeNamespacedRoles(b *strings.Builder, name string, byNS map[string][]rbac.Rule) {
+	namespaces := make([]string, 0, len(byNS))
+	for ns := range byNS {
+		if ns != "" && len(byNS[ns]) > 0 {
+			namespaces = append(namespaces, ns)
+		}
+	}
+	sort.Strings(namespaces)
+	for _, ns := range namespaces {
+		fmt.Fprintf(b, "---\n# The handlers' own API calls in the namespace %s (their rbac markers\n"+
+			"# with namespace=%[1]s): bind this Role to the operator's service\n"+
+			"# account with a RoleBinding there.\n", ns)
+		fmt.Fprintf(b, "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: %s\n  namespace: %s\nrules:\n", name, ns)
+		for _, r := range byNS[ns] {
+			writePolicyRule(b, r)
+		}
+	}
 }
 
 // collectRules returns the rules of the resources that the packages'
@@ -142,9 +176,10 @@ func writeRoleHeader(b *strings.Builder, opts RoleOptions) {
 	b.WriteString(Header(opts.Version))
 	b.WriteString(`#
 # The ClusterRole of the operator: exactly what the kopf-go runtime does for
-# the handlers that the //kopf: markers declare. What handlers do themselves
-# (create pods, read secrets, ...) belongs in a role of your own: this file is
-# rewritten by kopf-gen.
+# the handlers that the //kopf: markers declare, then what the handlers do
+# themselves (create pods, read secrets, ...) as their //kopf:rbac and
+# +kubebuilder:rbac markers say. This file is rewritten by kopf-gen: change
+# the markers, not the file.
 #
 # Not here, because the runtime does not need it: get (it lists and watches,
 # never reads single objects), update and delete (it only patches), discovery
@@ -160,7 +195,7 @@ func writeRoleHeader(b *strings.Builder, opts RoleOptions) {
 
 // writeResourceRules writes the rules of one resource, with a comment that
 // says which handlers need them and why.
-func writeResourceRules(b *strings.Builder, ru *rule) {
+func writeResourceRules(b *roleWriter, ru *rule) {
 	names := make([]string, 0, len(ru.markers))
 	for name := range ru.markers {
 		names = append(names, name)
@@ -178,7 +213,7 @@ func writeResourceRules(b *strings.Builder, ru *rule) {
 	// peering objects' rules.
 	if !ru.changing && !ru.spawning {
 		b.WriteString("  # list, watch: the runtime watches them (on.event handlers and indices cause no writes).\n")
-		writeRule(b, ru.group, []string{ru.plural}, "list", "watch")
+		b.rule(ru.group, []string{ru.plural}, "list", "watch")
 		return
 	}
 	switch {
@@ -195,22 +230,22 @@ func writeResourceRules(b *strings.Builder, ru *rule) {
 			"  # progress and results and the last handled state, and adds and removes\n" +
 			"  # its finalizer.\n")
 	}
-	writeRule(b, ru.group, []string{ru.plural}, "list", "watch", "patch")
+	b.rule(ru.group, []string{ru.plural}, "list", "watch", "patch")
 	b.WriteString("  # The status subresource: when the resource has one, the status part of\n" +
 		"  # the runtime's patches goes there.\n")
-	writeRule(b, ru.group, []string{ru.plural + "/status"}, "patch")
+	b.rule(ru.group, []string{ru.plural + "/status"}, "patch")
 }
 
 // writePeeringRules writes the rules of Kopf's peering objects and of the
 // Lease of the replicas' election.
-func writePeeringRules(b *strings.Builder) {
+func writePeeringRules(b *roleWriter) {
 	b.WriteString("  # Peering: Kopf's objects for knowing which other operators serve the same\n" +
 		"  # resources (cluster-wide and per namespace), in kopf.dev and the legacy\n" +
 		"  # zalando.org: read and watched, the operator's record patched in.\n")
-	writeRule(b, "kopf.dev", []string{"clusterkopfpeerings", "kopfpeerings"}, "get", "list", "watch", "patch")
-	writeRule(b, "zalando.org", []string{"clusterkopfpeerings", "kopfpeerings"}, "get", "list", "watch", "patch")
+	b.rule("kopf.dev", []string{"clusterkopfpeerings", "kopfpeerings"}, "get", "list", "watch", "patch")
+	b.rule("zalando.org", []string{"clusterkopfpeerings", "kopfpeerings"}, "get", "list", "watch", "patch")
 	b.WriteString("  # The Lease through which replicas of equal priority elect the active one.\n")
-	writeRule(b, "coordination.k8s.io", []string{"leases"}, "get", "create", "update")
+	b.rule("coordination.k8s.io", []string{"leases"}, "get", "create", "update")
 }
 
 func writeRule(b *strings.Builder, group string, resources []string, verbs ...string) {

@@ -149,7 +149,7 @@ rules:
 
 // writeWebhookRules adds the rules of the managed webhook configurations to
 // the ClusterRole.
-func writeWebhookRules(b *strings.Builder, validating, mutating bool) {
+func writeWebhookRules(b *roleWriter, validating, mutating bool) {
 	var resources []string
 	if validating {
 		resources = append(resources, "validatingwebhookconfigurations")
@@ -173,5 +173,5 @@ func writeWebhookRules(b *strings.Builder, validating, mutating bool) {
 		"  # when they do not exist yet), and at exit reduces them to the persistent\n" +
 		"  # handlers' webhooks; update: it removes the webhooks that another field\n" +
 		"  # manager wrote (an older kopf-go's).\n")
-	writeRule(b, "admissionregistration.k8s.io", resources, "get", "create", "patch", "update")
+	b.rule("admissionregistration.k8s.io", resources, "get", "create", "patch", "update")
 }

@@ -17,9 +17,12 @@ const (
 	TargetFunc Target = 1 << iota
 	// TargetType is a type declaration.
 	TargetType
+	// TargetPackage is the package clause (its doc comment).
+	TargetPackage
 )
 
-// String renders the target set as "func", "type" or "func, type".
+// String renders the target set as "func", "type", "package" or a
+// comma-separated list of them, e.g. "func, type".
 func (t Target) String() string {
 	var parts []string
 	if t&TargetFunc != 0 {
@@ -27,6 +30,9 @@ func (t Target) String() string {
 	}
 	if t&TargetType != 0 {
 		parts = append(parts, "type")
+	}
+	if t&TargetPackage != 0 {
+		parts = append(parts, "package")
 	}
 	if len(parts) == 0 {
 		return "nothing"
@@ -220,13 +226,15 @@ type Table struct {
 	defs    []Definition
 	byName  map[string]int
 	planned []Planned
+	// kb is controller-gen's grammar, shared by the copies of the table.
+	kb *kubebuilder
 }
 
 // NewTable checks the definitions and builds a table of them. It fails on
 // duplicate marker or argument names and on definitions that could not be
 // parsed unambiguously.
 func NewTable(defs ...Definition) (*Table, error) {
-	t := &Table{byName: make(map[string]int, len(defs))}
+	t := &Table{byName: make(map[string]int, len(defs)), kb: &kubebuilder{}}
 	for i, d := range defs {
 		if d.Name == "" || strings.ContainsAny(d.Name, " \t") {
 			return nil, fmt.Errorf("marker definition %d: invalid name %q", i, d.Name)
@@ -270,7 +278,7 @@ func NewTable(defs ...Definition) (*Table, error) {
 // planned markers. It fails on a name that is defined, planned twice or
 // not a valid marker name.
 func (t *Table) WithPlanned(planned ...Planned) (*Table, error) {
-	out := &Table{defs: t.defs, byName: t.byName, planned: append([]Planned(nil), t.planned...)}
+	out := &Table{defs: t.defs, byName: t.byName, planned: append([]Planned(nil), t.planned...), kb: t.kb}
 	for _, p := range planned {
 		switch {
 		case p.Name == "" || strings.ContainsAny(p.Name, " \t"):
@@ -704,6 +712,7 @@ func kopfDefinitions() []Definition {
 					Doc: "a value passed to the function as kw.Param"},
 			}, indexErrorArgs(), filterArgs(indexHandler)),
 		},
+		rbacDefinition(),
 		{
 			Name:    Resource,
 			Targets: TargetType,

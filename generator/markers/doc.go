@@ -18,9 +18,10 @@
 // (spawning handlers: per-object background work), on.startup,
 // on.cleanup, on.login and on.probe (activity handlers: operator-wide,
 // with no resource), index (index functions), on.validate and on.mutate
-// (admission webhook handlers) on functions, and resource (typed
-// resources) on struct types; `kopf-gen markers` lists them with their
-// arguments.
+// (admission webhook handlers) on functions, resource (typed
+// resources) on struct types, and rbac (the rules of the handlers' own API
+// calls) on functions and the package clause; `kopf-gen markers` lists
+// them with their arguments.
 //
 // Kopf's decorators that have no marker have planned markers
 // ([Planned]): their names are reserved, so such a marker is an error
@@ -281,6 +282,24 @@
 // paths, resources, callbacks) comes from [Suggest] or [SuggestWithin]: the
 // edit distance counting insertions, deletions, substitutions and swaps of
 // adjacent bytes, within a third of the name's length (1 to 3).
+//
+// # RBAC
+//
+// //kopf:rbac is controller-gen's +kubebuilder:rbac in this grammar, with
+// its arguments as lists (groups=, resources=, resourceNames=, verbs=,
+// urls=) and namespace=; [Marker.RBACRule] gives its rule as
+// controller-tools' rbac.Rule:
+//
+//	//kopf:rbac groups=[""] resources=[pods] verbs=[get, list, watch, create, delete]
+//	//kopf:rbac groups=[apps] resources=[deployments] verbs=[get, patch] namespace=ops
+//
+// +kubebuilder:rbac itself is parsed by controller-tools
+// ([ParseKubebuilderRBAC]); [CheckRBACRule] holds both to what the API
+// server accepts. [Table.KubebuilderWarning] tells which other
+// +kubebuilder: comments kopf-gen does not read: names that none of
+// controller-tools' CRD, object and RBAC generators defines (with the
+// closest one), controller-runtime's webhook markers, and near misses
+// ("// kubebuilder:rbac:..." without its '+').
 //
 // # Definitions
 //

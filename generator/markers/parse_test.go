@@ -242,7 +242,17 @@ func TestParseErrors(t *testing.T) {
 		{"//kopf: this is great", []wantErr{{col: 8, msg: "missing marker name after //kopf: (no space is allowed after the colon)"}}},
 		{"//kopf:on.create ex\nid=x", []wantErr{{col: 20, msg: "a marker must fit on one line"}}},
 		{"//kopf:on.craete ex", []wantErr{{col: 8, msg: "unknown marker //kopf:on.craete; did you mean //kopf:on.create?"}}},
-		{"//kopf:frobnicate", []wantErr{{at: "frobnicate", msg: "unknown marker //kopf:frobnicate; known markers: on.resume, on.create, on.update, on.delete, on.field, on.event, daemon, timer, on.startup, on.cleanup, on.login, on.probe, on.validate, on.mutate, index, resource, test.values"}}},
+		{"//kopf:frobnicate", []wantErr{{at: "frobnicate", msg: "unknown marker //kopf:frobnicate; known markers: on.resume, on.create, on.update, on.delete, on.field, on.event, daemon, timer, on.startup, on.cleanup, on.login, on.probe, on.validate, on.mutate, index, rbac, resource, test.values"}}},
+
+		// rbac: controller-gen's arguments, as lists.
+		{"//kopf:rbac groups=[apps] resources=[deployments]", []wantErr{{col: 8, msg: "missing verbs=[a, ...]: //kopf:rbac requires it (the verbs: get, list, watch, create, update, patch, delete, deletecollection, ... or *)"}}},
+		{"//kopf:rbac groups=apps resources=[deployments] verbs=[get]", []wantErr{{at: "apps", msg: "groups: want a list [item, ...], got apps"}}},
+		{"//kopf:rbac groups=[apps] resources=[deployments] verbs=[]", []wantErr{{at: "[]", msg: "verbs: must not be empty; leave verbs= out instead"}}},
+		{"//kopf:rbac groups=[apps] resources=[deployments] verbs=[get, get]", []wantErr{{at: "get]", msg: "verbs: get is listed twice"}}},
+		{"//kopf:rbac groups=[apps] resources=[deployments] verbs=get;list", []wantErr{{at: "get;", msg: "verbs: want a list [item, ...], got get;list"}}},
+		{"//kopf:rbac groups=[apps] resource_names=[x] verbs=[get]", []wantErr{{at: "resource_names", msg: "unknown argument resource_names of //kopf:rbac; did you mean resourceNames?"}}},
+		{"//kopf:rbac groups=[apps] resources=[x] verbs=[get] namespace=\"\"", []wantErr{{at: "\"\"", msg: "namespace: must not be empty"}}},
+		{"//kopf:rbac kopfexamples verbs=[get]", []wantErr{{at: "kopfexamples", msg: "unexpected positional argument kopfexamples: //kopf:rbac takes no positional arguments"}}},
 
 		// Activities serve no resource.
 		{"//kopf:on.startup kopfexamples", []wantErr{{at: "kopfexamples", msg: "unexpected positional argument kopfexamples: //kopf:on.startup takes no positional arguments"}}},

@@ -108,7 +108,17 @@
 // Build also returns warnings: diagnostics that do not stop generation. A
 // comment anywhere in a file that looks like a misspelt marker
 // ("// kopf:on.create", see markers.Table.NearMiss) is one; it is otherwise
-// ignored, as prose.
+// ignored, as prose. So is a +kubebuilder: marker that kopf-gen does not
+// read (markers.Table.KubebuilderWarning), and a +kubebuilder:rbac marker
+// placed where controller-gen does not read it or that controller-tools
+// cannot parse (see RBACRule).
+//
+// # RBAC
+//
+// //kopf:rbac markers (in the doc comment of a package-level function,
+// handler or not, or of the package clause) and +kubebuilder:rbac markers
+// (where controller-gen reads them) become the package's RBAC rules; see
+// RBACRule.
 //
 // Handlers and registrations are ordered by file name, then by position in
 // the file: the order in which Kopf would have registered them, and the
@@ -165,6 +175,9 @@ type Package struct {
 	// with any, every other handler's kwargs are a struct embedding the
 	// kind's kwargs and the package's indices (see indices.go).
 	Indices []*Handler
+	// RBAC are the rules of the rbac markers (//kopf:rbac,
+	// +kubebuilder:rbac), by file, in source order (see rbac.go).
+	RBAC []*RBACRule
 }
 
 // Import is a package imported by the generated file.
@@ -514,13 +527,14 @@ func (b *builder) warnf(p token.Position, format string, args ...any) {
 func (b *builder) file(f *load.File) []markedFunc {
 	var out []markedFunc
 	placed := map[*ast.Comment]bool{}
+	b.packageMarkers(f.AST, placed)
 	for _, decl := range f.AST.Decls {
 		switch d := decl.(type) {
 		case *ast.FuncDecl:
 			if d.Recv == nil && d.Name.Name != "_" {
 				b.funcs[d.Name.Name] = d
 			}
-			ms := b.parseDoc(d.Doc, placed)
+			ms := b.splitRBAC(d, b.parseDoc(d.Doc, placed))
 			if len(ms) > 0 {
 				out = append(out, markedFunc{d, ms})
 			}
@@ -554,12 +568,21 @@ func (b *builder) file(f *load.File) []markedFunc {
 				b.warnf(b.pos(c.Slash), "%s", msg)
 				continue
 			}
+			if msg, warn := b.table.KubebuilderWarning(c.Text); warn {
+				b.warnf(b.pos(c.Slash), "%s", msg)
+				continue
+			}
 			if placed[c] || !markers.IsMarker(c.Text) {
 				continue
 			}
-			b.errorf(b.pos(c.Slash), "misplaced marker %s: markers go in the doc comment of a package-level function or type, directly above it with no blank line", c.Text)
+			where := "markers go in the doc comment of a package-level function or type"
+			if name, _, _ := strings.Cut(strings.TrimPrefix(c.Text, markers.Prefix), " "); name == markers.RBAC {
+				where = markers.Prefix + markers.RBAC + " goes in the doc comment of a package-level function (the handler that makes the calls) or of the package clause"
+			}
+			b.errorf(b.pos(c.Slash), "misplaced marker %s: %s, directly above it with no blank line", c.Text, where)
 		}
 	}
+	b.kubebuilderRBAC(f)
 	return out
 }
 
