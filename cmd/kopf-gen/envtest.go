@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -38,6 +39,14 @@ var controlplane embed.FS
 
 // The binaries that kopf-gen envtest builds, as setup-envtest names them.
 var controlPlaneBinaries = []string{"etcd", "kube-apiserver"}
+
+// The binaries that kopf-gen envtest --controllers builds too: the first
+// two from the same module as kube-apiserver, kwok from its own.
+var controllerBinaries = []string{"kube-controller-manager", "kube-scheduler", "kwok"}
+
+// KwokVersion is the version of sigs.k8s.io/kwok whose kwok (simulated
+// nodes and pods) kopf-gen envtest --controllers builds.
+const KwokVersion = "v0.8.0"
 
 // kubeVersion is a Kubernetes release: 1.<minor>.<patch>[-pre].
 type kubeVersion struct {
@@ -93,9 +102,10 @@ func assetsDir(binDir string, v kubeVersion) string {
 
 func newEnvtestCmd() *cobra.Command {
 	var version, binDir string
+	var controllers bool
 	cmd := &cobra.Command{
-		Use:   "envtest [--kubernetes-version V] [--bin-dir DIR]",
-		Short: "Build etcd and kube-apiserver from the Go module proxy; print the KUBEBUILDER_ASSETS directory",
+		Use:   "envtest [--kubernetes-version V] [--bin-dir DIR] [--controllers]",
+		Short: "Build etcd and kube-apiserver (and the controllers) from the Go module proxy; print the KUBEBUILDER_ASSETS directory",
 		Long: `envtest builds the etcd and kube-apiserver that envtest (controller-runtime's,
 or kopf-go's github.com/kopf-go/kopf/envtest) starts for tests, from the sources
 of Kubernetes on the Go module proxy, with the go command on PATH: no download
@@ -108,17 +118,26 @@ KUBEBUILDER_ASSETS:
 
   export KUBEBUILDER_ASSETS=$(kopf-gen envtest)
 
-When both binaries are there already, nothing is built. DIR defaults to
-<user cache>/kopf-go/k8s, where package envtest finds them without
-KUBEBUILDER_ASSETS. The first build takes a few minutes and downloads the
-modules of Kubernetes into the module cache.
+With --controllers, it also builds what a fuller control plane needs
+(envtest.WithControllers starts them): kube-controller-manager and
+kube-scheduler from the same sources, and kwok (sigs.k8s.io/kwok ` + KwokVersion + `, from
+its own module), which simulates nodes and the pods that run on them.
 
-The binaries are stripped, report their version (kube-apiserver --version),
-and on Linux die with the process that started them, so that a killed test
-leaves no etcd or kube-apiserver behind.
+A binary that is there already is not built again: when all of them are,
+nothing is built. DIR defaults to <user cache>/kopf-go/k8s, where package
+envtest finds them without KUBEBUILDER_ASSETS. The first build takes a few
+minutes and downloads the modules of Kubernetes into the module cache;
+--controllers adds minutes more the first time (about 10 on 2 cores:
+kube-controller-manager and kube-scheduler share most of kube-apiserver's
+packages; kwok compiles newer Kubernetes modules of its own).
+
+The binaries are stripped, the Kubernetes ones report their version
+(kube-apiserver --version) and on Linux die with the process that started
+them, so that a killed test leaves no etcd or kube-apiserver behind.
 
 The dependencies of the default version are pinned (go.mod and go.sum in
 kopf-gen); for any other version, "go mod tidy" resolves them, and says so.
+kwok's are those of its own go.mod and go.sum ("go install" at its version).
 Progress and errors are printed on standard error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -131,7 +150,7 @@ Progress and errors are printed on standard error.`,
 					return err
 				}
 			}
-			dir, err := buildControlPlane(cmd.Context(), cmd.ErrOrStderr(), v, binDir)
+			dir, err := buildControlPlane(cmd.Context(), cmd.ErrOrStderr(), v, binDir, controllers)
 			if err != nil {
 				return err
 			}
@@ -140,37 +159,95 @@ Progress and errors are printed on standard error.`,
 		},
 	}
 	cmd.Flags().StringVar(&version, "kubernetes-version", DefaultKubernetesVersion, "the Kubernetes `version` of kube-apiserver, such as 1.34.1")
+	cmd.Flags().BoolVar(&controllers, "controllers", false, "also build kube-controller-manager, kube-scheduler and kwok (envtest.WithControllers)")
 	cmd.Flags().StringVar(&binDir, "bin-dir", "", "the `directory` that holds a directory per version (default <user cache>/kopf-go/k8s)")
 	return cmd
 }
 
-// buildControlPlane makes sure that etcd and kube-apiserver of version v
-// are in assetsDir(binDir, v) and returns that directory.
-func buildControlPlane(ctx context.Context, stderr io.Writer, v kubeVersion, binDir string) (string, error) {
+// buildControlPlane makes sure that the binaries of version v (etcd and
+// kube-apiserver; with controllers also kube-controller-manager,
+// kube-scheduler and kwok) are in assetsDir(binDir, v) and returns that
+// directory. Only the missing ones are built: a binary that is there is
+// never replaced.
+func buildControlPlane(ctx context.Context, stderr io.Writer, v kubeVersion, binDir string, controllers bool) (string, error) {
 	dir, err := filepath.Abs(assetsDir(binDir, v))
 	if err != nil {
 		return "", err
 	}
-	if present(dir) {
+	missing := missingBinaries(dir, binaries(controllers))
+	if len(missing) == 0 {
 		return dir, nil
 	}
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		return "", errors.New("the go command is not on PATH: kopf-gen envtest builds etcd and kube-apiserver with it; install Go (https://go.dev/dl/) or put it on PATH")
 	}
-	work, err := os.MkdirTemp("", "kopf-gen-envtest-")
+	// Build next to the target, then move the binaries in: a directory
+	// with all the binaries is a finished build (see missingBinaries).
+	if err := os.MkdirAll(binDir, 0o755); err != nil {
+		return "", err
+	}
+	staging, err := os.MkdirTemp(binDir, ".build-")
 	if err != nil {
 		return "", err
 	}
-	defer os.RemoveAll(work)
+	defer os.RemoveAll(staging)
+	g := goRunner{tool: goTool, stderr: stderr}
+	var mains []string
+	for _, name := range missing {
+		if name != "kwok" {
+			mains = append(mains, "./"+name)
+		}
+	}
+	if len(mains) > 0 {
+		if g.dir, err = writeModule(ctx, g, v); err != nil {
+			return "", err
+		}
+		defer os.RemoveAll(g.dir)
+	}
+	fmt.Fprintf(stderr, "kopf-gen envtest: building %s for %s/%s from the Go module proxy (minutes the first time)\n", describe(missing, v), runtime.GOOS, runtime.GOARCH)
+	if len(mains) > 0 {
+		args := append([]string{"build", "-trimpath", "-ldflags", v.ldflags(), "-o", staging + string(filepath.Separator)}, mains...)
+		if _, err := g.run(ctx, "go build", v, true, args...); err != nil {
+			return "", err
+		}
+	}
+	if len(mains) < len(missing) {
+		if err := installKwok(ctx, g, v, staging); err != nil {
+			return "", err
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	for _, name := range missing {
+		if err := os.Rename(filepath.Join(staging, exe(name)), filepath.Join(dir, exe(name))); err != nil {
+			return "", err
+		}
+	}
+	fmt.Fprintf(stderr, "kopf-gen envtest: %s are in %s\n", describe(missing, v), dir)
+	return dir, nil
+}
 
-	g := goRunner{tool: goTool, dir: work, stderr: stderr}
+// writeModule writes the control plane's module of version v into a new
+// temporary directory, resolving its dependencies with go mod tidy unless
+// they are pinned, and returns the directory, which the caller removes.
+func writeModule(ctx context.Context, g goRunner, v kubeVersion) (work string, err error) {
+	if work, err = os.MkdirTemp("", "kopf-gen-envtest-"); err != nil {
+		return "", err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(work)
+		}
+	}()
+	g.dir = work
 	pinned := v.String() == DefaultKubernetesVersion
 	var files map[string][]byte
 	if pinned {
 		files, err = controlPlaneModule(nil)
 	} else {
-		fmt.Fprintf(stderr, "kopf-gen envtest: Kubernetes %s is not pinned in this kopf-gen (%s is): resolving its dependencies with go mod tidy\n", v, DefaultKubernetesVersion)
+		fmt.Fprintf(g.stderr, "kopf-gen envtest: Kubernetes %s is not pinned in this kopf-gen (%s is): resolving its dependencies with go mod tidy\n", v, DefaultKubernetesVersion)
 		var gomod []byte
 		if gomod, err = kubernetesGoMod(ctx, g, v); err == nil {
 			var mod []byte
@@ -196,31 +273,54 @@ func buildControlPlane(ctx context.Context, stderr io.Writer, v kubeVersion, bin
 			return "", err
 		}
 	}
+	return work, nil
+}
 
-	// Build next to the target, then move the binaries in: a directory
-	// with both binaries is a finished build (see present).
-	if err := os.MkdirAll(binDir, 0o755); err != nil {
-		return "", err
+// installKwok builds kwok (sigs.k8s.io/kwok/cmd/kwok at KwokVersion) into
+// staging with go install: kwok requires newer Kubernetes modules than the
+// control plane's, so it is built as its own module, with its own go.mod
+// and go.sum (which replace nothing).
+func installKwok(ctx context.Context, g goRunner, v kubeVersion, staging string) error {
+	pkg := "sigs.k8s.io/kwok/cmd/kwok@" + KwokVersion
+	g.dir = staging
+	g.env = []string{"GOBIN=" + staging}
+	_, err := g.run(ctx, "go install "+pkg, v, true, "install", "-trimpath", "-ldflags", "-s -w", pkg)
+	return err
+}
+
+// binaries returns the names of the binaries that kopf-gen envtest builds,
+// in the order it names them.
+func binaries(controllers bool) []string {
+	if controllers {
+		return append(slices.Clone(controlPlaneBinaries), controllerBinaries...)
 	}
-	staging, err := os.MkdirTemp(binDir, ".build-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(staging)
-	fmt.Fprintf(stderr, "kopf-gen envtest: building etcd and kube-apiserver %s for %s/%s from the Go module proxy (minutes the first time)\n", v, runtime.GOOS, runtime.GOARCH)
-	if _, err := g.run(ctx, "go build", v, true, "build", "-trimpath", "-ldflags", v.ldflags(), "-o", staging+string(filepath.Separator), "./kube-apiserver", "./etcd"); err != nil {
-		return "", err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	for _, name := range controlPlaneBinaries {
-		if err := os.Rename(filepath.Join(staging, exe(name)), filepath.Join(dir, exe(name))); err != nil {
-			return "", err
+	return controlPlaneBinaries
+}
+
+// describe names binaries with their versions, in prose: "etcd and
+// kube-apiserver 1.35.4", "kube-scheduler 1.35.4, and kwok v0.8.0,".
+func describe(names []string, v kubeVersion) string {
+	var kube []string
+	kwok := ""
+	for _, name := range names {
+		if name == "kwok" {
+			kwok = "kwok " + KwokVersion
+		} else {
+			kube = append(kube, name)
 		}
 	}
-	fmt.Fprintf(stderr, "kopf-gen envtest: etcd and kube-apiserver %s are in %s\n", v, dir)
-	return dir, nil
+	switch {
+	case len(kube) == 0:
+		return kwok
+	case len(kube) > 1:
+		kube[len(kube)-2] += " and " + kube[len(kube)-1]
+		kube = kube[:len(kube)-1]
+	}
+	s := strings.Join(kube, ", ") + " " + v.String()
+	if kwok != "" {
+		s += ", and " + kwok + ","
+	}
+	return s
 }
 
 // exe is the file name of a binary.
@@ -231,15 +331,17 @@ func exe(name string) string {
 	return name
 }
 
-// present reports whether both binaries are in dir, as regular files.
-func present(dir string) bool {
-	for _, name := range controlPlaneBinaries {
+// missingBinaries returns those of names that are not in dir as regular
+// files.
+func missingBinaries(dir string, names []string) []string {
+	var missing []string
+	for _, name := range names {
 		st, err := os.Stat(filepath.Join(dir, exe(name)))
 		if err != nil || !st.Mode().IsRegular() {
-			return false
+			missing = append(missing, name)
 		}
 	}
-	return true
+	return missing
 }
 
 // controlPlaneModule returns the files of the module to build, by path with
@@ -322,6 +424,7 @@ func controlPlaneGoMod(v kubeVersion, kubernetes []byte) ([]byte, error) {
 // goRunner runs the go command in the module directory.
 type goRunner struct {
 	tool, dir string
+	env       []string // added to the environment
 	stderr    io.Writer
 }
 
@@ -334,6 +437,7 @@ func (g goRunner) run(ctx context.Context, what string, v kubeVersion, stream bo
 	// The module's own settings, whatever the caller's: no workspace,
 	// no -mod=vendor, binaries for the machine that kopf-gen runs on.
 	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=", "GOOS="+runtime.GOOS, "GOARCH="+runtime.GOARCH)
+	cmd.Env = append(cmd.Env, g.env...)
 	var stdout, errBuf bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &errBuf

@@ -19,12 +19,16 @@ import (
 	"golang.org/x/mod/modfile"
 )
 
-// fakeAssets puts executable stand-ins of both binaries into binDir's
-// directory of version and returns that directory.
-func fakeAssets(t *testing.T, binDir, version string) string {
+// fakeAssets puts executable stand-ins of the binaries (etcd and
+// kube-apiserver unless others are named) into binDir's directory of
+// version and returns that directory.
+func fakeAssets(t *testing.T, binDir, version string, names ...string) string {
 	t.Helper()
 	dir := filepath.Join(binDir, version+"-"+runtime.GOOS+"-"+runtime.GOARCH)
-	for _, name := range controlPlaneBinaries {
+	if len(names) == 0 {
+		names = controlPlaneBinaries
+	}
+	for _, name := range names {
 		write(t, filepath.Join(dir, exe(name)), "#!/bin/sh\n")
 	}
 	return dir
@@ -103,6 +107,74 @@ func TestEnvtestPresent(t *testing.T) {
 	}
 }
 
+// TestEnvtestControllers: --controllers wants kube-controller-manager,
+// kube-scheduler and kwok too, builds only those that are missing (the
+// first two from the embedded module, kwok with go install at its pinned
+// version) and leaves the binaries that are there untouched. A stand-in
+// for the go command records what it is asked.
+func TestEnvtestControllers(t *testing.T) {
+	tools := t.TempDir()
+	record := filepath.Join(tools, "record")
+	write(t, filepath.Join(tools, "go"), `#!/bin/sh
+echo "GOBIN=$GOBIN $*" >> `+record+`
+case "$1" in
+build) while [ $# -gt 0 ]; do case "$1" in -o) out="$2"; shift;; ./*) echo built > "$out${1#./}";; esac; shift; done;;
+install) echo installed > "$GOBIN/kwok";;
+esac
+`)
+	if err := os.Chmod(filepath.Join(tools, "go"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", tools)
+	binDir := t.TempDir()
+	dir := fakeAssets(t, binDir, DefaultKubernetesVersion)
+	before, err := os.Stat(filepath.Join(dir, "kube-apiserver"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Without --controllers, the two binaries are enough.
+	if code, out, errOut := kopfGen(t, "envtest", "--bin-dir", binDir); code != 0 || out != dir+"\n" || errOut != "" {
+		t.Fatalf("without --controllers: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, out, errOut := kopfGen(t, "envtest", "--bin-dir", binDir, "--controllers")
+	if code != 0 || out != dir+"\n" {
+		t.Fatalf("--controllers: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	for _, want := range []string{
+		"kopf-gen envtest: building kube-controller-manager and kube-scheduler 1.35.4, and kwok " + KwokVersion + ", for " + runtime.GOOS + "/" + runtime.GOARCH + " from",
+		"kopf-gen envtest: kube-controller-manager and kube-scheduler 1.35.4, and kwok " + KwokVersion + ", are in " + dir + "\n",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	calls := strings.Split(strings.TrimSpace(readFile(t, record)), "\n")
+	if len(calls) != 2 || !strings.HasSuffix(calls[0], " ./kube-controller-manager ./kube-scheduler") || !strings.HasPrefix(calls[0], "GOBIN= build -trimpath") ||
+		!regexp.MustCompile(`^GOBIN=\S+ install .* sigs\.k8s\.io/kwok/cmd/kwok@`+regexp.QuoteMeta(KwokVersion)+`$`).MatchString(calls[1]) {
+		t.Errorf("the go command was asked:\n%s", strings.Join(calls, "\n"))
+	}
+	for name, want := range map[string]string{"kube-controller-manager": "built\n", "kube-scheduler": "built\n", "kwok": "installed\n", "etcd": "#!/bin/sh\n", "kube-apiserver": "#!/bin/sh\n"} {
+		if got := readFile(t, filepath.Join(dir, name)); got != want {
+			t.Errorf("%s holds %q, want %q", name, got, want)
+		}
+	}
+	if after, err := os.Stat(filepath.Join(dir, "kube-apiserver")); err != nil || !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("kube-apiserver was replaced: %v", err)
+	}
+
+	// With all five there, nothing is built.
+	if err := os.Remove(record); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := kopfGen(t, "envtest", "--bin-dir", binDir, "--controllers"); code != 0 || out != dir+"\n" || errOut != "" {
+		t.Errorf("--controllers again: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if _, err := os.Stat(record); err == nil {
+		t.Errorf("the go command was run although all binaries are there: %s", readFile(t, record))
+	}
+}
+
 // TestEnvtestFailures checks that each failure names its cause: no go
 // command, a module proxy that cannot be reached or is off, a version that
 // does not exist.
@@ -167,7 +239,8 @@ func TestControlPlaneModule(t *testing.T) {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	want := []string{"etcd/main.go", "go.mod", "go.sum", "internal/lifeline/lifeline.go", "internal/lifeline/lifeline_other.go", "kube-apiserver/main.go"}
+	want := []string{"etcd/main.go", "go.mod", "go.sum", "internal/lifeline/lifeline.go", "internal/lifeline/lifeline_other.go",
+		"kube-apiserver/main.go", "kube-controller-manager/main.go", "kube-scheduler/main.go"}
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("files %v, want %v", names, want)
 	}
@@ -195,6 +268,7 @@ func TestControlPlaneModule(t *testing.T) {
 	fset := token.NewFileSet()
 	for name, wantPkg := range map[string]string{
 		"kube-apiserver/main.go": "main", "etcd/main.go": "main",
+		"kube-controller-manager/main.go": "main", "kube-scheduler/main.go": "main",
 		"internal/lifeline/lifeline.go": "lifeline", "internal/lifeline/lifeline_other.go": "lifeline",
 	} {
 		f, err := parser.ParseFile(fset, name, files[name], parser.ImportsOnly)
@@ -304,10 +378,20 @@ func TestControlPlaneModuleResolves(t *testing.T) {
 	for name, content := range files {
 		write(t, filepath.Join(dir, filepath.FromSlash(name)), string(content))
 	}
-	out := goIn(t, dir, []string{"GOWORK=off", "GOFLAGS=-mod=readonly"}, "go", "list", "-deps", "-f", "{{if .Module}}{{.Module.Path}}{{end}}", "./kube-apiserver", "./etcd")
+	out := goIn(t, dir, []string{"GOWORK=off", "GOFLAGS=-mod=readonly"}, "go", "list", "-deps", "-f", "{{if .Module}}{{.Module.Path}}{{end}}",
+		"./kube-apiserver", "./etcd", "./kube-controller-manager", "./kube-scheduler")
 	for _, want := range []string{"k8s.io/kubernetes", "go.etcd.io/etcd/server/v3", "github.com/kopf-go/kopf/cmd/kopf-gen/controlplane"} {
 		if !slices.Contains(strings.Fields(out), want) {
 			t.Errorf("the build compiles no package of %s", want)
 		}
 	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }
