@@ -65,14 +65,16 @@ func newClients() clients {
 	}
 }
 
-// namespace creates a namespace of the test's own.
-func namespace(t *testing.T, c clients, name string) string {
+// namespace creates a namespace of the test's own, named prefix-xxxxx,
+// and returns its name.
+func namespace(t *testing.T, c clients, prefix string) string {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if _, err := c.cs.CoreV1().Namespaces().Create(t.Context(), ns, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating the namespace %s: %v", name, err)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
+	created, err := c.cs.CoreV1().Namespaces().Create(t.Context(), ns, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating a namespace %s-...: %v", prefix, err)
 	}
-	return name
+	return created.Name
 }
 
 // startOperator runs deployop in a namespace, as deployed with a
