@@ -18,15 +18,17 @@ type Environment struct {
 	// throttled.
 	Config *rest.Config
 	env    *crenvtest.Environment
+	ctrl   *controllers // of WithControllers, or nil
 }
 
 // Option changes how Start and StartDetached start the control plane.
 type Option func(*options)
 
 type options struct {
-	env    *crenvtest.Environment
-	crds   []string
-	assets string
+	env         *crenvtest.Environment
+	crds        []string
+	assets      string
+	controllers bool
 }
 
 // WithCRDs installs the CustomResourceDefinitions found in the files and in
@@ -60,7 +62,8 @@ func WithEnvironment(fn func(*crenvtest.Environment)) Option {
 
 // Start starts a fresh control plane on free loopback ports, in temporary
 // directories, installs the CRDs of WithCRDs, and stops it when the test
-// ends (pass or fail). It fails the test if the binaries are missing (the
+// ends (pass or fail; if it failed, the end of the logs of WithControllers'
+// processes is logged first). It fails the test if the binaries are missing (the
 // message says how to get them; see Assets) or if the control plane or a
 // CRD does not come up.
 func Start(t testing.TB, opts ...Option) *Environment {
@@ -70,6 +73,9 @@ func Start(t testing.TB, opts ...Option) *Environment {
 		t.Fatalf("starting the control plane: %v", err)
 	}
 	t.Cleanup(func() {
+		if t.Failed() && e.ctrl != nil {
+			t.Logf("the test failed; the controllers' logs end with:%s", e.ctrl.logs())
+		}
 		if err := e.Stop(); err != nil {
 			t.Errorf("stopping the control plane: %v", err)
 		}
@@ -98,6 +104,11 @@ func StartDetached(opts ...Option) (*Environment, error) {
 	} else if err := checkAssets(o.assets, "WithAssets", fixOptions); err != nil {
 		return nil, err
 	}
+	if o.controllers {
+		if err := checkControllers(o.assets); err != nil {
+			return nil, err
+		}
+	}
 	o.env.BinaryAssetsDirectory = o.assets
 	if len(o.crds) > 0 {
 		o.env.CRDInstallOptions.Paths = append(o.env.CRDInstallOptions.Paths, o.crds...)
@@ -109,12 +120,24 @@ func StartDetached(opts ...Option) (*Environment, error) {
 		return nil, err
 	}
 	cfg.QPS, cfg.Burst = 1000, 2000
-	return &Environment{Config: cfg, env: o.env}, nil
+	e := &Environment{Config: cfg, env: o.env}
+	if o.controllers {
+		if e.ctrl, err = startControllers(context.Background(), o.env, cfg, o.assets); err != nil {
+			_ = o.env.Stop()
+			return nil, err
+		}
+	}
+	return e, nil
 }
 
-// Stop stops the control plane and removes its temporary directories.
+// Stop stops the control plane (the processes of WithControllers first,
+// then kube-apiserver and etcd) and removes its temporary directories.
 // Start's cleanup calls it; calling it again does nothing.
 func (e *Environment) Stop() error {
+	if e.ctrl != nil {
+		e.ctrl.stop()
+		e.ctrl = nil
+	}
 	return e.env.Stop()
 }
 

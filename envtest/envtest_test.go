@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,7 +24,9 @@ import (
 // and stops without leaving its processes behind.
 func TestStart(t *testing.T) {
 	ctx := context.Background()
+	started := time.Now()
 	env := envtest.Start(t, envtest.WithCRDs(filepath.Join("testdata", "crds"), filepath.Join("testdata", "widget.yaml")))
+	t.Logf("the control plane started in %v", time.Since(started).Round(time.Millisecond))
 	cs := kubernetes.NewForConfigOrDie(env.Config)
 	v, err := cs.Discovery().ServerVersion()
 	if err != nil {
@@ -129,6 +132,12 @@ func TestStartWithMissingCRDs(t *testing.T) {
 // controlPlanePIDs lists this process's etcd and kube-apiserver children.
 func controlPlanePIDs(t *testing.T) []string {
 	t.Helper()
+	return childPIDs(t, "etcd", "kube-apiserver")
+}
+
+// childPIDs lists this process's children that run one of the commands.
+func childPIDs(t *testing.T, commands ...string) []string {
+	t.Helper()
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		t.Fatalf("no /proc to inspect processes: %v", err)
@@ -141,8 +150,11 @@ func controlPlanePIDs(t *testing.T) []string {
 		if len(fields) < 4 || fields[3] != self {
 			continue
 		}
-		if strings.Contains(stat, "(etcd)") || strings.Contains(stat, "(kube-apiserver)") {
-			out = append(out, e.Name())
+		for _, command := range commands {
+			// The kernel's name of the command is its first 15 bytes.
+			if strings.Contains(stat, "("+command[:min(len(command), 15)]+")") {
+				out = append(out, e.Name())
+			}
 		}
 	}
 	return out

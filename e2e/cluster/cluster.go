@@ -11,10 +11,17 @@
 // `make controlplane` builds them from the Go module proxy. The project's
 // own builds die with their parent process, so a test that is killed
 // leaves nothing behind; with other binaries, only a clean stop does.
+//
+// Start, StartDetached and Main take envtest's options; with
+// envtest.WithControllers() the control plane also runs
+// kube-controller-manager, kube-scheduler and kwok (garbage collection,
+// namespace deletion, pods that run), which `make controlplane` builds too.
+// Without it, as by default, there is the API server alone.
 package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -79,6 +86,9 @@ func StartDetached(opts ...envtest.Option) (*Cluster, error) {
 	env, err := envtest.StartDetached(append(base, opts...)...)
 	if err != nil {
 		c.removeDirs()
+		if errors.Is(err, envtest.ErrNoControllers) {
+			err = fmt.Errorf("%w (in this repository, `make controlplane` builds them)", err)
+		}
 		return nil, err
 	}
 	c.Environment = env

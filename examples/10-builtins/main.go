@@ -77,7 +77,10 @@ func podKiller(ctx context.Context, client kubernetes.Interface, namespace, name
 	case <-time.After(killTimeout):
 	}
 	log.Info("=== Pod killing happens NOW!")
-	if err := client.CoreV1().Pods(namespace).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+	// Once begun, the killing is not cancelled, as Kopf's synchronous call
+	// is not: the deletion that it asks for runs the pod's delete handler,
+	// which cancels ctx, while the request may still await its response.
+	if err := client.CoreV1().Pods(namespace).Delete(context.WithoutCancel(ctx), name, metav1.DeleteOptions{}); err != nil {
 		log.Info(fmt.Sprintf("=== Pod killing failed: %v", err))
 	}
 }
