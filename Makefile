@@ -1,6 +1,7 @@
 # kopf-go: Kopf for Go. `make demo` shows it end to end; `make test` runs
 # every test. Both work on a fresh machine with Go: everything else (etcd,
-# kube-apiserver, kopf-gen) is built here from the Go module proxy.
+# kube-apiserver, kube-controller-manager, kube-scheduler, kwok, kopf-gen)
+# is built here from the Go module proxy.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -75,10 +76,11 @@ generate: kopf-gen
 kopf-gen:
 	cd cmd/kopf-gen && $(GO) build -o $(CURDIR)/bin/kopf-gen .
 
-## controlplane: build etcd and kube-apiserver from the Go module proxy into $(ASSETS), with
-## `kopf-gen envtest`, as users do (once: it builds nothing when both binaries are there).
+## controlplane: build etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok
+## from the Go module proxy into $(ASSETS), with `kopf-gen envtest --controllers`, as users do
+## (once: it builds nothing when all five binaries are there; envtest.WithControllers uses the last three).
 controlplane: kopf-gen
-	$(CURDIR)/bin/kopf-gen envtest --kubernetes-version $(K8S_VERSION) --bin-dir $(CURDIR)/bin/k8s >/dev/null
+	$(CURDIR)/bin/kopf-gen envtest --controllers --kubernetes-version $(K8S_VERSION) --bin-dir $(CURDIR)/bin/k8s >/dev/null
 
 ## cluster: start a local control plane in the background; kubeconfig in .cache/cluster/kubeconfig.
 cluster: controlplane
