@@ -26,6 +26,8 @@ TEST_TIMEOUT  ?= 20m
 # of examples/apis (its //go:generate line says the same from its directory).
 EXAMPLES_GEN_FLAGS := --deepcopy --clients=generated
 CLUSTER_DIR   := $(CURDIR)/.cache/cluster
+# `make cluster CLUSTER_FLAGS=-controllers`: with controllers, a scheduler and a simulated node.
+CLUSTER_FLAGS ?=
 
 .PHONY: all demo test unit e2e lint verify go-min generate controlplane kopf-gen cluster cluster-down clean
 
@@ -88,7 +90,7 @@ cluster: controlplane
 	cd e2e && $(GO) build -o $(CURDIR)/bin/cluster ./cmd/cluster
 	@if [ -f $(CLUSTER_DIR)/pid ] && kill -0 $$(cat $(CLUSTER_DIR)/pid) 2>/dev/null; then \
 		echo "The cluster is already running (pid $$(cat $(CLUSTER_DIR)/pid))."; exit 0; fi; \
-	nohup $(CURDIR)/bin/cluster -kubeconfig $(CLUSTER_DIR)/kubeconfig > $(CLUSTER_DIR)/log 2>&1 & \
+	nohup $(CURDIR)/bin/cluster -kubeconfig $(CLUSTER_DIR)/kubeconfig $(CLUSTER_FLAGS) > $(CLUSTER_DIR)/log 2>&1 & \
 	echo $$! > $(CLUSTER_DIR)/pid; \
 	for i in $$(seq 1 120); do [ -f $(CLUSTER_DIR)/kubeconfig ] && break; \
 		kill -0 $$(cat $(CLUSTER_DIR)/pid) 2>/dev/null || { cat $(CLUSTER_DIR)/log; exit 1; }; sleep 1; done; \
