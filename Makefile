@@ -1,6 +1,7 @@
 # kopf-go: Kopf for Go. `make demo` shows it end to end; `make test` runs
 # every test. Both work on a fresh machine with Go: everything else (etcd,
-# kube-apiserver, kopf-gen) is built here from the Go module proxy.
+# kube-apiserver, kube-controller-manager, kube-scheduler, kwok, kopf-gen)
+# is built here from the Go module proxy.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -28,6 +29,8 @@ EXAMPLES_GEN_FLAGS := --deepcopy --clients=generated
 E2E_GEN_DIR   := e2e/workloads/internal/deployop
 E2E_GEN_FLAGS := --deepcopy --manifests=config
 CLUSTER_DIR   := $(CURDIR)/.cache/cluster
+# `make cluster CLUSTER_FLAGS=-controllers`: with controllers, a scheduler and a simulated node.
+CLUSTER_FLAGS ?=
 
 .PHONY: all demo test unit e2e lint verify go-min generate controlplane kopf-gen cluster cluster-down clean
 
@@ -80,10 +83,11 @@ generate: kopf-gen
 kopf-gen:
 	cd cmd/kopf-gen && $(GO) build -o $(CURDIR)/bin/kopf-gen .
 
-## controlplane: build etcd and kube-apiserver from the Go module proxy into $(ASSETS), with
-## `kopf-gen envtest`, as users do (once: it builds nothing when both binaries are there).
+## controlplane: build etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok
+## from the Go module proxy into $(ASSETS), with `kopf-gen envtest --controllers`, as users do
+## (once: it builds nothing when all five binaries are there; envtest.WithControllers uses the last three).
 controlplane: kopf-gen
-	$(CURDIR)/bin/kopf-gen envtest --kubernetes-version $(K8S_VERSION) --bin-dir $(CURDIR)/bin/k8s >/dev/null
+	$(CURDIR)/bin/kopf-gen envtest --controllers --kubernetes-version $(K8S_VERSION) --bin-dir $(CURDIR)/bin/k8s >/dev/null
 
 ## cluster: start a local control plane in the background; kubeconfig in .cache/cluster/kubeconfig.
 cluster: controlplane
@@ -91,7 +95,7 @@ cluster: controlplane
 	cd e2e && $(GO) build -o $(CURDIR)/bin/cluster ./cmd/cluster
 	@if [ -f $(CLUSTER_DIR)/pid ] && kill -0 $$(cat $(CLUSTER_DIR)/pid) 2>/dev/null; then \
 		echo "The cluster is already running (pid $$(cat $(CLUSTER_DIR)/pid))."; exit 0; fi; \
-	nohup $(CURDIR)/bin/cluster -kubeconfig $(CLUSTER_DIR)/kubeconfig > $(CLUSTER_DIR)/log 2>&1 & \
+	nohup $(CURDIR)/bin/cluster -kubeconfig $(CLUSTER_DIR)/kubeconfig $(CLUSTER_FLAGS) > $(CLUSTER_DIR)/log 2>&1 & \
 	echo $$! > $(CLUSTER_DIR)/pid; \
 	for i in $$(seq 1 120); do [ -f $(CLUSTER_DIR)/kubeconfig ] && break; \
 		kill -0 $$(cat $(CLUSTER_DIR)/pid) 2>/dev/null || { cat $(CLUSTER_DIR)/log; exit 1; }; sleep 1; done; \

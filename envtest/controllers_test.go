@@ -3,6 +3,7 @@ package envtest_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -33,6 +35,9 @@ func TestWithControllers(t *testing.T) {
 
 	t.Run("a Deployment's pods run", func(t *testing.T) {
 		deploymentRuns(ctx, t, cs)
+	})
+	t.Run("a pod is deleted as a kubelet deletes it", func(t *testing.T) {
+		podDeletion(ctx, t, cs)
 	})
 	t.Run("an owner's dependents are garbage-collected", func(t *testing.T) {
 		ownerDeletion(ctx, t, cs)
@@ -90,29 +95,63 @@ func deploymentRuns(ctx context.Context, t *testing.T, cs kubernetes.Interface) 
 		}
 		return false, nil
 	})
-	debugAt := time.Now().Add(20 * time.Second)
 	poll(ctx, t, 30*time.Second, "two Running and Ready pods on "+envtest.NodeName, func(ctx context.Context) (bool, error) {
 		pods, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
 		if err != nil {
 			return false, err
 		}
 		running := 0
+		var states []string
 		for _, pod := range pods.Items {
 			if pod.Spec.NodeName == envtest.NodeName && pod.Status.Phase == corev1.PodRunning && podReady(&pod) {
 				running++
 			}
+			states = append(states, fmt.Sprintf("%s on %q %s %+v", pod.Name, pod.Spec.NodeName, pod.Status.Phase, pod.Status.Conditions))
 		}
-		if running != 2 && time.Now().After(debugAt) {
-			for _, pod := range pods.Items {
-				t.Logf("pod %s: node %q, phase %s, conditions %+v", pod.Name, pod.Spec.NodeName, pod.Status.Phase, pod.Status.Conditions)
-			}
-			debugAt = time.Now().Add(time.Hour)
+		if running != 2 {
+			return false, fmt.Errorf("the pods: %s", strings.Join(states, "; "))
 		}
-		return running == 2, nil
+		return true, nil
 	})
 	poll(ctx, t, 30*time.Second, "the Deployment's two ready replicas", func(ctx context.Context) (bool, error) {
 		d, err := cs.AppsV1().Deployments("default").Get(ctx, "web", metav1.GetOptions{})
 		return err == nil && d.Status.ReadyReplicas == 2, err
+	})
+}
+
+// podDeletion: a running pod whose deletion begins is deleted by kwok (with
+// a grace period of 0, as a kubelet confirms a stopped pod), but stays
+// while it has a finalizer, and disappears once the finalizer is removed.
+func podDeletion(ctx context.Context, t *testing.T, cs kubernetes.Interface) {
+	pods := cs.CoreV1().Pods("default")
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "held", Finalizers: []string{"example.com/hold"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "held", Image: "example.com/held:1"}}},
+	}
+	if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(ctx, t, 30*time.Second, "the pod Running", func(ctx context.Context) (bool, error) {
+		p, err := pods.Get(ctx, "held", metav1.GetOptions{})
+		return err == nil && p.Status.Phase == corev1.PodRunning, err
+	})
+	if err := pods.Delete(ctx, "held", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(ctx, t, 30*time.Second, "the pod's deletion confirmed (grace period 0), its finalizer kept", func(ctx context.Context) (bool, error) {
+		p, err := pods.Get(ctx, "held", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return ptr.Deref(p.DeletionGracePeriodSeconds, -1) == 0 && len(p.Finalizers) == 1, nil
+	})
+	patch := []byte(`{"metadata":{"finalizers":null}}`)
+	if _, err := pods.Patch(ctx, "held", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(ctx, t, 30*time.Second, "the pod's disappearance", func(ctx context.Context) (bool, error) {
+		_, err := pods.Get(ctx, "held", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), ignoreNotFound(err)
 	})
 }
 
@@ -192,7 +231,8 @@ func TestWithControllersMissing(t *testing.T) {
 }
 
 // poll calls cond until it returns true or the timeout passes, and then
-// fails the test naming what did not happen and the last error.
+// fails the test naming what did not happen and cond's last error (which
+// may describe the state so far).
 func poll(ctx context.Context, t *testing.T, timeout time.Duration, what string, cond func(context.Context) (bool, error)) {
 	t.Helper()
 	var last error
@@ -204,7 +244,7 @@ func poll(ctx context.Context, t *testing.T, timeout time.Duration, what string,
 		return ok, nil
 	})
 	if err != nil {
-		t.Fatalf("waiting %v for %s: %v (last error: %v)", timeout, what, err, last)
+		t.Fatalf("waiting %v for %s: %v (last: %v)", timeout, what, err, last)
 	}
 }
 

@@ -127,8 +127,8 @@ A binary that is there already is not built again: when all of them are,
 nothing is built. DIR defaults to <user cache>/kopf-go/k8s, where package
 envtest finds them without KUBEBUILDER_ASSETS. The first build takes a few
 minutes and downloads the modules of Kubernetes into the module cache;
---controllers adds minutes more the first time (about 10 on 2 cores:
-kube-controller-manager and kube-scheduler share most of kube-apiserver's
+--controllers adds 5 to 10 minutes the first time on 2 cores
+(kube-controller-manager and kube-scheduler share most of kube-apiserver's
 packages; kwok compiles newer Kubernetes modules of its own).
 
 The binaries are stripped, the Kubernetes ones report their version
