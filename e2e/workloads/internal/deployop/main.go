@@ -35,6 +35,7 @@ const managedBy = "deployop"
 // Deploy creates the WebApp's Deployment, of the WebApp's name, adopted.
 //
 //kopf:on.create e2e.kopf.dev/v1/webapps
+//kopf:rbac groups=[apps] resources=[deployments] verbs=[create]
 func Deploy(ctx context.Context, kw DeployKwargs) (any, error) {
 	labels := map[string]string{"app.kubernetes.io/name": kw.Name, "app.kubernetes.io/managed-by": managedBy}
 	deployment := &appsv1.Deployment{
@@ -65,6 +66,7 @@ func Deploy(ctx context.Context, kw DeployKwargs) (any, error) {
 // Scale sets the Deployment's replicas to the WebApp's new spec.replicas.
 //
 //kopf:on.update e2e.kopf.dev/v1/webapps field=spec.replicas
+//kopf:rbac groups=[apps] resources=[deployments] verbs=[patch]
 func Scale(ctx context.Context, kw ScaleKwargs) (any, error) {
 	client, err := kopf.Client(ctx, kubernetes.NewForConfig)
 	if err != nil {
