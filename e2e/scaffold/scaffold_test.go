@@ -99,6 +99,20 @@ func TestScaffold(t *testing.T) {
 	if flags != nil && strings.Contains(out, "kopf-gen envtest: building") {
 		t.Errorf("make test-e2e built the control plane again instead of using %s:\n%s", os.Getenv("KUBEBUILDER_ASSETS"), out)
 	}
+	// Full mode (docs/testing.md), on the controllers that `make
+	// controlplane` built beside the API server; without KUBEBUILDER_ASSETS
+	// it would build them into the user's cache, minutes of it.
+	if flags != nil {
+		out = run(t, dir, append(flags, "KUBEBUILDER_ASSETS=", "ENVTEST_CONTROLLERS=1"), "make", "test-e2e")
+		for _, want := range []string{"Full mode: with kube-controller-manager", "--- PASS: TestWidget"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("make test-e2e ENVTEST_CONTROLLERS=1 lacks %q:\n%s", want, out)
+			}
+		}
+		if strings.Contains(out, "kopf-gen envtest: building") {
+			t.Errorf("make test-e2e ENVTEST_CONTROLLERS=1 built binaries instead of using %s:\n%s", os.Getenv("KUBEBUILDER_ASSETS"), out)
+		}
+	}
 
 	// docs/first-operator.md's way to a running operator: make cluster in
 	// the background, make run against its kubeconfig, the sample object.
