@@ -60,6 +60,13 @@
 // and generated CRD and DeepCopy files that nothing produces any more are
 // removed (a role is always produced).
 //
+// With Options.Kustomize, the same run plans crd/kustomization.yaml under
+// the manifests' directory, listing the CRDs; with Options.Chart, a Helm
+// chart in that directory, made by package packaging from the kustomization
+// Manifests/default rendered over the disk with this run's files in their
+// place (so the chart is never older than the manifests), and the removal
+// of the chart's generated YAML files that it no longer has.
+//
 // Packages are loaded once with go/packages for the handler code and the
 // role. CRDs and DeepCopy methods need controller-tools, which loads the
 // packages that declare typed resources or DeepCopy markers once more,

@@ -42,15 +42,17 @@ handlers with create, update and delete markers in package internal/handlers
 test/e2e (the operator in-process with kopftest, on etcd and kube-apiserver
 from envtest; "make test-e2e" builds them with kopf-gen envtest), the typed
 resource in api/<version>/types.go, manifests of the service account, its
-binding and the Deployment, a multi-stage Dockerfile (static binary,
+binding and the Deployment with kustomizations (config/default composes the
+operator, as kubebuilder's does), a multi-stage Dockerfile (static binary,
 non-root), a Makefile with the targets of kubebuilder's (generate, manifests,
 fmt, vet, lint, test, test-e2e, run, install, uninstall, deploy, undeploy,
-docker-build, docker-push; "make help"), a README and a CI workflow.
+build-installer, helm-chart, docker-build, docker-push; "make help"), a README and a CI workflow.
 
 It then runs "go mod tidy" and kopf-gen's generation in DIR, as "make generate"
-would (--manifests=config --deepcopy --clients=pkg/generated): zz_generated.kopf.go,
-the DeepCopy methods and scheme registration, the typed clientset, config/crd/
-and config/rbac/role.yaml, then "go mod tidy" again for the clientset's imports.
+would (--manifests=config --kustomize --chart=dist/chart --deepcopy
+--clients=pkg/generated): zz_generated.kopf.go, the DeepCopy methods and scheme
+registration, the typed clientset, config/crd/ (with its kustomization.yaml),
+config/rbac/role.yaml and the Helm chart in dist/chart, then "go mod tidy" again for the clientset's imports.
 --skip-generate writes the files only.
 
 Existing files are never overwritten without --force: a file that already has

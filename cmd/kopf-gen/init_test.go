@@ -362,6 +362,12 @@ func TestInitErrors(t *testing.T) {
 	}, {
 		args: []string{"verify", "--peering"},
 		want: "kopf-gen: --role-name and --peering apply to the role that --manifests generates: add --manifests DIR\n",
+	}, {
+		args: []string{"generate", "--manifests=config", "--chart=dist/chart"},
+		want: "kopf-gen: --kustomize applies to the manifests of --manifests DIR, and --chart renders DIR/default with the kustomization of --kustomize: add --manifests DIR --kustomize\n",
+	}, {
+		args: []string{"generate", "--kustomize"},
+		want: "kopf-gen: --kustomize applies to the manifests of --manifests DIR, and --chart renders DIR/default with the kustomization of --kustomize: add --manifests DIR --kustomize\n",
 	}} {
 		code, out, errOut := kopfGen(t, tc.args...)
 		if code != 1 || out != "" || errOut != tc.want {

@@ -159,7 +159,8 @@ func findOperator(objs []object, name string) (operator, error) {
 		op.webhooks = op.webhooks || isWebhookObject(o, name)
 		op.metrics = op.metrics || isMetricsService(o)
 	}
-	for _, a := range op.container["args"].([]any) {
+	args, _ := op.container["args"].([]any)
+	for _, a := range args {
 		op.metrics = op.metrics || isMetricsArg(a)
 	}
 	return op, nil

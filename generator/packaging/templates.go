@@ -72,12 +72,15 @@ func (c chart) namespaces(t *tpl, o object) {
 // the container's image, pull policy and resources, and the switched
 // arguments and ports.
 func (c chart) deployment(t *tpl, o object) {
-	spec := o["spec"].(map[string]any)
+	spec, _ := o["spec"].(map[string]any)
+	if spec == nil {
+		return // findOperator found its container: not this object
+	}
 	spec["replicas"] = t.inline("{{ .Values.replicas }}")
-	containers := lookup(spec, "template", "spec", "containers").([]any)
+	containers, _ := lookup(spec, "template", "spec", "containers").([]any)
 	for _, ct := range containers {
-		m := ct.(map[string]any)
-		if m["name"] != c.op.container["name"] {
+		m, ok := ct.(map[string]any)
+		if !ok || m["name"] != c.op.container["name"] {
 			continue
 		}
 		m["image"] = t.inline(`"{{ .Values.image.repository }}:{{ .Values.image.tag }}"`)
