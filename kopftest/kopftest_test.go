@@ -228,3 +228,22 @@ func TestStopAndTimeouts(t *testing.T) {
 		t.Errorf("no debug line is captured: %s", op.Logs())
 	}
 }
+
+func TestPollUntil(t *testing.T) {
+	calls := 0
+	errNotYet := errors.New("not yet")
+	cond := func(context.Context) (bool, error) {
+		calls++
+		if calls < 3 {
+			return false, errNotYet
+		}
+		return true, nil
+	}
+	if err := pollUntil(t.Context(), time.Millisecond, time.Minute, cond); err != nil || calls != 3 {
+		t.Errorf("pollUntil = %v after %d calls, want nil after 3", err, calls)
+	}
+	never := func(context.Context) (bool, error) { return false, errNotYet }
+	if err := pollUntil(t.Context(), time.Millisecond, 20*time.Millisecond, never); !errors.Is(err, errNotYet) {
+		t.Errorf("pollUntil of a condition that never holds = %v, want the timeout with its last error", err)
+	}
+}

@@ -3,7 +3,6 @@ package kopftest
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"testing"
 	"time"
 
@@ -12,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 )
@@ -119,18 +117,5 @@ func (o *Objects) WaitFor(name string, timeout time.Duration, cond func(*unstruc
 // last error of cond (transient: a restarting API server) is reported
 // with the timeout.
 func (o *Objects) poll(timeout time.Duration, cond func(ctx context.Context) (bool, error)) error {
-	var last error
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		ok, err := cond(ctx)
-		if err != nil {
-			last = err
-		}
-		return ok, nil
-	})
-	if err != nil && last != nil {
-		return fmt.Errorf("not in %s (last error: %w)", timeout, last)
-	} else if err != nil {
-		return fmt.Errorf("not in %s", timeout)
-	}
-	return nil
+	return pollUntil(context.Background(), 50*time.Millisecond, timeout, cond)
 }

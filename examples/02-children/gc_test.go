@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
@@ -41,7 +40,7 @@ func TestChildrenGarbageCollected(t *testing.T) {
 			if err := kexes.Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &propagation}); err != nil {
 				t.Fatal(err)
 			}
-			poll(t, 60*time.Second, "the owner to be gone", func(ctx context.Context) (bool, error) {
+			kopftest.Eventually(t, 60*time.Second, "the owner to be gone", func(ctx context.Context) (bool, error) {
 				_, err := kexes.Get(ctx, name, metav1.GetOptions{})
 				if apierrors.IsNotFound(err) {
 					return true, nil
@@ -52,7 +51,7 @@ func TestChildrenGarbageCollected(t *testing.T) {
 			if propagation == metav1.DeletePropagationForeground && !apierrors.IsNotFound(err) {
 				t.Errorf("the owner is gone before its child pod, deleted in the foreground (the pod: %v)", err)
 			}
-			poll(t, 60*time.Second, "the garbage collector to delete the child pod "+child.Name, func(ctx context.Context) (bool, error) {
+			kopftest.Eventually(t, 60*time.Second, "the garbage collector to delete the child pod "+child.Name, func(ctx context.Context) (bool, error) {
 				_, err := pods.Get(ctx, child.Name, metav1.GetOptions{})
 				if apierrors.IsNotFound(err) {
 					return true, nil
@@ -93,7 +92,7 @@ func runningChild(t *testing.T, op *kopftest.Operator, kexes kopfv1.KopfExampleI
 			t.Logf("the child pod as last seen: node %q, status %+v", child.Spec.NodeName, child.Status)
 		}
 	}()
-	poll(t, 60*time.Second, "the child pod to run", func(ctx context.Context) (bool, error) {
+	kopftest.Eventually(t, 60*time.Second, "the child pod to run", func(ctx context.Context) (bool, error) {
 		list, err := pods.List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err
@@ -106,21 +105,4 @@ func runningChild(t *testing.T, op *kopftest.Operator, kexes kopfv1.KopfExampleI
 		return child != nil && child.Spec.NodeName != "" && child.Status.Phase == corev1.PodRunning, nil
 	})
 	return child
-}
-
-// poll checks cond every 100 ms until it holds, and fails the test with
-// what it waited for after the timeout.
-func poll(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
-	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		ok, err := cond(ctx)
-		if err != nil {
-			last = err
-		}
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("waiting %s for %s: %v (last error: %v)", timeout, what, err, last)
-	}
 }

@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kopf-go/kopf/envtest"
@@ -38,7 +37,7 @@ func TestBuiltinsKillsRunningPod(t *testing.T) {
 	const ref = "[default/example-pod] "
 	op.WaitLog(ref+"=== Pod killing happens in 30s.", 30*time.Second)
 	announced := time.Now()
-	poll(t, 30*time.Second, "the pod to run", func(ctx context.Context) (bool, error) {
+	kopftest.Eventually(t, 30*time.Second, "the pod to run", func(ctx context.Context) (bool, error) {
 		got, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -50,7 +49,7 @@ func TestBuiltinsKillsRunningPod(t *testing.T) {
 	if waited := time.Since(announced); waited < 25*time.Second {
 		t.Errorf("the pod was killed %s after the announcement, want about 30 s", waited.Round(time.Second))
 	}
-	poll(t, 60*time.Second, "the killed pod to be gone", func(ctx context.Context) (bool, error) {
+	kopftest.Eventually(t, 60*time.Second, "the killed pod to be gone", func(ctx context.Context) (bool, error) {
 		_, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return true, nil
@@ -59,22 +58,5 @@ func TestBuiltinsKillsRunningPod(t *testing.T) {
 	})
 	if n := op.CountLog("=== Pod killing failed"); n != 0 {
 		t.Errorf("the killing failed:\n%s", op.Logs())
-	}
-}
-
-// poll checks cond every 100 ms until it holds, and fails the test with
-// what it waited for after the timeout.
-func poll(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
-	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		ok, err := cond(ctx)
-		if err != nil {
-			last = err
-		}
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("waiting %s for %s: %v (last error: %v)", timeout, what, err, last)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kopf-go/kopf/envtest"
@@ -52,7 +51,7 @@ func TestIndexingRunningPods(t *testing.T) {
 
 	// The Deployment's pods, by their label, once both run.
 	var names []string
-	poll(t, 60*time.Second, "the Deployment's 2 pods to run", func(ctx context.Context) (bool, error) {
+	kopftest.Eventually(t, 60*time.Second, "the Deployment's 2 pods to run", func(ctx context.Context) (bool, error) {
 		list, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
 		if err != nil {
 			return false, err
@@ -72,7 +71,7 @@ func TestIndexingRunningPods(t *testing.T) {
 
 	want := map[string]string{"pod_count": "2", "pod_names": fmt.Sprint(names)}
 	var got map[string]string
-	poll(t, 10*time.Second, fmt.Sprintf("the probes to report %v", want), func(ctx context.Context) (bool, error) {
+	kopftest.Eventually(t, 10*time.Second, fmt.Sprintf("the probes to report %v", want), func(ctx context.Context) (bool, error) {
 		probes, err := op.Probe(ctx)
 		if err != nil {
 			return false, err
@@ -85,22 +84,5 @@ func TestIndexingRunningPods(t *testing.T) {
 	})
 	if n := op.CountLog("failed with an exception"); n != 0 {
 		t.Errorf("%d failures in the log:\n%s", n, op.Logs())
-	}
-}
-
-// poll checks cond every 100 ms until it holds, and fails the test with
-// what it waited for after the timeout.
-func poll(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
-	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		ok, err := cond(ctx)
-		if err != nil {
-			last = err
-		}
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("waiting %s for %s: %v (last error: %v)", timeout, what, err, last)
 	}
 }

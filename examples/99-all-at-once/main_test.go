@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
@@ -72,7 +71,7 @@ func TestAllAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	op.WaitOutcome(kopftest.Match{Name: name, Handler: "delete", Result: kopftest.Succeeded}, 30*time.Second)
-	poll(t, 60*time.Second, "the garbage collector to delete the child pod "+child.Name, func(ctx context.Context) (bool, error) {
+	kopftest.Eventually(t, 60*time.Second, "the garbage collector to delete the child pod "+child.Name, func(ctx context.Context) (bool, error) {
 		_, err := pods.Get(ctx, child.Name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return true, nil
@@ -114,7 +113,7 @@ func checkEvents(t *testing.T, env *envtest.Environment, name string) {
 	t.Helper()
 	events := kubernetes.NewForConfigOrDie(env.Config).CoreV1().Events("default")
 	want := map[string]bool{"Normal/AnyReason/": false, "Warning/SomeReason/Cannot do something": false}
-	poll(t, 30*time.Second, "the Events of create_1", func(ctx context.Context) (bool, error) {
+	kopftest.Eventually(t, 30*time.Second, "the Events of create_1", func(ctx context.Context) (bool, error) {
 		list, err := events.List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
 		if err != nil {
 			return false, err
@@ -136,7 +135,7 @@ func runningChild(t *testing.T, pods interface {
 }, uid string) *corev1.Pod {
 	t.Helper()
 	var child *corev1.Pod
-	poll(t, 60*time.Second, "the child pod to run", func(ctx context.Context) (bool, error) {
+	kopftest.Eventually(t, 60*time.Second, "the child pod to run", func(ctx context.Context) (bool, error) {
 		list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: "application=kopf-example-10"})
 		if err != nil {
 			return false, err
@@ -151,21 +150,4 @@ func runningChild(t *testing.T, pods interface {
 		return child != nil && child.Spec.NodeName != "" && child.Status.Phase == corev1.PodRunning, nil
 	})
 	return child
-}
-
-// poll checks cond every 100 ms until it holds, and fails the test with
-// what it waited for after the timeout.
-func poll(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
-	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		ok, err := cond(ctx)
-		if err != nil {
-			last = err
-		}
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("waiting %s for %s: %v (last error: %v)", timeout, what, err, last)
-	}
 }
