@@ -119,7 +119,9 @@ func IsGenerated(content []byte) bool {
 // modulePath: the module's last path element (without a major version
 // suffix), followed by "-operator" unless it ends with "operator", in
 // lower case and with other characters than letters, digits and dashes
-// replaced by dashes.
+// replaced by dashes; a name that would start with a digit is
+// "operator-" and the element instead (example.com/01-minimal:
+// operator-01-minimal).
 func DefaultRoleName(modulePath string) string {
 	parts := strings.Split(strings.Trim(modulePath, "/"), "/")
 	last := parts[len(parts)-1]
@@ -138,7 +140,12 @@ func DefaultRoleName(modulePath string) string {
 	if name == "" {
 		return "operator"
 	}
-	if !strings.HasSuffix(name, "operator") {
+	switch {
+	case name[0] >= '0' && name[0] <= '9':
+		// The names made from it must start with a letter where they
+		// name a Service (<name>-metrics, a DNS-1035 label).
+		name = "operator-" + name
+	case !strings.HasSuffix(name, "operator"):
 		name += "-operator"
 	}
 	return name

@@ -14,6 +14,7 @@ func TestDefaultRoleName(t *testing.T) {
 		"github.com/acme/widgets":         "widgets-operator",
 		"github.com/acme/Widgets_Ctl/v2":  "widgets-ctl-operator",
 		"example.com/m":                   "m-operator",
+		"example.com/01-minimal":          "operator-01-minimal",
 		"myoperator":                      "myoperator",
 		"":                                "operator",
 	} {
