@@ -34,8 +34,11 @@ func writeCerts(t *testing.T, dir string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, key := range map[string]string{"tls.crt": secretTLSCert, "tls.key": secretTLSKey, "ca.crt": secretCACert} {
-		// Written aside and renamed, as a mounted Secret changes.
+	// Written aside and renamed, as a mounted Secret changes; the
+	// certificate last, so that a reload which reads the new certificate
+	// (read first) reads the new key and CA too.
+	for _, f := range []struct{ name, key string }{{"ca.crt", secretCACert}, {"tls.key", secretTLSKey}, {"tls.crt", secretTLSCert}} {
+		name, key := f.name, f.key
 		tmp := filepath.Join(dir, "."+name)
 		if err := os.WriteFile(tmp, data[key], 0o600); err != nil {
 			t.Fatal(err)
