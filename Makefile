@@ -143,9 +143,9 @@ chaos: controlplane
 
 ## release-check: rehearse a release (docs/releasing.md): the published modules at RELEASE_VERSION in
 ## a file-based module proxy, then as a user: go install kopf-gen@RELEASE_VERSION, kopf-gen init
-## without --kopf-replace, the scaffold's make lint test build test-e2e. Its module cache is
-## .cache/release/modcache: the first run downloads and compiles the dependencies (~10 min on 2
-## cores), later runs take ~50 s. `make e2e` runs it too (it is e2e/release's TestRelease).
+## without --kopf-replace, the scaffold's make lint test build test-e2e, with the go command's module
+## cache less kopf-go's own modules (removed before and after). Alone and cold it downloads and compiles
+## the dependencies (~10 min on 2 cores), later runs take ~50 s. `make e2e` runs it too (e2e/release's TestRelease).
 RELEASE_VERSION ?= v0.1.0
 .PHONY: release-check
 release-check: controlplane

@@ -30,10 +30,13 @@ const kopfGo = "github.com/kopf-go/kopf"
 // go.mod), make test, make build and, with KUBEBUILDER_ASSETS, make
 // test-e2e.
 //
-// The module cache is <root>/.cache/release/modcache, kept between runs so
-// that the dependencies are downloaded and compiled once (the build cache
-// keys packages by their directory); kopf-go's own modules are removed from
-// it first, since each run publishes new content at the same version.
+// The module cache is the go command's own (go env GOMODCACHE), so that
+// the dependencies are neither downloaded nor compiled again: the build
+// cache keys a package by its directory, and the scaffolds of
+// cmd/kopf-gen's TestInit and e2e/scaffold compiled them from there.
+// kopf-go's own modules are removed from it before and after the test:
+// each run publishes new content at the same version, and a user's cache
+// must not keep it.
 func TestRelease(t *testing.T) {
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Fatalf("the scaffold's tests run with make: %v", err)
@@ -54,7 +57,7 @@ func TestRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d modules at %s in %s (%s)", len(mods), version, proxy, time.Since(start).Round(time.Millisecond))
-	env := userEnv(t, root, work, proxy)
+	env := userEnv(t, work, proxy)
 
 	// go install at the version and at latest (the README's command, which
 	// the proxy's list resolves to the version), then kopf-gen reports the
@@ -103,10 +106,10 @@ func TestRelease(t *testing.T) {
 // GOPROXY with that proxy first, then the public one (the go command's
 // own GOPROXY); GONOSUMDB for kopf-go's modules, which the checksum
 // database does not know (not GOPRIVATE: it would also bypass the proxies
-// and fetch from github.com); an empty GOPATH and GOBIN; a module cache of
-// the rehearsal's own, without kopf-go's modules; no go.work; no module
-// index.
-func userEnv(t *testing.T, root, work, proxy string) []string {
+// and fetch from github.com); an empty GOPATH and GOBIN; the go command's
+// module cache, without kopf-go's modules (removed now and when the test
+// ends); no go.work; no module index.
+func userEnv(t *testing.T, work, proxy string) []string {
 	t.Helper()
 	goEnv := func(name string) string {
 		out, err := exec.Command("go", "env", name).Output()
@@ -115,8 +118,9 @@ func userEnv(t *testing.T, root, work, proxy string) []string {
 		}
 		return strings.TrimSpace(string(out))
 	}
-	modcache := filepath.Join(root, ".cache", "release", "modcache")
+	modcache := goEnv("GOMODCACHE")
 	removeModules(t, modcache)
+	t.Cleanup(func() { removeModules(t, modcache) })
 	noSumDB := kopfGo
 	if v := goEnv("GONOSUMDB"); v != "" {
 		noSumDB += "," + v
