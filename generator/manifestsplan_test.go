@@ -57,7 +57,11 @@ type Widget struct {
 	Spec WidgetSpec ` + "`json:\"spec\"`" + `
 }
 
-// WidgetSpec is the spec.
+// WidgetSpec is the spec: validation rules (CEL) and one-of markers of
+// controller-tools reach the CRD as they are.
+//
+// +kubebuilder:validation:XValidation:rule="self.size <= 10 || self.color == 'red'",message="only red widgets are larger than 10"
+// +kubebuilder:validation:AtMostOneOf=owner;team
 type WidgetSpec struct {
 	// Size is the size.
 	// +kubebuilder:validation:Minimum=1
@@ -71,6 +75,13 @@ type WidgetSpec struct {
 	Extra runtime.RawExtension ` + "`json:\"extra,omitempty\"`" + `
 	// Labels are copied.
 	Labels map[string]string ` + "`json:\"labels,omitempty\"`" + `
+	// Owner is a person (or Team is; not both).
+	Owner string ` + "`json:\"owner,omitempty\"`" + `
+	// Team is a team.
+	Team string ` + "`json:\"team,omitempty\"`" + `
+	// Name cannot change once set.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="name is immutable"
+	Name string ` + "`json:\"name,omitempty\"`" + `
 }
 `
 

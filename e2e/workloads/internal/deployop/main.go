@@ -45,7 +45,8 @@ func Deploy(ctx context.Context, kw DeployKwargs) (any, error) {
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: kw.Object.Spec.Image}}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: kw.Object.Spec.Image,
+					Command: kw.Object.Spec.Command, Args: kw.Object.Spec.Args}}},
 			},
 		},
 	}

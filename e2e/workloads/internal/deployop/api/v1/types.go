@@ -17,7 +17,12 @@ type WebApp struct {
 	Status WebAppStatus `json:"status,omitempty"`
 }
 
-// WebAppSpec is the desired state of a WebApp.
+// WebAppSpec is the desired state of a WebApp. Its rules are checked by
+// the API server (CEL, in the CRD), so an invalid WebApp never reaches
+// the operator.
+//
+// +kubebuilder:validation:XValidation:rule="self.replicas <= 100",message="a WebApp runs at most 100 replicas"
+// +kubebuilder:validation:AtMostOneOf=command;args
 type WebAppSpec struct {
 	// Image is the image of the application's containers.
 	// +kubebuilder:validation:MinLength=1
@@ -25,6 +30,13 @@ type WebAppSpec struct {
 	// Replicas is how many pods run the application.
 	// +kubebuilder:validation:Minimum=0
 	Replicas int32 `json:"replicas"`
+	// Command replaces the image's entrypoint (or Args its arguments; not
+	// both).
+	// +optional
+	Command []string `json:"command,omitempty"`
+	// Args are the arguments of the image's entrypoint.
+	// +optional
+	Args []string `json:"args,omitempty"`
 }
 
 // WebAppStatus is the observed state of a WebApp, read from its
