@@ -2,7 +2,8 @@
 """Writes golden.json: Python's repr(), str() and pprint.pformat() of JSON values.
 
 Run from this directory with Debian's python3 (3.11): /usr/bin/python3 golden.py
-Each case is a JSON text as Kopf would receive it. The Go test decodes the same
+Each case is a JSON text as Kopf would receive it: the cases listed, then 100
+random values (seeded, so the file is the same on every run). The Go test decodes the same
 text (numbers kept as json.Number) and compares pyfmt's output with these.
 
 Two conventions stand for what JSON cannot say: {"__tuple__": [...]} is a
@@ -13,6 +14,7 @@ pprint's sort_dicts=True does).
 """
 import json
 import pprint
+import random
 
 LONG = "lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor"
 CASES = [
@@ -53,6 +55,32 @@ CASES = [
     json.dumps({"a" * 70: {"b" * 70: [1, 2]}}),
     json.dumps({"x": 1e16, "y": 0.1, "z": 123456789012345678901234567890, "w": [1.0] * 20}),
 ]
+
+WORDS = ["a", "spec", "field", "it's", 'say "hi"', "caf\u00e9", "\u4e2d\u6587", "\U0001f600", "tab\there",
+         "line\nbreak", "back\\slash", "   ", "x" * 30, "lorem ipsum dolor", "\u00a0nbsp", "\x7f\x00"]
+
+
+def random_value(rnd, depth):
+    """A random JSON value, deterministic for the seed: pformat's wrapping met at every depth."""
+    choice = rnd.random()
+    if depth >= 3 or choice < 0.35:
+        kind = rnd.randrange(7)
+        if kind == 0:
+            return rnd.choice([None, True, False])
+        if kind == 1:
+            return rnd.choice([0, 1, -7, 10**rnd.randrange(30), -(2**63), 2**64])
+        if kind == 2:
+            return rnd.choice([0.5, 1.0, 1e16, 1e-5, 123.456, -0.1, rnd.uniform(-1e6, 1e6), rnd.uniform(0, 1) * 10 ** rnd.randrange(-8, 25)])
+        return " ".join(rnd.choice(WORDS) for _ in range(rnd.randrange(1, 10)))
+    if choice < 0.65:
+        return {rnd.choice(WORDS) + str(rnd.randrange(5)): random_value(rnd, depth + 1) for _ in range(rnd.randrange(5))}
+    if choice < 0.9:
+        return [random_value(rnd, depth + 1) for _ in range(rnd.randrange(6))]
+    return {"__tuple__": [random_value(rnd, depth + 1) for _ in range(rnd.randrange(4))]}
+
+
+RANDOM = random.Random(28)
+CASES += [json.dumps(random_value(RANDOM, 0)) for _ in range(100)]
 
 
 def convert(v):
