@@ -27,6 +27,7 @@ var docsNameRules = []struct {
 	{"kopf.X", regexp.MustCompile(`\bkopf\.([A-Z]\w*)`), packageNames(".", "kopf")},
 	{"kopftest.X", regexp.MustCompile(`\bkopftest\.([A-Z]\w*)`), packageNames("kopftest", "kopftest")},
 	{"envtest.X", regexp.MustCompile(`\benvtest\.([A-Z]\w*)`), packageNames("envtest", "envtest")},
+	{"pyfmt.X", regexp.MustCompile(`\bpyfmt\.([A-Z]\w*)`), packageNames("pyfmt", "pyfmt")},
 	{"kw.X", regexp.MustCompile(`\bkw\.([A-Z]\w*)`), kwargsNames},
 	{"op.X", regexp.MustCompile(`\bop\.([A-Z]\w*)`), kopftestMembers},
 }
@@ -37,8 +38,8 @@ var docsNameRules = []struct {
 var kopfPythonNames = map[string]bool{"kopf.DaemonStopped": true, "kopf.PRESENT": true, "kopf.ABSENT": true}
 
 // Every exported name that the pages (docs/*.md and README.md) qualify
-// with kopf. is declared by the facade (this package), every kopftest.X
-// and envtest.X by those packages; every kwarg they name as kw.X is a
+// with kopf. is declared by the facade (this package), every kopftest.X,
+// envtest.X and pyfmt.X by those packages; every kwarg they name as kw.X is a
 // field or method of the handlers' kwargs (runtime/kwargs) or of the
 // kwargs that kopf-gen generates (the examples' zz_generated files:
 // indices), and every op.X a field or method of kopftest's types (the

@@ -1,23 +1,18 @@
 package kopf_test
 
-// The code shown in docs/ (handlers.md, kwargs.md, filters.md, events.md,
-// daemons.md, timers.md, indexing.md), compiled here:
+// The code shown in docs/ (handlers.md, kwargs.md, filters.md, events.md)
+// that is no part of an example, compiled here:
 // TestDocsShowCompiledCode checks that every Go block of those pages is a
 // verbatim part of this file, of another test file of this package, or of
-// an example in examples/. The aliases at the end of this file stand for
-// what kopf-gen generates beside the handlers.
-//
-// The pages' ports of Kopf's examples are here rather than in examples/
-// where the examples render values as Python's repr() and pprint do (so
-// that their log lines are Kopf's, byte for byte) with helpers of their
-// own: the pages show plain fmt instead, so that pasted code compiles.
+// an example in examples/ (the pages' ports of Kopf's examples, which
+// print values as Kopf does with the pyfmt package). The aliases at the
+// end of this file stand for what kopf-gen generates beside the handlers.
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -175,127 +170,12 @@ func CreateItems(ctx context.Context, kw CreateItemsKwargs) error {
 	return nil
 }
 
-// FieldFn runs whenever spec.field changes, with Old and New reduced to
-// that field (nil when it is absent).
-//
-//kopf:on.field kopfexamples field=spec.field
-func FieldFn(ctx context.Context, kw FieldFnKwargs) error {
-	kw.Logger.Info(fmt.Sprintf("FIELD CHANGED: %v -> %v", kw.Old, kw.New))
-	return nil
-}
-
-// BackgroundSync checks kw.Stopped, as Kopf's sync daemons must. It exits
-// after 3 attempts and then 30 seconds of running (unless stopped).
-//
-//kopf:daemon kopfexamples backoff=3
-func BackgroundSync(ctx context.Context, kw BackgroundSyncKwargs) error {
-	if kw.Retry < 3 {
-		kw.Patch.Status()["message"] = fmt.Sprintf("Failed %d times.", kw.Retry+1)
-		return kopf.NewTemporaryError("Simulated failure.", time.Second)
-	}
-
-	started := time.Now()
-	for kw.Stopped.Err() == nil && time.Since(started) <= 30*time.Second {
-		kw.Logger.Info(fmt.Sprintf("=> Ping from a sync daemon: field=%v, retry=%d", kw.Spec["field"], kw.Retry))
-		select {
-		case <-kw.Stopped.Done():
-		case <-time.After(5 * time.Second):
-		}
-	}
-
-	kw.Patch.Status()["message"] = "Accompanying is finished."
-	return nil
-}
-
-// BackgroundAsync runs forever (until stopped, i.e. its ctx is cancelled),
-// yet fails to start for the first 3 times. It ignores kw.Stopped, as
-// Kopf's async daemon does: cancellation_backoff=1.0 gives it a second to
-// exit on its own before its ctx is cancelled, and cancellation_timeout=0.5
-// half a second more before the operator gives up on it.
-//
-//kopf:daemon kopfexamples backoff=3 cancellation_backoff=1.0 cancellation_timeout=0.5 annotations={someannotation: somevalue}
-func BackgroundAsync(ctx context.Context, kw BackgroundAsyncKwargs) error {
-	if kw.Retry < 3 {
-		return kopf.NewTemporaryError("Simulated failure.", time.Second)
-	}
-
-	for {
-		kw.Logger.Info(fmt.Sprintf("=> Ping from an async daemon: field=%v", kw.Spec["field"]))
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(5 * time.Second):
-		}
-	}
-}
-
-// EveryFewSecondsSync runs 5 seconds after the last change of the object,
-// then every 2 seconds.
-//
-//kopf:timer kopfexamples idle=5 interval=2
-func EveryFewSecondsSync(ctx context.Context, kw EveryFewSecondsSyncKwargs) error {
-	kw.Logger.Info(fmt.Sprintf("Ping from a sync timer: field=%v", kw.Spec["field"]))
-	return nil
-}
-
-// EveryFewSecondsAsync runs 10 seconds after the last change of the
-// object, then every 4 seconds.
-//
-//kopf:timer kopfexamples idle=10 interval=4
-func EveryFewSecondsAsync(ctx context.Context, kw EveryFewSecondsAsyncKwargs) error {
-	kw.Logger.Info(fmt.Sprintf("Ping from an async timer: field=%v", kw.Spec["field"]))
-	return nil
-}
-
-// Intervalled prints the index by_label and stores the running pods of
-// two namespaces in the object's status.running-pods.
-//
-//kopf:timer kex interval=5
-func Intervalled(ctx context.Context, kw IntervalledKwargs) error {
-	for key, store := range kw.ByLabel.All() {
-		fmt.Printf("%v: %v\n", key, store.Values())
-	}
-	running := []string{}
-	for key, store := range kw.IsRunning.All() {
-		ns, name := key[0], key[1]
-		if ns != "kube-system" && ns != "default" {
-			continue
-		}
-		// Kopf's example tests the store itself, which is true when it
-		// is not empty; the values say whether the pod runs.
-		if slices.Contains(store.Values(), true) {
-			running = append(running, ns+"::"+name)
-		}
-	}
-	slices.Sort(running)
-	kw.Patch.Status()["running-pods"] = running
-	return nil
-}
-
-// Indices are the indices of examples/16-indexing, as kopf-gen generates
-// them.
-type Indices struct {
-	IsRunning kopf.Index[[2]string, bool]
-	ByLabel   kopf.Index[[2]string, string]
-}
-
-// IntervalledKwargs are Intervalled's kwargs, as kopf-gen generates them.
-type IntervalledKwargs struct {
-	kopf.TimerKwargs
-	Indices
-}
-
 // What kopf-gen generates beside the handlers above.
 type (
-	FieldFnKwargs              = kopf.ChangingKwargs
-	BackgroundSyncKwargs       = kopf.DaemonKwargs
-	BackgroundAsyncKwargs      = kopf.DaemonKwargs
-	EveryFewSecondsSyncKwargs  = kopf.TimerKwargs
-	EveryFewSecondsAsyncKwargs = kopf.TimerKwargs
-	ScaleWidgetKwargs          = kopf.TypedChangingKwargs[Widget]
-	ProvisionKwargs            = kopf.ChangingKwargs
-	DeprovisionKwargs          = kopf.ChangingKwargs
-	AnnounceKwargs             = kopf.ChangingKwargs
-	FilteredKwargs             = kopf.ChangingKwargs
-	CreateItemsKwargs          = kopf.ChangingKwargs
+	ScaleWidgetKwargs = kopf.TypedChangingKwargs[Widget]
+	ProvisionKwargs   = kopf.ChangingKwargs
+	DeprovisionKwargs = kopf.ChangingKwargs
+	AnnounceKwargs    = kopf.ChangingKwargs
+	FilteredKwargs    = kopf.ChangingKwargs
+	CreateItemsKwargs = kopf.ChangingKwargs
 )

@@ -15,13 +15,14 @@ import (
 	"os"
 
 	"github.com/kopf-go/kopf"
+	"github.com/kopf-go/kopf/pyfmt"
 )
 
 // CreateFn greets every new KopfExample.
 //
 //kopf:on.create kopfexamples
 func CreateFn(ctx context.Context, kw CreateFnKwargs) (any, error) {
-	kw.Logger.Info(fmt.Sprintf("And here we are! Creating: %v", map[string]any(kw.Spec)))
+	kw.Logger.Info(fmt.Sprintf("And here we are! Creating: %s", pyfmt.Str(kw.Spec)))
 	return map[string]any{"message": "hello world"}, nil // will be the new status
 }
 

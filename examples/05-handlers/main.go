@@ -27,6 +27,7 @@ import (
 	"os"
 
 	"github.com/kopf-go/kopf"
+	"github.com/kopf-go/kopf/pyfmt"
 )
 
 // ResumeFn_1 runs for every object found when the operator starts.
@@ -103,17 +104,8 @@ func DeleteFn_2(ctx context.Context, kw DeleteFn_2Kwargs) error {
 //
 //kopf:on.field kopfexamples field=spec.field
 func FieldFn(ctx context.Context, kw FieldFnKwargs) error {
-	kw.Logger.Info(fmt.Sprintf("FIELD CHANGED: %s -> %s", pyStr(kw.Old), pyStr(kw.New)))
+	kw.Logger.Info(fmt.Sprintf("FIELD CHANGED: %s -> %s", pyfmt.Str(kw.Old), pyfmt.Str(kw.New)))
 	return nil
-}
-
-// pyStr renders a value as Python's str() would in Kopf's example: nil (an
-// absent value) as None, anything else as Go prints it.
-func pyStr(v any) string {
-	if v == nil {
-		return "None"
-	}
-	return fmt.Sprint(v)
 }
 
 func main() {

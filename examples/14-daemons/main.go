@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/kopf-go/kopf"
+	"github.com/kopf-go/kopf/pyfmt"
 )
 
 // BackgroundSync checks kw.Stopped, as Kopf's sync daemons must. It exits
@@ -38,7 +39,7 @@ func BackgroundSync(ctx context.Context, kw BackgroundSyncKwargs) error {
 
 	started := time.Now()
 	for kw.Stopped.Err() == nil && time.Since(started) <= 30*time.Second {
-		kw.Logger.Info(fmt.Sprintf("=> Ping from a sync daemon: field=%s, retry=%d", repr(kw.Spec["field"]), kw.Retry))
+		kw.Logger.Info(fmt.Sprintf("=> Ping from a sync daemon: field=%s, retry=%d", pyfmt.Repr(kw.Spec["field"]), kw.Retry))
 		select {
 		case <-kw.Stopped.Done():
 		case <-time.After(5 * time.Second):
@@ -62,22 +63,13 @@ func BackgroundAsync(ctx context.Context, kw BackgroundAsyncKwargs) error {
 	}
 
 	for {
-		kw.Logger.Info(fmt.Sprintf("=> Ping from an async daemon: field=%s", repr(kw.Spec["field"])))
+		kw.Logger.Info(fmt.Sprintf("=> Ping from an async daemon: field=%s", pyfmt.Repr(kw.Spec["field"])))
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(5 * time.Second):
 		}
 	}
-}
-
-// repr renders a value as Python's repr does in Kopf's f-strings ({x!r}),
-// for the strings of this example: 'value'.
-func repr(v any) string {
-	if s, ok := v.(string); ok {
-		return "'" + s + "'"
-	}
-	return fmt.Sprint(v)
 }
 
 func main() {

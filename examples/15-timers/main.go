@@ -18,6 +18,7 @@ import (
 	"os"
 
 	"github.com/kopf-go/kopf"
+	"github.com/kopf-go/kopf/pyfmt"
 )
 
 // EveryFewSecondsSync runs 5 seconds after the last change of the object,
@@ -25,7 +26,7 @@ import (
 //
 //kopf:timer kopfexamples idle=5 interval=2
 func EveryFewSecondsSync(ctx context.Context, kw EveryFewSecondsSyncKwargs) error {
-	kw.Logger.Info(fmt.Sprintf("Ping from a sync timer: field=%s", repr(kw.Spec["field"])))
+	kw.Logger.Info(fmt.Sprintf("Ping from a sync timer: field=%s", pyfmt.Repr(kw.Spec["field"])))
 	return nil
 }
 
@@ -34,17 +35,8 @@ func EveryFewSecondsSync(ctx context.Context, kw EveryFewSecondsSyncKwargs) erro
 //
 //kopf:timer kopfexamples idle=10 interval=4
 func EveryFewSecondsAsync(ctx context.Context, kw EveryFewSecondsAsyncKwargs) error {
-	kw.Logger.Info(fmt.Sprintf("Ping from an async timer: field=%s", repr(kw.Spec["field"])))
+	kw.Logger.Info(fmt.Sprintf("Ping from an async timer: field=%s", pyfmt.Repr(kw.Spec["field"])))
 	return nil
-}
-
-// repr renders a value as Python's repr does in Kopf's f-strings ({x!r}),
-// for the strings of this example: 'value'.
-func repr(v any) string {
-	if s, ok := v.(string); ok {
-		return "'" + s + "'"
-	}
-	return fmt.Sprint(v)
 }
 
 func main() {

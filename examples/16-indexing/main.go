@@ -24,11 +24,11 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kopf-go/kopf"
+	"github.com/kopf-go/kopf/pyfmt"
 )
 
 // IsRunning indexes every pod by its namespace and name: whether it runs.
@@ -61,7 +61,11 @@ func ByLabel(ctx context.Context, kw ByLabelKwargs) map[[2]string]string {
 //
 //kopf:timer kex interval=5
 func Intervalled(ctx context.Context, kw IntervalledKwargs) error {
-	fmt.Println(pformat(kw.ByLabel))
+	byLabel := map[[2]string][]string{} // pprint.pprint(dict(by_label))
+	for key, store := range kw.ByLabel.All() {
+		byLabel[key] = slices.Sorted(slices.Values(store.Values()))
+	}
+	fmt.Println(pyfmt.Pformat(byLabel))
 	running := []string{}
 	for key, store := range kw.IsRunning.All() {
 		ns, name := key[0], key[1]
@@ -77,23 +81,6 @@ func Intervalled(ctx context.Context, kw IntervalledKwargs) error {
 	slices.Sort(running)
 	kw.Patch.Status()["running-pods"] = running
 	return nil
-}
-
-// pformat renders an index as Python's pprint renders Kopf's: a dict of
-// tuples to lists, sorted by key.
-func pformat(idx kopf.Index[[2]string, string]) string {
-	var items []string
-	for key, store := range idx.All() {
-		names := store.Values()
-		slices.Sort(names)
-		quoted := make([]string, len(names))
-		for i, n := range names {
-			quoted[i] = "'" + n + "'"
-		}
-		items = append(items, fmt.Sprintf("('%s', '%s'): [%s]", key[0], key[1], strings.Join(quoted, ", ")))
-	}
-	slices.Sort(items)
-	return "{" + strings.Join(items, ",\n ") + "}"
 }
 
 // PodCount returns the number of pods in sight.

@@ -39,6 +39,7 @@ import (
 	"os"
 
 	"github.com/kopf-go/kopf"
+	"github.com/kopf-go/kopf/pyfmt"
 )
 
 // Config serves the webhooks and manages their configurations, unless the
@@ -116,7 +117,7 @@ func ValidateSubresources(ctx context.Context, kw ValidateSubresourcesKwargs) er
 	if kw.Subresource == "status" && status != spec {
 		return kopf.NewAdmissionError("status.field MUST be equal to spec.field!", 0)
 	} else if kw.Subresource == "" && status != spec {
-		kw.Warn(fmt.Sprintf("Also update status.field to match spec.field: %s != %s", pyRepr(spec), pyRepr(status)))
+		kw.Warn(fmt.Sprintf("Also update status.field to match spec.field: %s != %s", pyfmt.Repr(spec), pyfmt.Repr(status)))
 	}
 	return nil
 }
@@ -127,18 +128,6 @@ func ValidateSubresources(ctx context.Context, kw ValidateSubresourcesKwargs) er
 func Mutate1(ctx context.Context, kw Mutate1Kwargs) error {
 	kw.Patch.Spec()["injected"] = 123
 	return nil
-}
-
-// pyRepr renders a value as Python's repr() renders Kopf's: 'text' or None.
-func pyRepr(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return "None"
-	case string:
-		return "'" + v + "'"
-	default:
-		return fmt.Sprint(v)
-	}
 }
 
 func main() {

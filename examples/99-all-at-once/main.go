@@ -23,7 +23,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -31,6 +30,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kopf-go/kopf"
+	"github.com/kopf-go/kopf/pyfmt"
 )
 
 // StartupFnSimple takes a second to start.
@@ -93,11 +93,7 @@ func Create_2(ctx context.Context, kw Create_2Kwargs) (any, error) {
 //kopf:on.update kopfexamples
 func Update(ctx context.Context, kw UpdateKwargs) error {
 	fmt.Println("Handling the diff")
-	items := make([]string, len(kw.Diff))
-	for i, item := range kw.Diff {
-		items[i] = item.String()
-	}
-	fmt.Println("[" + strings.Join(items, ", ") + "]")
+	fmt.Println(pyfmt.Pformat([]kopf.DiffItem(kw.Diff))) // pprint.pprint(list(diff))
 	return nil
 }
 
@@ -105,7 +101,7 @@ func Update(ctx context.Context, kw UpdateKwargs) error {
 //
 //kopf:on.field kopfexamples field=spec.lst
 func UpdateLst(ctx context.Context, kw UpdateLstKwargs) error {
-	fmt.Printf("Handling the FIELD = %s -> %s\n", pyStr(kw.Old), pyStr(kw.New))
+	fmt.Printf("Handling the FIELD = %s -> %s\n", pyfmt.Str(kw.Old), pyfmt.Str(kw.New))
 	return nil
 }
 
@@ -165,28 +161,6 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-time.After(d):
 		return nil
 	}
-}
-
-// pyStr renders a value as Python's str() does in Kopf's f-string: None
-// for an absent value, lists with their strings quoted.
-func pyStr(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return "None"
-	case string:
-		return v
-	case []any:
-		items := make([]string, len(v))
-		for i, item := range v {
-			if s, ok := item.(string); ok {
-				items[i] = "'" + s + "'"
-			} else {
-				items[i] = pyStr(item)
-			}
-		}
-		return "[" + strings.Join(items, ", ") + "]"
-	}
-	return fmt.Sprint(v)
 }
 
 func main() {

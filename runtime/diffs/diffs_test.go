@@ -235,8 +235,10 @@ func TestString(t *testing.T) {
 			{Change, []string{}, 1.5, int64(2)},
 			{Change, []string{"x"}, json.Number("7"), json.Number("0.25")},
 		}, "(('change', (), 1.5, 2), ('change', ('x',), 7, 0.25))"},
-		{"big and small floats", Diff{{Change, nil, 1e16, 1e-5}},
-			"(('change', (), 1e+16, 1e-05),)"},
+		{"big and small floats", Diff{{Change, nil, 1e21, 1e-5}},
+			"(('change', (), 1e+21, 1e-05),)"},
+		{"integral floats below 1e21 are ints", Diff{{Change, nil, 1e16, 2.0}},
+			"(('change', (), 10000000000000000, 2),)"},
 		{"string quoting", Diff{{Change, []string{"it's"}, "say \"hi\"", "a'b\"c\\\n\x01é"}},
 			`(('change', ("it's",), 'say "hi"', 'a\'b"c\\\n\x01é'),)`},
 	}
@@ -246,18 +248,5 @@ func TestString(t *testing.T) {
 				t.Errorf("String() =\n  %s\nwant\n  %s", got, tt.want)
 			}
 		})
-	}
-}
-
-func TestPyFloatRepr(t *testing.T) {
-	tests := map[float64]string{
-		0.1: "0.1", 1.0: "1.0", 123456789.5: "123456789.5", 1e15: "1000000000000000.0",
-		1e16: "1e+16", 1.5e-5: "1.5e-05", 0.0001: "0.0001", -2.5: "-2.5",
-		math.Inf(-1): "-inf", 1e300: "1e+300",
-	}
-	for f, want := range tests {
-		if got := pyFloatRepr(f); got != want {
-			t.Errorf("pyFloatRepr(%v) = %q, want %q", f, got, want)
-		}
 	}
 }

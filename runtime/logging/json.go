@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/kopf-go/kopf/pyfmt"
 )
 
 // Reference is the identity of the object a record is about, as Kopf's
@@ -330,8 +332,8 @@ func appendPyJSON(buf []byte, v any) []byte {
 	return appendPyString(buf, fmt.Sprint(v))
 }
 
-// appendPyFloat writes a float as Python's repr does for the usual values
-// (1.0, 0.5, 1e-05, 1e+16, NaN, Infinity).
+// appendPyFloat writes a float as Python's json.dumps does: its repr
+// (pyfmt.Float: 1.0, 0.5, 1e-05, 1e+16), NaN and Infinity as such.
 func appendPyFloat(buf []byte, f float64) []byte {
 	switch {
 	case math.IsNaN(f):
@@ -341,14 +343,7 @@ func appendPyFloat(buf []byte, f float64) []byte {
 	case math.IsInf(f, -1):
 		return append(buf, "-Infinity"...)
 	}
-	if a := math.Abs(f); a != 0 && (a < 1e-4 || a >= 1e16) {
-		return strconv.AppendFloat(buf, f, 'e', -1, 64) // 1e-05, 1.5e+16
-	}
-	s := strconv.FormatFloat(f, 'f', -1, 64)
-	if !strings.Contains(s, ".") {
-		s += ".0"
-	}
-	return append(buf, s...)
+	return append(buf, pyfmt.Float(f)...)
 }
 
 // appendPyString writes a JSON string as Python's json.dumps does with

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/kopf-go/kopf/pyfmt"
 )
 
 // keyOrder returns the order in which the keys of the map at path (the keys
@@ -119,54 +121,14 @@ func (e *pyEncoder) object(m map[string]any) error {
 	return nil
 }
 
-// pyFloat formats f as Python's repr(float) and json.dumps do: the
-// shortest digits that read back as f, in positional notation with at
-// least one fractional digit ("1.0", "0.0001", "1000000000000000.0") when
-// the decimal exponent is within [-5, 15], else in scientific notation with
-// a signed exponent of at least two digits and no ".0" ("1e+16", "1e-05",
-// "1.25e-05", "5e-324"). Zero keeps its sign ("-0.0"). NaN and the
-// infinities are errors (Python would write NaN and Infinity, which are not
-// JSON).
+// pyFloat formats f as Python's json.dumps does: its repr (pyfmt.Float:
+// "1.0", "0.0001", "1e+16", "1e-05", "-0.0"). NaN and the infinities are
+// errors (Python would write NaN and Infinity, which are not JSON).
 func pyFloat(f float64) (string, error) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return "", fmt.Errorf("unsupported value: %v", f)
 	}
-	if f == 0 {
-		if math.Signbit(f) {
-			return "-0.0", nil
-		}
-		return "0.0", nil
-	}
-	// Go's shortest round-trip digits are Python's (both pick the shortest
-	// string that reads back, and the nearest of those); only the layout
-	// differs. "-1.2345e+06" → sign "-", digits "12345", exponent 6.
-	s := strconv.FormatFloat(f, 'e', -1, 64)
-	sign := ""
-	if s[0] == '-' {
-		sign, s = "-", s[1:]
-	}
-	mantissa, exp, _ := strings.Cut(s, "e")
-	digits := strings.Replace(mantissa, ".", "", 1)
-	e, _ := strconv.Atoi(exp)
-	point := e + 1 // digits are 0.d1d2… × 10^point, as in Python's dtoa
-	switch {
-	case point <= -4 || point > 16:
-		out := sign + digits[:1]
-		if len(digits) > 1 {
-			out += "." + digits[1:]
-		}
-		expSign := "+"
-		if e < 0 {
-			expSign, e = "-", -e
-		}
-		return fmt.Sprintf("%se%s%02d", out, expSign, e), nil
-	case point <= 0:
-		return sign + "0." + strings.Repeat("0", -point) + digits, nil
-	case point >= len(digits):
-		return sign + digits + strings.Repeat("0", point-len(digits)) + ".0", nil
-	default:
-		return sign + digits[:point] + "." + digits[point:], nil
-	}
+	return pyfmt.Float(f), nil
 }
 
 // pyNumber formats a float64 of a decoded object as Kopf would write the

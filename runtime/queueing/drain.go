@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
+	"github.com/kopf-go/kopf/pyfmt"
 	"github.com/kopf-go/kopf/runtime/execution"
 )
 
@@ -59,7 +59,7 @@ func drain(w workers, cancel context.CancelFunc, exitTimeout time.Duration, what
 	}
 	if busy := w.Busy(); len(busy) > 0 {
 		logger.Warn(fmt.Sprintf("Unprocessed streams left for %s of %s after the exit timeout of %s seconds; cancelling them.",
-			pyList(busy), what, execution.Seconds(exitTimeout)))
+			pyfmt.Repr(busy), what, execution.Seconds(exitTimeout)))
 	}
 	cancel()
 	grace := time.NewTimer(hungGrace)
@@ -70,15 +70,6 @@ func drain(w workers, cancel context.CancelFunc, exitTimeout time.Duration, what
 	case <-grace.C:
 	}
 	if busy := w.Busy(); len(busy) > 0 {
-		logger.Warn(fmt.Sprintf("Hung tasks are not stopped: exiting without waiting for them; tasks left: %s of %s.", pyList(busy), what))
+		logger.Warn(fmt.Sprintf("Hung tasks are not stopped: exiting without waiting for them; tasks left: %s of %s.", pyfmt.Repr(busy), what))
 	}
-}
-
-// pyList formats keys as Kopf's log lines show lists: ['a', 'b'].
-func pyList(keys []string) string {
-	quoted := make([]string, len(keys))
-	for i, k := range keys {
-		quoted[i] = "'" + k + "'"
-	}
-	return "[" + strings.Join(quoted, ", ") + "]"
 }
