@@ -8,7 +8,8 @@ import (
 // FuzzDecodeRecord: a progress record read back from an annotation (which
 // anyone with write access to the object may have written) decodes or is
 // an error, never a panic; what decodes is written back as it was read:
-// its encoding decodes to the same record, which encodes the same.
+// its encoding (in an annotation, or in status) decodes to the same
+// record.
 func FuzzDecodeRecord(f *testing.F) {
 	for _, s := range []string{
 		`{"started":"2026-11-23T06:28:04.648039+00:00","purpose":"create","retries":1,"success":true,"failure":false}`,
@@ -31,6 +32,10 @@ func FuzzDecodeRecord(f *testing.F) {
 		}
 		if !back.Equal(r) {
 			t.Fatalf("%q decodes to %+v, encoded as %s, decoded back as %+v", s, r, enc, back)
+		}
+		// As the status storage writes it and reads it back.
+		if fromStatus, err := recordFromValue(r.asMap()); err != nil || !fromStatus.Equal(r) {
+			t.Fatalf("%q decodes to %+v, read back from status as %+v, %v", s, r, fromStatus, err)
 		}
 	})
 }
