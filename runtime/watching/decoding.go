@@ -31,8 +31,10 @@ import (
 // watchable resource has; the case-insensitive reading of apiVersion and
 // kind by its meta-interpretation (encoding/json), which accepts an object
 // with "ApiVersion" and no "apiVersion" (the API server always spells
-// them so: here, such an object is an error); and the wording of its
-// errors.
+// them so: here, such an object is an error); the object of an ERROR
+// event that is not a Status, which client-go returns as it is (here,
+// decoded as a Status: an error to the reflector either way); and the
+// wording of its errors.
 
 // decodeList decodes a LIST response as client-go's unstructured decoding
 // does: items without apiVersion and kind (as the API server sends those of
