@@ -304,11 +304,13 @@ func (c *campaign) disturb(ctx context.Context) error {
 	c.created = make(chan struct{})
 	go c.create(ctx, over)
 
+	// Restarts first, then kills, then pauses, before the shuffle: with
+	// -pauses 0, a seed gives the schedule it gave before pauses existed.
 	var events []disturbance
 	for _, d := range []struct {
 		kind disturbance
 		n    int
-	}{{kill, c.kills}, {restart, c.restarts}, {pause, c.pauses}} {
+	}{{restart, c.restarts}, {kill, c.kills}, {pause, c.pauses}} {
 		for range d.n {
 			events = append(events, d.kind)
 		}
