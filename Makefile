@@ -142,9 +142,10 @@ bench: controlplane
 	cd bench && $(CURDIR)/bin/bench/bench -bin $(CURDIR)/bin/bench -n $(BENCH_N) \
 		-out $(CURDIR)/bench -work $(CURDIR)/.cache/bench $(BENCH_FLAGS)
 
-## chaos: issue #9's chaos campaign (minutes long; not part of `make test`): 1,000 objects with three
-## handlers each, the operator SIGKILLed 50 times, kube-apiserver restarted 5 times; see docs/chaos.md.
-## CHAOS_FLAGS="-n 50 -plain 20 -kills 5 -restarts 1" for a quick pass, "-seed N" to repeat a schedule;
+## chaos: issue #9's chaos campaign (minutes long; `make test` runs a small one, e2e/chaos TestCampaign):
+## 1,000 objects with three handlers each, the operator SIGKILLed 50 times, kube-apiserver restarted 5
+## times and paused 5 times past the watch timeout; see docs/chaos.md.
+## CHAOS_FLAGS="-n 50 -plain 20 -kills 5 -restarts 1 -pauses 1" for a quick pass, "-seed N" to repeat a schedule;
 ## CHAOS_BUILD_FLAGS=-race builds the operator with the race detector.
 CHAOS_FLAGS       ?=
 CHAOS_BUILD_FLAGS ?=
