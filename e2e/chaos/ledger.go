@@ -3,7 +3,8 @@
 // (every run of every handler) and what kube-apiserver wrote to its audit
 // log (every patch it stored), finds the handlers that ran again after they
 // had succeeded, and classifies each such re-run by what the API server had
-// stored of that success when the re-run began (see Classify).
+// stored of that success when the re-run began (see Classify). Its
+// TestCampaign runs a small campaign with a fixed seed in `make test`.
 package chaos
 
 import (

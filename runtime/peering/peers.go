@@ -19,6 +19,7 @@
 package peering
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -110,7 +111,10 @@ func parseTime(s string) (time.Time, error) {
 
 // Parse reads the peers of a peering object's status, as Kopf's Peer():
 // a missing priority is 0, a missing lifetime 60 s, a missing lastseen
-// now; unknown fields are ignored. A record that cannot be read (not an
+// now; unknown fields are ignored. A priority beyond an int's range is
+// taken as the int nearest to it (Python's ints have no bounds: the order
+// of priorities is kept), a lifetime beyond a time.Duration's (292 years)
+// as the longest (or shortest) whole seconds that one holds. A record that cannot be read (not an
 // object, a priority that is no integer) is skipped, reported in bad.
 func Parse(status map[string]any, now time.Time) (peers List, bad []string) {
 	for id, raw := range status {
@@ -133,7 +137,7 @@ func Parse(status map[string]any, now time.Time) (peers List, bad []string) {
 				bad = append(bad, id)
 				continue
 			}
-			p.Lifetime = time.Duration(n) * time.Second
+			p.Lifetime = time.Duration(min(max(n, -maxLifetime), maxLifetime)) * time.Second
 		}
 		if v, ok := rec["lastseen"].(string); ok {
 			if p.LastSeen, err = parseTime(v); err != nil {
@@ -146,13 +150,21 @@ func Parse(status map[string]any, now time.Time) (peers List, bad []string) {
 	return peers, bad
 }
 
-// toInt is Python's int() of a JSON value: a number (truncated) or a
-// string of an integer.
+// maxLifetime is the most whole seconds a time.Duration holds.
+const maxLifetime = int(math.MaxInt64 / time.Second)
+
+// toInt is Python's int() of a JSON value: a number (truncated, and
+// clamped to an int's range) or a string of an integer.
 func toInt(v any) (int, error) {
 	switch x := v.(type) {
 	case float64:
-		if math.IsNaN(x) || math.IsInf(x, 0) {
+		switch {
+		case math.IsNaN(x) || math.IsInf(x, 0):
 			return 0, fmt.Errorf("%v is not an integer", x)
+		case x >= math.MaxInt: // float64(math.MaxInt) is 2^63, out of range
+			return math.MaxInt, nil
+		case x < math.MinInt:
+			return math.MinInt, nil
 		}
 		return int(x), nil
 	case int:
@@ -160,7 +172,11 @@ func toInt(v any) (int, error) {
 	case int64:
 		return int(x), nil
 	case string:
-		return strconv.Atoi(strings.TrimSpace(x))
+		n, err := strconv.Atoi(strings.TrimSpace(x))
+		if errors.Is(err, strconv.ErrRange) {
+			return n, nil // the nearest int
+		}
+		return n, err
 	}
 	return 0, fmt.Errorf("%v is not an integer", v)
 }

@@ -1,6 +1,7 @@
 package peering
 
 import (
+	"math"
 	"os"
 	"regexp"
 	"strings"
@@ -144,6 +145,32 @@ func TestToggles(t *testing.T) {
 	for i := range want {
 		if changes[i] != want[i] {
 			t.Fatalf("changes = %v, want %v", changes, want)
+		}
+	}
+}
+
+// Priorities and lifetimes beyond Go's ranges keep their meaning: the
+// highest priority stays the highest, a lifetime of centuries does not
+// overflow into a dead (or a random) one. Found by FuzzParse.
+func TestParseOutOfRange(t *testing.T) {
+	now := time.Date(2026, 6, 3, 12, 0, 30, 0, time.UTC)
+	tests := []struct {
+		rec      map[string]any
+		priority int
+		lifetime time.Duration
+	}{
+		{map[string]any{"priority": 1e300, "lifetime": 1e12}, math.MaxInt, time.Duration(maxLifetime) * time.Second},
+		{map[string]any{"priority": -1e300, "lifetime": -1e12}, math.MinInt, -time.Duration(maxLifetime) * time.Second},
+		{map[string]any{"priority": "99999999999999999999", "lifetime": "-99999999999999999999"}, math.MaxInt, -time.Duration(maxLifetime) * time.Second},
+		{map[string]any{"priority": float64(1 << 63)}, math.MaxInt, DefaultLifetime},
+	}
+	for _, tt := range tests {
+		peers, bad := Parse(map[string]any{"p": tt.rec}, now)
+		if len(peers) != 1 || len(bad) != 0 {
+			t.Fatalf("%v: peers %v, bad %v", tt.rec, peers, bad)
+		}
+		if p := peers[0]; p.Priority != tt.priority || p.Lifetime != tt.lifetime {
+			t.Errorf("%v: priority %d, lifetime %s; want %d, %s", tt.rec, p.Priority, p.Lifetime, tt.priority, tt.lifetime)
 		}
 	}
 }

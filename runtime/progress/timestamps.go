@@ -25,10 +25,16 @@ var timeLayouts = []string{
 // zone ("Z" or "±hh:mm"), and "T" or a space between date and time. A
 // timestamp without a zone (as Kopf wrote before 1.40:
 // "2020-02-14T16:58:25.396364") is taken as UTC. The result is in UTC.
+// A time whose year in UTC is outside 1-9999 is an error, as in Python's
+// datetime (Kopf's): FormatTime could not write it back in a form that
+// ParseTime reads ("0001-01-01T00:30:00+01:00" is in year 0 in UTC).
 func ParseTime(s string) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	for _, layout := range timeLayouts {
 		if t, err := time.Parse(layout, s); err == nil {
+			if y := t.UTC().Year(); y < 1 || y > 9999 {
+				return time.Time{}, fmt.Errorf("timestamp %q is out of range (year %d in UTC)", s, y)
+			}
 			return t.UTC(), nil
 		}
 	}

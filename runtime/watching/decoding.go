@@ -28,7 +28,13 @@ import (
 //
 // What they do not reproduce: client-go's typed decoding of the kinds of
 // its own scheme (Status, WatchEvent, the option kinds, in v1), which no
-// watchable resource has, and the wording of its errors.
+// watchable resource has; the case-insensitive reading of apiVersion and
+// kind by its meta-interpretation (encoding/json), which accepts an object
+// with "ApiVersion" and no "apiVersion" (the API server always spells
+// them so: here, such an object is an error); the object of an ERROR
+// event that is not a Status, which client-go returns as it is (here,
+// decoded as a Status: an error to the reflector either way); and the
+// wording of its errors.
 
 // decodeList decodes a LIST response as client-go's unstructured decoding
 // does: items without apiVersion and kind (as the API server sends those of
@@ -177,6 +183,7 @@ type rawEvent struct {
 	typ    string
 	obj    map[string]any
 	status *metav1.Status // the object, decoded as one, if "type" came first and is ERROR
+	objErr error          // the object is not an object (unless a later "object" is)
 }
 
 // eventField decodes the next field of a watch event into e: its type, its
@@ -200,9 +207,11 @@ func (v *valueDecoder) eventField(e *rawEvent) error {
 			err = v.readError("the type of a watch event")
 		}
 	case "object":
-		e.obj, e.status = nil, nil
+		// Of duplicate "object"s, the last that is not null counts, as in
+		// client-go (its RawExtension ignores a null).
 		switch v.dec.PeekKind() {
 		case '{':
+			e.obj, e.status, e.objErr = nil, nil, nil
 			if watch.EventType(e.typ) == watch.Error {
 				e.status, err = v.status()
 			} else {
@@ -211,7 +220,11 @@ func (v *valueDecoder) eventField(e *rawEvent) error {
 		case 'n':
 			_, err = v.dec.ReadToken()
 		default:
-			err = v.readError("the object of a watch event")
+			e.obj, e.status = nil, nil
+			offset := v.dec.InputOffset()
+			if err = v.skip(); err == nil {
+				e.objErr = syntaxError(offset, errors.New("expected the object of a watch event"))
+			}
 		}
 	default:
 		err = v.skip()
@@ -221,6 +234,9 @@ func (v *valueDecoder) eventField(e *rawEvent) error {
 
 // result is the event as client-go's decoder returns it, or its error.
 func (e *rawEvent) result() (watch.EventType, runtime.Object, error) {
+	if e.objErr != nil {
+		return "", nil, e.objErr
+	}
 	switch t := watch.EventType(e.typ); t {
 	case watch.Added, watch.Modified, watch.Deleted, watch.Bookmark:
 		if e.obj == nil {

@@ -118,6 +118,9 @@ func TestEventsMatchClientGo(t *testing.T) {
 		{"managedFields read token by token", frame("ADDED", `{"kind":"X","apiVersion":"v1","metadata":{"name":"x","managedFields":[{"fieldsV1":{"k:{\"uid\":\"4e5f\"}":{}},"n":[1e3,-2.5E-1,0]}]}}`)},
 		{"duplicate names", frame("ADDED", `{"kind":"X","apiVersion":"v1","metadata":{"name":"x","name":"y"},"spec":{"a":1,"a":{"b":2}}}`)},
 		{"invalid UTF-8", frame("ADDED", "{\"kind\":\"X\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"x\"},\"data\":{\"a\xff\":\"b\xc3\",\"s\":\"\\ud83d\\u0041\"}}")},
+		// Found by FuzzEvents: of duplicate "object"s, the last that is not null counts.
+		{"duplicate object, the first not an object", `{"type":"ADDED","object":"","object":[1,{}],"object":{"apiVersion":"v1","kind":"X"}}`},
+		{"duplicate object, the last null", `{"type":"ADDED","object":{"apiVersion":"v1","kind":"X","metadata":{"name":"x"}},"object":null}`},
 		{"error, object before type", `{"object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 1 (5)","reason":"Expired","code":410},"type":"ERROR"}`},
 	}
 	for _, tt := range tests {

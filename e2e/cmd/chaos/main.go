@@ -4,8 +4,10 @@
 // and KopfPlain objects (no subresource) at a steady pace, and runs the
 // campaign's operator (e2e/cmd/chaos/operator: three creation handlers per
 // object, one slow, one retried once) while SIGKILLing it at random moments
-// and restarting it at once, and killing and restarting kube-apiserver.
-// Then it lets the last operator finish and checks:
+// and restarting it at once, killing and restarting kube-apiserver, and
+// pausing kube-apiserver (SIGSTOP, then SIGCONT) for longer than the
+// operator's watch inactivity timeout. Then it lets the last operator
+// finish and checks:
 //
 //   - every object is fully handled: the three results in status, a
 //     diff-base stored, no progress left;
@@ -13,7 +15,9 @@
 //   - no handler ran again after the object itself recorded its success
 //     ("outside" re-runs, chaos.Classify), which would be a bug;
 //   - no operator process died of a panic or a fatal error, or reported a
-//     data race (when built with -race).
+//     data race (when built with -race);
+//   - every pause of kube-apiserver made the running operator give up a
+//     silent watch (its log says so) and the operator went on after it.
 //
 // Re-runs in the documented crash window (the status patch stored, the
 // object patch not) and re-runs of successes never stored are counted and
@@ -68,11 +72,15 @@ const namespace = "default"
 type config struct {
 	examples, plains  int
 	kills, restarts   int
+	pauses            int
 	seed              uint64
 	operator, work    string
 	operatorFlags     string
 	minUp, maxUp      time.Duration
 	minDown, maxDown  time.Duration
+	minPause          time.Duration
+	maxPause          time.Duration
+	inactivity        time.Duration
 	createConcurrency int
 	createOver        time.Duration
 	settle            time.Duration
@@ -85,6 +93,10 @@ func main() {
 	flag.IntVar(&c.plains, "plain", 200, "KopfPlain objects (no status subresource) to create")
 	flag.IntVar(&c.kills, "kills", 50, "times to SIGKILL the operator (it is restarted at once)")
 	flag.IntVar(&c.restarts, "restarts", 5, "times to restart kube-apiserver")
+	flag.IntVar(&c.pauses, "pauses", 5, "times to pause kube-apiserver (SIGSTOP, then SIGCONT) for longer than -inactivity")
+	flag.DurationVar(&c.inactivity, "inactivity", 5*time.Second, "the operator's watch inactivity timeout (settings.Watching.InactivityTimeout, default 70 s in operators)")
+	flag.DurationVar(&c.minPause, "min-pause", 8*time.Second, "least time kube-apiserver stays paused (more than -inactivity)")
+	flag.DurationVar(&c.maxPause, "max-pause", 12*time.Second, "most time kube-apiserver stays paused")
 	flag.Uint64Var(&c.seed, "seed", 0, "seed of the schedule's RNG (0: from the clock; printed)")
 	flag.StringVar(&c.operator, "operator", "", "the campaign operator's binary (default: built from ./cmd/chaos/operator into -work)")
 	flag.StringVar(&c.operatorFlags, "operator-flags", "-v", "extra flags of `operator run -A --standalone`")
@@ -125,6 +137,10 @@ type campaign struct {
 	operators []*process // every operator process, in order
 	created   chan struct{}
 	lastExit  string // how the last operator ended on SIGTERM
+	killed    int    // operator kills done
+	restarted int    // kube-apiserver restarts done
+	stalls    []int  // by pause done: the silent watches the operator gave up meanwhile
+	paused    bool   // kube-apiserver is frozen now
 }
 
 // object is one object of the campaign.
@@ -147,8 +163,11 @@ func run(ctx context.Context, cfg config, out io.Writer) (int, error) {
 	if cfg.maxUp < cfg.minUp || cfg.maxDown < cfg.minDown || cfg.minUp < 0 || cfg.minDown < 0 {
 		return 2, fmt.Errorf("want 0 <= -min-up <= -max-up and 0 <= -min-down <= -max-down")
 	}
-	if cfg.kills < 0 || cfg.restarts < 0 || cfg.examples < 0 || cfg.plains < 0 || cfg.createConcurrency < 1 {
-		return 2, fmt.Errorf("want -n, -plain, -kills, -restarts >= 0 and -create-concurrency >= 1")
+	if cfg.kills < 0 || cfg.restarts < 0 || cfg.pauses < 0 || cfg.examples < 0 || cfg.plains < 0 || cfg.createConcurrency < 1 {
+		return 2, fmt.Errorf("want -n, -plain, -kills, -restarts, -pauses >= 0 and -create-concurrency >= 1")
+	}
+	if cfg.maxPause < cfg.minPause || cfg.inactivity <= 0 || (cfg.pauses > 0 && cfg.minPause <= cfg.inactivity) {
+		return 2, fmt.Errorf("want -inactivity > 0 and -inactivity < -min-pause <= -max-pause: a pause must outlast the watch inactivity timeout")
 	}
 	c := &campaign{config: cfg, out: out, rng: rand.New(rand.NewPCG(cfg.seed, cfg.seed^0x9e3779b97f4a7c15))}
 	defer func() {
@@ -157,6 +176,9 @@ func run(ctx context.Context, cfg config, out io.Writer) (int, error) {
 		}
 		if c.cluster == nil {
 			return
+		}
+		if c.paused {
+			_ = c.cluster.ResumeAPIServer()
 		}
 		if err := c.cluster.Stop(); err != nil {
 			c.logf("stopping the control plane: %v", err)
@@ -196,8 +218,8 @@ func (c *campaign) prepare(ctx context.Context) error {
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.out, "chaos: seed %d; %d KopfExample + %d KopfPlain objects; %d operator kills; %d kube-apiserver restarts; files in %s\n",
-		c.seed, c.examples, c.plains, c.kills, c.restarts, work)
+	fmt.Fprintf(c.out, "chaos: seed %d; %d KopfExample + %d KopfPlain objects; %d operator kills; %d kube-apiserver restarts; %d kube-apiserver pauses of %s-%s (watch inactivity timeout %s); files in %s\n",
+		c.seed, c.examples, c.plains, c.kills, c.restarts, c.pauses, c.minPause, c.maxPause, c.inactivity, work)
 	if c.operator == "" {
 		c.operator = filepath.Join(work, "operator")
 		cmd := exec.CommandContext(ctx, "go", "build", "-o", c.operator, "./cmd/chaos/operator")
@@ -251,9 +273,18 @@ func (c *campaign) prepare(ctx context.Context) error {
 	return nil
 }
 
-// disturb starts the operator and the creations, then kills the operator
-// and restarts kube-apiserver in a random order, each after a random time
-// since the previous disturbance.
+// disturbance is one of the campaign's faults.
+type disturbance int
+
+const (
+	kill    disturbance = iota // SIGKILL the operator, start it again
+	restart                    // kill kube-apiserver, start it again
+	pause                      // SIGSTOP kube-apiserver, then SIGCONT
+)
+
+// disturb starts the operator and the creations, then kills the operator,
+// restarts kube-apiserver and pauses it in a random order, each after a
+// random time since the previous disturbance.
 func (c *campaign) disturb(ctx context.Context) error {
 	c.began = time.Now()
 	if err := c.startOperator(); err != nil {
@@ -265,53 +296,135 @@ func (c *campaign) disturb(ctx context.Context) error {
 		// 90% of the disturbances' expected duration (kube-apiserver takes
 		// about 4 s to start here), so that handlers run at most of them
 		// and the last few hit an operator finishing the last objects.
-		phase := time.Duration(c.kills+c.restarts)*meanGap + time.Duration(c.restarts)*((c.minDown+c.maxDown)/2+4*time.Second)
+		phase := time.Duration(c.kills+c.restarts+c.pauses)*meanGap +
+			time.Duration(c.restarts)*((c.minDown+c.maxDown)/2+4*time.Second) +
+			time.Duration(c.pauses)*((c.minPause+c.maxPause)/2)
 		over = phase * 9 / 10
 	}
 	c.created = make(chan struct{})
 	go c.create(ctx, over)
 
-	events := make([]bool, c.kills+c.restarts) // true: an API server restart
-	for i := range c.restarts {
-		events[i] = true
+	// Restarts first, then kills, then pauses, before the shuffle: with
+	// -pauses 0, a seed gives the schedule it gave before pauses existed.
+	var events []disturbance
+	for _, d := range []struct {
+		kind disturbance
+		n    int
+	}{{restart, c.restarts}, {kill, c.kills}, {pause, c.pauses}} {
+		for range d.n {
+			events = append(events, d.kind)
+		}
 	}
 	c.rng.Shuffle(len(events), func(i, j int) { events[i], events[j] = events[j], events[i] })
-	kills, restarts := 0, 0
 	last := time.Now()
-	for _, restart := range events {
+	for _, ev := range events {
 		gap := c.minUp + time.Duration(c.rng.Int64N(int64(c.maxUp-c.minUp)+1))
 		if err := sleep(ctx, time.Until(last.Add(gap))); err != nil {
 			return err
 		}
-		if restart {
-			restarts++
-			down := c.minDown + time.Duration(c.rng.Int64N(int64(c.maxDown-c.minDown)+1))
-			if err := c.cluster.StopAPIServer(); err != nil {
-				return fmt.Errorf("stopping kube-apiserver: %w", err)
-			}
-			if err := sleep(ctx, down); err != nil {
-				return err
-			}
-			t0 := time.Now()
-			if err := c.cluster.StartAPIServer(); err != nil {
-				return fmt.Errorf("starting kube-apiserver: %w", err)
-			}
-			c.logf("kube-apiserver restart %d/%d: down %s, up again in %s; %s",
-				restarts, c.restarts, down.Truncate(time.Millisecond), time.Since(t0).Truncate(time.Millisecond), c.progress(ctx))
-		} else {
-			kills++
-			p := c.operators[len(c.operators)-1]
-			up := time.Since(p.started)
-			p.kill()
-			if err := c.startOperator(); err != nil {
-				return err
-			}
-			c.logf("kill %d/%d: pid %d SIGKILLed after %s of uptime, pid %d started; %s",
-				kills, c.kills, p.cmd.Process.Pid, up.Truncate(time.Millisecond), c.operators[len(c.operators)-1].cmd.Process.Pid, c.progress(ctx))
+		var err error
+		switch ev {
+		case kill:
+			err = c.killOperator(ctx)
+		case restart:
+			err = c.restartAPIServer(ctx)
+		case pause:
+			err = c.pauseAPIServer(ctx)
+		}
+		if err != nil {
+			return err
 		}
 		last = time.Now()
 	}
 	return nil
+}
+
+// killOperator SIGKILLs the operator and starts the next one at once.
+func (c *campaign) killOperator(ctx context.Context) error {
+	c.killed++
+	p := c.operators[len(c.operators)-1]
+	up := time.Since(p.started)
+	p.kill()
+	if err := c.startOperator(); err != nil {
+		return err
+	}
+	c.logf("kill %d/%d: pid %d SIGKILLed after %s of uptime, pid %d started; %s",
+		c.killed, c.kills, p.cmd.Process.Pid, up.Truncate(time.Millisecond), c.operators[len(c.operators)-1].cmd.Process.Pid, c.progress(ctx))
+	return nil
+}
+
+// restartAPIServer kills kube-apiserver, keeps it down for a random time
+// and starts it again.
+func (c *campaign) restartAPIServer(ctx context.Context) error {
+	c.restarted++
+	down := c.minDown + time.Duration(c.rng.Int64N(int64(c.maxDown-c.minDown)+1))
+	if err := c.cluster.StopAPIServer(); err != nil {
+		return fmt.Errorf("stopping kube-apiserver: %w", err)
+	}
+	if err := sleep(ctx, down); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	if err := c.cluster.StartAPIServer(); err != nil {
+		return fmt.Errorf("starting kube-apiserver: %w", err)
+	}
+	c.logf("kube-apiserver restart %d/%d: down %s, up again in %s; %s",
+		c.restarted, c.restarts, down.Truncate(time.Millisecond), time.Since(t0).Truncate(time.Millisecond), c.progress(ctx))
+	return nil
+}
+
+// pauseAPIServer freezes kube-apiserver (SIGSTOP) for a random time longer
+// than the operator's watch inactivity timeout, then lets it go on
+// (SIGCONT), and counts the operator's log lines that tell of a silent
+// watch given up meanwhile (watchStalled). The operator is given some
+// uptime first, so that its watches are open when the pause begins.
+func (c *campaign) pauseAPIServer(ctx context.Context) error {
+	p := c.operators[len(c.operators)-1]
+	if err := sleep(ctx, time.Until(p.started.Add(pauseAfterStart))); err != nil {
+		return err
+	}
+	d := c.minPause + time.Duration(c.rng.Int64N(int64(c.maxPause-c.minPause)+1))
+	before, err := c.countLog(p, watchStalled)
+	if err != nil {
+		return err
+	}
+	if err := c.cluster.PauseAPIServer(); err != nil {
+		return fmt.Errorf("pausing kube-apiserver: %w", err)
+	}
+	c.paused = true
+	slept := sleep(ctx, d)
+	if err := c.cluster.ResumeAPIServer(); err != nil { // even if ctx is done: never leave it frozen
+		return fmt.Errorf("resuming kube-apiserver: %w", err)
+	}
+	c.paused = false
+	if slept != nil {
+		return slept
+	}
+	after, err := c.countLog(p, watchStalled)
+	if err != nil {
+		return err
+	}
+	c.stalls = append(c.stalls, after-before)
+	c.logf("kube-apiserver pause %d/%d: frozen for %s; the operator (pid %d) gave up %d silent watch(es) meanwhile; %s",
+		len(c.stalls), c.pauses, d.Truncate(time.Millisecond), p.cmd.Process.Pid, after-before, c.progress(ctx))
+	return nil
+}
+
+// watchStalled is in the operator's log line of a watch given up for its
+// silence (settings.Watching.InactivityTimeout).
+const watchStalled = "has been silent for"
+
+// pauseAfterStart is the least uptime of the operator when a pause
+// begins: time enough to open its watches.
+const pauseAfterStart = 3 * time.Second
+
+// countLog counts the lines of an operator process's log that contain s.
+func (c *campaign) countLog(p *process, s string) (int, error) {
+	data, err := os.ReadFile(p.log)
+	if err != nil {
+		return 0, err
+	}
+	return strings.Count(string(data), s), nil
 }
 
 // settleDown waits for the creations to end and every object to be
@@ -496,13 +609,21 @@ func (c *campaign) report(ctx context.Context) (int, error) {
 			starts++
 		}
 	}
+	quiet := 0 // pauses that did not outlast a watch's inactivity timeout: they tested nothing
+	for _, n := range c.stalls {
+		if n == 0 {
+			quiet++
+		}
+	}
 	var sb strings.Builder
 	tw := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "seed\t%d\n", c.seed)
 	fmt.Fprintf(tw, "duration\t%s\n", duration.Truncate(time.Second))
 	fmt.Fprintf(tw, "objects\t%d KopfExample (status subresource) + %d KopfPlain (no subresource)\n", c.examples, c.plains)
 	fmt.Fprintf(tw, "operator SIGKILLs\t%d (%d operator processes)\n", len(c.operators)-1, len(c.operators))
-	fmt.Fprintf(tw, "kube-apiserver restarts\t%d\n", c.restarts)
+	fmt.Fprintf(tw, "kube-apiserver restarts\t%d\n", c.restarted)
+	fmt.Fprintf(tw, "kube-apiserver pauses (watch inactivity timeout %s)\t%d, silent watches given up during each: %v\n", c.inactivity, len(c.stalls), c.stalls)
+	fmt.Fprintf(tw, "pauses during which no watch was given up\t%d\n", quiet)
 	fmt.Fprintf(tw, "handler runs (ledger starts)\t%d\n", starts)
 	fmt.Fprintf(tw, "handler runs cut short by a SIGKILL\t%d\n", len(chaos.Interrupted(ledger)))
 	fmt.Fprintf(tw, "objects not fully handled\t%d\n", len(unhandled))
@@ -552,8 +673,8 @@ func (c *campaign) report(ctx context.Context) (int, error) {
 	tw.Flush()
 	summary := sb.String()
 	counts := chaos.Counts(reruns)
-	failed := len(unhandled) > 0 || len(missing) > 0 || counts[chaos.Outside] > 0 || len(crashes) > 0
-	verdict := "PASS: every object fully handled, no handler re-run after its success was recorded in the object"
+	failed := len(unhandled) > 0 || len(missing) > 0 || counts[chaos.Outside] > 0 || len(crashes) > 0 || quiet > 0
+	verdict := "PASS: every object fully handled, no handler re-run after its success was recorded in the object, every pause outlasted a watch"
 	if failed {
 		verdict = "FAIL"
 	}
@@ -606,6 +727,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 // process is one operator process.
 type process struct {
 	cmd     *exec.Cmd
+	log     string // the path of its log
 	started time.Time
 	done    chan struct{}
 }
@@ -614,20 +736,21 @@ type process struct {
 // operator-NN.log in the work directory.
 func (c *campaign) startOperator() error {
 	n := len(c.operators) + 1
-	log, err := os.Create(filepath.Join(c.work, fmt.Sprintf("operator-%02d.log", n)))
+	path := filepath.Join(c.work, fmt.Sprintf("operator-%02d.log", n))
+	log, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	args := append([]string{"run", "-A", "--standalone", "--kubeconfig", c.kubecfg}, strings.Fields(c.operatorFlags)...)
 	cmd := exec.Command(c.operator, args...)
-	cmd.Env = append(os.Environ(), "CHAOS_LEDGER="+c.ledger)
+	cmd.Env = append(os.Environ(), "CHAOS_LEDGER="+c.ledger, "CHAOS_INACTIVITY_TIMEOUT="+c.inactivity.String())
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the campaign
 	if err := cmd.Start(); err != nil {
 		log.Close()
 		return fmt.Errorf("starting the operator: %w", err)
 	}
-	p := &process{cmd: cmd, started: time.Now(), done: make(chan struct{})}
+	p := &process{cmd: cmd, log: path, started: time.Now(), done: make(chan struct{})}
 	go func() {
 		_ = cmd.Wait()
 		log.Close()

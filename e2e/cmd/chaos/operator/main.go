@@ -25,6 +25,10 @@
 // whose line cannot be written fails instead), "failed" (the temporary
 // error) or "cancelled" (the context ended its sleep).
 //
+// $CHAOS_INACTIVITY_TIMEOUT, if set (a Go duration), is the operator's
+// settings.Watching.InactivityTimeout (default 70 s): the campaign sets it
+// short, so that its pauses of kube-apiserver outlast it.
+//
 //	CHAOS_LEDGER=/tmp/ledger operator run -A --standalone --kubeconfig ...
 package main
 
@@ -42,6 +46,7 @@ import (
 	"github.com/kopf-go/kopf/runtime/kwargs"
 	"github.com/kopf-go/kopf/runtime/registry"
 	"github.com/kopf-go/kopf/runtime/resources"
+	"github.com/kopf-go/kopf/runtime/settings"
 )
 
 // kinds are the plurals of the campaign's two CRDs.
@@ -58,8 +63,17 @@ func main() {
 		fmt.Fprintf(os.Stderr, "opening the ledger: %v\n", err)
 		os.Exit(2)
 	}
+	s := settings.Default()
+	if v := os.Getenv("CHAOS_INACTIVITY_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "CHAOS_INACTIVITY_TIMEOUT: %v\n", err)
+			os.Exit(2)
+		}
+		s.Watching.InactivityTimeout = d
+	}
 	l := &ledger{f: f, pid: os.Getpid()}
-	os.Exit(cli.Main(l.register))
+	os.Exit(cli.MainWith(l.register, cli.Options{Settings: s}))
 }
 
 // ledger appends handler events to the ledger file.
