@@ -164,7 +164,9 @@ type TypedChanging[T any] struct {
 	Object *T
 	// Old and New are the essences before and after the change decoded as
 	// T (whole objects, also with field=: the field's values are
-	// Changing.Old and Changing.New), nil if there was or is none.
+	// Changing.Old and Changing.New), nil if there was or is none; Old is
+	// nil too if the old essence does not decode as T (the change fixes
+	// it; Changing.Old keeps it).
 	Old, New *T
 }
 
@@ -337,12 +339,15 @@ func DecodeChanging[T any](kw *Changing) (TypedChanging[T], error) {
 
 // decodeStates decodes an object and its old and new states as T, each
 // once per cache (see decode); it stops at the first that does not decode.
+// An old state that does not decode is no error but a nil oldT: it is the
+// state that this change fixes (the untyped kwargs keep it), and failing
+// on it would fail the fix itself.
 func decodeStates[T any](c *decodedCache, src, old, new any) (obj, oldT, newT *T, err error) {
 	if obj, err = decode[T](c, 0, src); err != nil {
 		return
 	}
 	if oldT, err = decode[T](c, 1, old); err != nil {
-		return
+		oldT, err = nil, nil
 	}
 	newT, err = decode[T](c, 2, new)
 	return

@@ -103,6 +103,19 @@ func TestDecodeErrorNamesTheField(t *testing.T) {
 	}
 }
 
+// The change that fixes an object decodes although its old state does
+// not: Old is nil, the untyped Old keeps it.
+func TestDecodeFixedObject(t *testing.T) {
+	bad := map[string]any{"spec": map[string]any{"replicas": "four"}}
+	good := map[string]any{"spec": map[string]any{"replicas": int64(4)}}
+	kw := &Changing{Base: Base{Body: body.Body(good)}, Old: bad, New: good}
+	kw.ShareDecoded()
+	got, err := DecodeChanging[example](kw)
+	if err != nil || got.Old != nil || got.New == nil || got.New.Spec.Replicas != 4 || got.Changing.Old == nil {
+		t.Errorf("got %+v, %v; want Old nil, New decoded, no error", got, err)
+	}
+}
+
 func TestDecodeErrors(t *testing.T) {
 	kw := &Changing{Base: Base{Body: body.Body{"spec": map[string]any{"replicas": "three"}}}}
 	kw.ShareDecoded()
