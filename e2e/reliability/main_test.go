@@ -1,13 +1,18 @@
 // Package reliability_test checks, against a real control plane, that a
 // kopf-go operator survives what production does to operators: being
 // killed mid-handler, an API server restart, a watch that goes silent,
-// other writers, objects too large for its state, objects left half-done
-// by Python Kopf, and malformed state or panicking handlers.
+// the API server's throttling (429), etcd's compaction (410 Gone), other
+// writers, objects too large for its state or near etcd's limit, objects
+// that do not fit the handlers' Go type, objects left half-done by Python
+// Kopf, and malformed state or panicking handlers. The fault tests log
+// their recovery time ("<fault>: ... in <duration>").
 //
 // Tests that disturb the control plane itself (TestSIGKILLMidHandler runs
-// an operator with -A; TestAPIServerRestart restarts kube-apiserver) start
-// their own. The others share one control plane, started in TestMain, and
-// each runs its operator in a namespace of its own.
+// an operator with -A; TestAPIServerRestart restarts kube-apiserver;
+// TestThrottling and TestCompaction need kube-apiserver's flags and
+// compact etcd) start their own. The others share one control plane,
+// started in TestMain, and each runs its operator in a namespace of its
+// own.
 package reliability_test
 
 import (
@@ -87,10 +92,11 @@ func applyCRD(cfg *rest.Config) error {
 	return err
 }
 
-// startCluster starts a control plane of the test's own, with the CRD.
-func startCluster(t *testing.T) *cluster.Cluster {
+// startCluster starts a control plane of the test's own, with the CRD and
+// envtest's options (kube-apiserver's flags, say).
+func startCluster(t *testing.T, opts ...envtest.Option) *cluster.Cluster {
 	t.Helper()
-	c := cluster.Start(t)
+	c := cluster.Start(t, opts...)
 	if err := applyCRD(c.Config); err != nil {
 		t.Fatalf("applying the CRD: %v", err)
 	}

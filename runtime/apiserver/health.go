@@ -3,7 +3,8 @@
 // wrapper that logs outages in Kopf's words and probes the server while
 // it is down), the re-login on 401 Unauthorized (Relogin), the bound on
 // the requests in flight (LimitInFlight), the server's warnings logged
-// once each (Warnings), and the reports of the watches' failures
+// once each (Warnings), its throttling (429 Too Many Requests) reported
+// (Throttling), and the reports of the watches' failures
 // (WatchReporter), paced by one LogBackoff; and the handlers' REST
 // configuration and shared clients in their context (RESTConfig, Client).
 package apiserver

@@ -2,6 +2,7 @@ package execution
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -64,8 +65,24 @@ func Execute(ctx context.Context, h *registry.ChangingHandler, kw *kwargs.Changi
 		kw.Retry = retry
 		kw.Started = started
 		kw.Runtime = runtime
-		return invoke(ctx, h.Fn, kw)
+		result, err := invoke(ctx, h.Fn, kw)
+		return result, permanentDecoding(err)
 	}, defaultBackoff, logger)
+}
+
+// permanentDecoding makes an object that does not decode as a changing
+// handler's Go type (a *kwargs.DecodeError) the handler's permanent
+// failure, as a PermanentError with the same message: a retry would
+// decode the same fields the same way and fail again after every backoff.
+// The object's next change runs the handlers of its own cause with the new
+// body, so the handler fails once per change. (Daemons and timers decode
+// the latest body at each attempt and are retried.)
+func permanentDecoding(err error) error {
+	var de *kwargs.DecodeError
+	if errors.As(err, &de) {
+		return &PermanentError{Message: err.Error()}
+	}
+	return err
 }
 
 // Spec is what Run needs to know of a handler of any kind.

@@ -131,6 +131,12 @@ func TestExecute(t *testing.T) {
 			want:    Outcome{Failure: true, Message: "no"}, wantCalls: 1,
 			wantLogs: []string{invoked, "ERROR Handler 'create_fn' failed permanently: no"},
 		},
+		{
+			name: "an object that does not decode as the Go type: permanent, once per change",
+			fn:   returning(nil, fmt.Errorf("in a sub-step: %w", &kwargs.DecodeError{Type: reflect.TypeFor[int](), Err: boom})),
+			want: Outcome{Failure: true, Message: "in a sub-step: decoding the object as int: boom"}, wantCalls: 1,
+			wantLogs: []string{invoked, "ERROR Handler 'create_fn' failed permanently: in a sub-step: decoding the object as int: boom"},
+		},
 
 		// TemporaryError.
 		{

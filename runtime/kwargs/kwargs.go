@@ -58,13 +58,17 @@
 // Decoding uses apimachinery's DefaultUnstructuredConverter, as client-go's
 // dynamic informers do; a body that does not decode as T is an error of the
 // handler (its when= callback matches, so that the handler runs and
-// reports it), never a panic.
+// reports it), never a panic: a [DecodeError], which names the field that
+// does not fit.
 package kwargs
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -160,7 +164,9 @@ type TypedChanging[T any] struct {
 	Object *T
 	// Old and New are the essences before and after the change decoded as
 	// T (whole objects, also with field=: the field's values are
-	// Changing.Old and Changing.New), nil if there was or is none.
+	// Changing.Old and Changing.New), nil if there was or is none; Old is
+	// nil too if the old essence does not decode as T (the change fixes
+	// it; Changing.Old keeps it).
 	Old, New *T
 }
 
@@ -248,7 +254,7 @@ func decode[T any](c *decodedCache, which int, v any) (*T, error) {
 		obj = new(T)
 		if err = runtime.DefaultUnstructuredConverter.FromUnstructured(m, obj); err != nil {
 			obj = nil
-			err = fmt.Errorf("decoding the object as %s: %w", reflect.TypeFor[T](), err)
+			err = newDecodeError[T](m, err)
 		}
 	} else if b, ok := v.(body.Body); ok && b != nil {
 		return decode[T](c, which, map[string]any(b))
@@ -260,6 +266,61 @@ func decode[T any](c *decodedCache, which int, v any) (*T, error) {
 		c.values[key] = decodedValue{obj, err}
 	}
 	return obj, err
+}
+
+// DecodeError is an object (its body, or its old or new essence) that does
+// not decode as the handler's Go type: a field's value of a JSON type that
+// the Go field cannot hold (a string where the Go type has an int), which
+// a CRD without a schema or with x-kubernetes-preserve-unknown-fields
+// lets in. Its message names the field:
+//
+//	decoding the object as v1.Widget: field spec.replicas holds a string, not int32 (unrecognized type: int32)
+//
+// Decoding the same object fails the same way on every attempt, so a
+// changing handler fails permanently on it (runtime/execution) instead of
+// being retried: once per change of the object.
+type DecodeError struct {
+	// Type is the Go type decoded into.
+	Type reflect.Type
+	// Field is the path of the field that does not fit (e.g.
+	// "spec.replicas", as encoding/json names it), "" if it is not known;
+	// Value is the JSON type of its value ("string", "number", "object"…);
+	// FieldType is the Go type of the field (nil if not known).
+	Field, Value string
+	FieldType    reflect.Type
+	// Err is apimachinery's converter's error, which names no field.
+	Err error
+}
+
+func (e *DecodeError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("decoding the object as %s: %v", e.Type, e.Err)
+	}
+	article := "a"
+	if strings.ContainsAny(e.Value[:1], "aeiou") {
+		article = "an"
+	}
+	return fmt.Sprintf("decoding the object as %s: field %s holds %s %s, not %s (%v)", e.Type, e.Field, article, e.Value, e.FieldType, e.Err)
+}
+
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// newDecodeError explains the converter's failure to decode m as a T by
+// the field that does not fit. The converter follows encoding/json's rules
+// but its errors ("unrecognized type: int") name no field; encoding/json's
+// do, so m is decoded again with it, on this error path only.
+func newDecodeError[T any](m map[string]any, err error) *DecodeError {
+	out := &DecodeError{Type: reflect.TypeFor[T](), Err: err}
+	data, jerr := json.Marshal(m)
+	if jerr != nil {
+		return out
+	}
+	var probe T
+	var te *json.UnmarshalTypeError
+	if errors.As(json.Unmarshal(data, &probe), &te) && te.Field != "" && te.Value != "" && te.Type != nil {
+		out.Field, out.Value, out.FieldType = te.Field, te.Value, te.Type
+	}
+	return out
 }
 
 // DecodeChanging returns kw in the typed form for T: the body and the
@@ -278,12 +339,15 @@ func DecodeChanging[T any](kw *Changing) (TypedChanging[T], error) {
 
 // decodeStates decodes an object and its old and new states as T, each
 // once per cache (see decode); it stops at the first that does not decode.
+// An old state that does not decode is no error but a nil oldT: it is the
+// state that this change fixes (the untyped kwargs keep it), and failing
+// on it would fail the fix itself.
 func decodeStates[T any](c *decodedCache, src, old, new any) (obj, oldT, newT *T, err error) {
 	if obj, err = decode[T](c, 0, src); err != nil {
 		return
 	}
 	if oldT, err = decode[T](c, 1, old); err != nil {
-		return
+		oldT, err = nil, nil
 	}
 	newT, err = decode[T](c, 2, new)
 	return

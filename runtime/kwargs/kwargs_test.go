@@ -1,6 +1,7 @@
 package kwargs
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -58,6 +59,60 @@ func TestDecodeChangingOncePerCycle(t *testing.T) {
 				t.Errorf("the field's old value is %v, want it kept in Changing.Old", second.Changing.Old)
 			}
 		})
+	}
+}
+
+func TestDecodeErrorNamesTheField(t *testing.T) {
+	type nested struct {
+		Spec struct {
+			Items []string `json:"items"`
+			Sub   struct {
+				N int64 `json:"n"`
+			} `json:"sub"`
+		} `json:"spec"`
+	}
+	tests := []struct {
+		name string
+		body body.Body
+		want string
+	}{
+		{"a string for an int", body.Body{"spec": map[string]any{"replicas": "three"}},
+			"decoding the object as kwargs.example: field spec.replicas holds a string, not int32 (unrecognized type: int32)"},
+		{"an object for a string", body.Body{"spec": map[string]any{"field": map[string]any{"a": "b"}}},
+			"decoding the object as kwargs.example: field spec.field holds an object, not string ("},
+		{"a string for an object", body.Body{"spec": "flat"},
+			"decoding the object as kwargs.example: field spec holds a string, not struct {"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := DecodeChanging[example](&Changing{Base: Base{Body: tt.body}})
+			var de *DecodeError
+			if !errors.As(err, &de) || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Errorf("err = %v (%T), want a *DecodeError starting with %q", err, err, tt.want)
+			}
+		})
+	}
+	// Deeper fields, and slices.
+	_, err := DecodeChanging[nested](&Changing{Base: Base{Body: body.Body{"spec": map[string]any{"items": []any{"a"}, "sub": map[string]any{"n": "x"}}}}})
+	if err == nil || !strings.Contains(err.Error(), "field spec.sub.n holds a string, not int64") {
+		t.Errorf("nested: err = %v", err)
+	}
+	_, err = DecodeChanging[nested](&Changing{Base: Base{Body: body.Body{"spec": map[string]any{"items": "a"}}}})
+	if err == nil || !strings.Contains(err.Error(), "field spec.items holds a string, not []string") {
+		t.Errorf("slice: err = %v", err)
+	}
+}
+
+// The change that fixes an object decodes although its old state does
+// not: Old is nil, the untyped Old keeps it.
+func TestDecodeFixedObject(t *testing.T) {
+	bad := map[string]any{"spec": map[string]any{"replicas": "four"}}
+	good := map[string]any{"spec": map[string]any{"replicas": int64(4)}}
+	kw := &Changing{Base: Base{Body: body.Body(good)}, Old: bad, New: good}
+	kw.ShareDecoded()
+	got, err := DecodeChanging[example](kw)
+	if err != nil || got.Old != nil || got.New == nil || got.New.Spec.Replicas != 4 || got.Changing.Old == nil {
+		t.Errorf("got %+v, %v; want Old nil, New decoded, no error", got, err)
 	}
 }
 

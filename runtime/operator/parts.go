@@ -61,7 +61,8 @@ func (o *operator) startMetrics(ctx context.Context) (context.Context, stopFunc,
 // innermost: the metrics (every request sent counts, the retries
 // included); the in-flight
 // bound (each its own: the handlers' requests never hold up the
-// operator's patches); the re-login on 401; and on the operator's only,
+// operator's patches); the re-login on 401; the report of the API
+// server's throttling (429s, one for both); and on the operator's only,
 // the API server's health, outermost: it sees each request's final
 // outcome. Its stop ends the health's probing.
 func (o *operator) connect(ctx context.Context) (context.Context, stopFunc, error) {
@@ -98,6 +99,9 @@ func (o *operator) connect(ctx context.Context) (context.Context, stopFunc, erro
 		cfg.Wrap(relogin.Wrap)
 		handlersCfg.Wrap(relogin.Wrap)
 	}
+	throttling := apiserver.NewThrottling(o.server, o.logger, o.opts.Settings.Watching.InactivityTimeout)
+	cfg.Wrap(throttling.Wrap)
+	handlersCfg.Wrap(throttling.Wrap)
 	o.health = apiserver.NewHealth(o.server, o.logger, o.opts.Settings.Watching.InactivityTimeout)
 	cfg.Wrap(o.health.Wrap)
 	o.cfg, o.handlersCfg = cfg, handlersCfg

@@ -155,7 +155,7 @@ func (w *Watcher) Run(ctx context.Context) {
 	store := &keyStore{callback: w.Callback, onListed: w.OnListed, onReplace: w.status.listed, versions: map[string]string{}}
 	r := cache.NewReflectorWithOptions(lw, &unstructured.Unstructured{}, store, cache.ReflectorOptions{Name: w.Name})
 	if w.Logger != nil {
-		h := &reflectorLog{Handler: w.Logger.Handler(), reported: w.OnError != nil}
+		h := &reflectorLog{Handler: w.Logger.Handler(), reported: w.OnError != nil, name: w.Name}
 		ctx = klog.NewContext(ctx, logr.FromSlogHandler(h))
 	}
 	r.RunWithContext(ctx)
@@ -354,10 +354,35 @@ func stub(key string) body.Body {
 // logger. client-go logs a failed listing or watch as "Failed to watch" at
 // ERROR; when the watcher's owner reports the failures itself (OnError),
 // that line is lowered to DEBUG. "Warning: watch ended with error", which
-// client-go logs at INFO, is raised to WARNING.
+// client-go logs at INFO, is raised to WARNING. "Watch closed" with an
+// expired resourceVersion (410 Gone: etcd compacted, or the watch cache's
+// window moved past it; a listing follows) is said in Kopf's words, at
+// DEBUG as Kopf does: "Restarting the watch-stream for <name>: its
+// resource version has expired (410 Gone): <error>."
 type reflectorLog struct {
 	slog.Handler
 	reported bool
+	name     string // the watcher's Name
+}
+
+// expired rewrites client-go's "Watch closed" record of an expired
+// resourceVersion, if r is one.
+func (h *reflectorLog) expired(r slog.Record) (slog.Record, bool) {
+	if r.Message != "Watch closed" {
+		return r, false
+	}
+	var err error
+	r.Attrs(func(a slog.Attr) bool {
+		if e, ok := a.Value.Any().(error); ok && a.Key == "err" {
+			err = e
+		}
+		return err == nil
+	})
+	if err == nil || !(apierrors.IsResourceExpired(err) || apierrors.IsGone(err)) {
+		return r, false
+	}
+	msg := fmt.Sprintf("Restarting the watch-stream for %s: its resource version has expired (410 Gone): %v", h.name, err)
+	return slog.NewRecord(r.Time, slog.LevelDebug, msg, r.PC), true
 }
 
 func (h *reflectorLog) level(r slog.Record) slog.Level {
@@ -377,6 +402,9 @@ func (h *reflectorLog) Enabled(ctx context.Context, l slog.Level) bool {
 }
 
 func (h *reflectorLog) Handle(ctx context.Context, r slog.Record) error {
+	if rec, ok := h.expired(r); ok {
+		r = rec
+	}
 	r.Level = h.level(r)
 	if !h.Handler.Enabled(ctx, r.Level) {
 		return nil
@@ -385,9 +413,9 @@ func (h *reflectorLog) Handle(ctx context.Context, r slog.Record) error {
 }
 
 func (h *reflectorLog) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return &reflectorLog{Handler: h.Handler.WithAttrs(attrs), reported: h.reported}
+	return &reflectorLog{Handler: h.Handler.WithAttrs(attrs), reported: h.reported, name: h.name}
 }
 
 func (h *reflectorLog) WithGroup(name string) slog.Handler {
-	return &reflectorLog{Handler: h.Handler.WithGroup(name), reported: h.reported}
+	return &reflectorLog{Handler: h.Handler.WithGroup(name), reported: h.reported, name: h.name}
 }

@@ -1,8 +1,14 @@
 package watching
 
 import (
+	"bytes"
+	"errors"
+	"log/slog"
 	"reflect"
+	"strings"
 	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -103,5 +109,20 @@ func TestKeyStoreEvents(t *testing.T) {
 	}
 	if err := s.Add("not an object"); err == nil {
 		t.Error("a foreign object is accepted")
+	}
+}
+
+// client-go's "Watch closed" of an expired resourceVersion is said in
+// Kopf's words; others pass as they are.
+func TestReflectorLogExpired(t *testing.T) {
+	var buf bytes.Buffer
+	h := &reflectorLog{Handler: slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}), name: "kopfexamples.v1.kopf.dev in ns"}
+	logger := slog.New(h)
+	logger.Debug("Watch closed", "reflector", "x", "err", apierrors.NewResourceExpired("The resourceVersion for the provided watch is too old."))
+	logger.Debug("Watch closed", "reflector", "x", "err", errors.New("other"))
+	got := buf.String()
+	if !strings.Contains(got, `msg="Restarting the watch-stream for kopfexamples.v1.kopf.dev in ns: its resource version has expired (410 Gone): The resourceVersion for the provided watch is too old."`) ||
+		!strings.Contains(got, `msg="Watch closed" reflector=x err=other`) {
+		t.Errorf("logged:\n%s", got)
 	}
 }
