@@ -1,7 +1,8 @@
 # kopf-go: Kopf for Go. `make demo` shows it end to end; `make test` runs
 # every test. Both work on a fresh machine with Go: everything else (etcd,
 # kube-apiserver, kube-controller-manager, kube-scheduler, kwok, kopf-gen)
-# is built here from the Go module proxy.
+# is built here from the Go module proxy, except the Debian packages of the
+# real Python Kopf that `make test` runs too (python-kopf below).
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -44,7 +45,7 @@ demo: apiserver kopf-gen
 		-crd $(CURDIR)/examples/crd.yaml -object $(CURDIR)/examples/obj.yaml
 
 ## test: every test: static checks, generated code is current, unit, generator and end-to-end tests.
-test: lint verify go-min unit e2e
+test: python-kopf lint verify go-min unit e2e
 
 ## unit: the tests of the runtime, generator and kopf-gen modules, and the fuzzers of every decoder
 ## of untrusted input for a while (about 4 s each on 2 busy cores, after ~5 s of start-up; a count,
@@ -67,10 +68,23 @@ unit:
 	for f in $(FUZZ); do IFS=: read -r mod pkg fuzzer n <<< "$$f"; \
 		(cd $$mod && $(GO) test -run '^$$' -fuzz "^$$fuzzer\$$" -fuzztime "$${n}x" "$$pkg"); done
 
-e2e: controlplane
+e2e: controlplane python-kopf
 	cd envtest && $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 	cd e2e && $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 	cd examples && $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+## python-kopf: Debian 12's python3 has the packages that Kopf 1.44.6 needs (../shared/kopf-1.44.6/README.md),
+## for e2e/peering's tests of a real Python Kopf beside kopf-go. Without them those tests skip, and fail
+## under CI (CI=true, as .ci/run sets it, which installs them): here too.
+KOPF_PYTHON ?= /usr/bin/python3
+KOPF_DEBS   := python3-aiohttp python3-click python3-yaml python3-typing-extensions python3-iso8601 python3-jsonpatch python3-pythonjsonlogger
+.PHONY: python-kopf
+python-kopf:
+	@$(KOPF_PYTHON) -c 'import aiohttp, click, yaml, typing_extensions, iso8601, jsonpatch, pythonjsonlogger' 2>/dev/null || { \
+		echo "The tests of a real Python Kopf (e2e/peering) need Debian 12's python3 ($(KOPF_PYTHON)) with:"; \
+		echo "    apt-get update && apt-get install -y $(KOPF_DEBS)"; \
+		if [ "$${CI:-}" = true ]; then echo "Under CI they fail without them."; exit 1; fi; \
+		echo "Without them they skip (under CI they fail)."; }
 
 ## lint: gofmt, go vet and a tidy go.mod in every module.
 lint:

@@ -1,47 +1,97 @@
 package peering
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/kopf-go/kopf/e2e/cluster"
 	"github.com/kopf-go/kopf/e2e/internal/proc"
 	"github.com/kopf-go/kopf/kopftest"
 )
 
-// kopfPython is the Python with Kopf importable: $KOPF_PYTHON (default
-// python3), with $KOPF_PYTHONPATH (e.g. a checkout of Kopf's source) on
-// its path. Kopf 1.44.6 ran here from its source (git archive 1.44.6
-// kopf) with Python 3.11, click 8.4 and Debian 12's python3-aiohttp,
-// -iso8601, -pythonjsonlogger, -jsonpatch, -yaml; two shims: the
-// kopf/_cogs/helpers/versions.py that setuptools-scm writes on install
-// (__version__, __version_tuple__, __commit_id__), and no proxy= to
-// aiohttp.ClientSession in kopf/_cogs/clients/auth.py (aiohttp 3.8 has
-// none). The peering code is Kopf's own, unchanged.
+// kopfVersion is the Kopf that the tests of this package run beside
+// kopf-go: its source is ../shared/kopf-1.44.6 next to the repository
+// (see its README: Debian 12's python3 and packages, and the shims of
+// Debian's older aiohttp and click).
+const kopfVersion = "1.44.6"
+
+// kopfPython is the Python with Kopf importable, and the environment that
+// makes it so: $KOPF_PYTHON (default Debian's /usr/bin/python3: the
+// packages Kopf needs are Debian's, not those of another python3 on PATH),
+// with PYTHONPATH set to testdata/kopfsite (its sitecustomize.py supplies
+// kopf/_cogs/helpers/versions.py where the source lacks it, then runs the
+// next sitecustomize) followed by $KOPF_PYTHONPATH (default
+// ../shared/kopf-1.44.6/debian12-shims:../shared/kopf-1.44.6 beside the
+// repository's root).
+//
+// Where Kopf cannot be imported, the test fails under CI ($CI true, as
+// .ci/run sets it: every CI run must run these tests) and skips elsewhere,
+// saying why.
 func kopfPython(t *testing.T) (string, []string) {
 	t.Helper()
+	python, env, err := findKopf()
+	if err == nil {
+		t.Logf("Python Kopf: %s with %s", python, env[0])
+		return python, env
+	}
+	if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
+		t.Fatalf("Python Kopf cannot be run, and under CI it must: %v", err)
+	}
+	t.Skipf("Python Kopf cannot be run here: %v (see docs/testing.md; CI fails instead of skipping)", err)
+	return "", nil
+}
+
+// findKopf is kopfPython's search, with an error that says what is
+// missing.
+func findKopf() (string, []string, error) {
 	python := os.Getenv("KOPF_PYTHON")
 	if python == "" {
-		python = "python3"
+		python = "/usr/bin/python3"
 	}
-	env := []string{"PYTHONPATH=" + os.Getenv("KOPF_PYTHONPATH")}
-	cmd := exec.Command(python, "-c", "import kopf")
+	site, err := filepath.Abs(filepath.Join("testdata", "kopfsite"))
+	if err != nil {
+		return "", nil, err
+	}
+	path := os.Getenv("KOPF_PYTHONPATH")
+	if path == "" {
+		root, err := cluster.RepoRoot()
+		if err != nil {
+			return "", nil, err
+		}
+		dir := filepath.Join(filepath.Dir(root), "shared", "kopf-"+kopfVersion)
+		if _, err := os.Stat(filepath.Join(dir, "kopf", "__init__.py")); err != nil {
+			return "", nil, fmt.Errorf("no Kopf source beside the repository (%w); set KOPF_PYTHONPATH", err)
+		}
+		path = filepath.Join(dir, "debian12-shims") + string(os.PathListSeparator) + dir
+	}
+	env := []string{"PYTHONPATH=" + site + string(os.PathListSeparator) + path}
+	cmd := exec.Command(python, "-c", "import kopf; print(kopf.__version__)")
 	cmd.Env = append(os.Environ(), env...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("Python Kopf cannot be run here (%s -c 'import kopf': %v: %s); set KOPF_PYTHON and KOPF_PYTHONPATH", python, err, out)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", nil, fmt.Errorf("%s -c 'import kopf' with %s: %w: %s (the Debian packages of ../shared/kopf-%s/README.md: is .ci/run's apt-get done?)",
+			python, env[0], err, bytes.TrimSpace(out), kopfVersion)
 	}
-	return python, env
+	if got := string(bytes.TrimSpace(out)); got != kopfVersion {
+		return "", nil, fmt.Errorf("%s with %s imports Kopf %q, want %s", python, env[0], got, kopfVersion)
+	}
+	return python, env, nil
 }
 
 // A real Python Kopf operator (Kopf's 06-peering example) and a kopf-go
 // operator on one KopfPeering see each other and pause each other by
 // priority, both ways: Kopf at 100 pauses kopf-go at 0; kopf-go at 666
-// (--dev) pauses Kopf at 0. Skipped where Kopf cannot be imported.
+// (--dev) pauses Kopf at 0. Fails under CI, skips elsewhere, where Kopf
+// cannot be imported (kopfPython).
 func TestRealKopf(t *testing.T) {
 	python, env := kopfPython(t)
 	ns := newNamespace(t, "real-kopf")

@@ -2,7 +2,9 @@
 // real control plane: pausing by priority between two operators, a
 // peering object written as a Python Kopf peer writes it (the wire
 // format's literal values), the HA failover of two replicas by SIGKILL,
-// and the freeze and resume commands of the operator binary.
+// and the freeze and resume commands of the operator binary; and, beside
+// a real Python Kopf (kopfPython), pausing by priority both ways and the
+// hand-over of objects from Kopf to kopf-go and back.
 package peering
 
 import (
