@@ -86,6 +86,11 @@ python-kopf:
 		if [ "$${CI:-}" = true ]; then echo "Under CI they fail without them."; exit 1; fi; \
 		echo "Without them they skip (under CI they fail)."; }
 
+# kopf-debs: the list above, for .ci/run's apt-get (one list).
+.PHONY: kopf-debs
+kopf-debs:
+	@echo $(KOPF_DEBS)
+
 ## lint: gofmt, go vet and a tidy go.mod in every module.
 lint:
 	@bad=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
