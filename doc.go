@@ -64,7 +64,8 @@ that waits on something slow bounds that wait itself, with
 context.WithTimeout. The context also carries what the operator gives
 handlers: the event poster (Info, Warn, Exception, Event), the client
 configuration (RESTConfig), the clients shared by the operator's handlers
-(Client) and, in a changing handler, the registration of sub-handlers
+(Client, and server-side apply with them: Apply, ApplyStatus) and, in a
+changing handler, the registration of sub-handlers
 (Subhandler).
 
 # Absent labels and annotations in filter callbacks

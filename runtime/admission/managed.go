@@ -25,6 +25,7 @@ import (
 	"github.com/kopf-go/kopf/runtime/leases"
 	"github.com/kopf-go/kopf/runtime/registry"
 	"github.com/kopf-go/kopf/runtime/resources"
+	"github.com/kopf-go/kopf/runtime/settings"
 )
 
 // replicaLabel marks the leases of the replicas serving managed
@@ -272,8 +273,8 @@ func prune[T, W any](ctx context.Context, api interface {
 }
 
 // fieldManager is the operator's name as the owner of the fields of the
-// managed configurations.
-const fieldManager = "kopf"
+// managed configurations: the one that handlers' applies have by default.
+const fieldManager = settings.FieldManager
 
 // configAPI is the client of one kind of webhook configuration.
 type configAPI[T interface{ GetResourceVersion() string }, AC any] interface {

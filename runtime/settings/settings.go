@@ -265,3 +265,8 @@ func seconds(ns ...int) []time.Duration {
 	}
 	return out
 }
+
+// FieldManager is the operator's field owner in server-side apply: the
+// manager of the runtime's own applies (the admission webhooks'
+// configurations) and the default of handlers' applies (kopf.Apply).
+const FieldManager = "kopf"
