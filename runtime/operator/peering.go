@@ -2,6 +2,7 @@ package operator
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 
@@ -56,6 +57,12 @@ func shardedStandalone(opts *Options) {
 // stream (see queueing.Stream), so an object is processed once on resume,
 // at its latest version. Daemons and timers are stopped on pause
 // (daemons.Engine.Pause) and started again on resume.
+//
+// A replica that stands down because it could not renew the HA Lease
+// (peering.Member.OnLeaseLost) does not let its cycles finish: abandon
+// cancels their contexts, so that nothing they would write is sent once
+// another replica may hold the Lease (a handler that ignores its context
+// runs on, but its outcome is not stored).
 type pauseGate struct {
 	stop   <-chan struct{} // the operator is exiting: the held workers return
 	logger *slog.Logger
@@ -65,12 +72,43 @@ type pauseGate struct {
 	paused  bool
 	engine  *daemons.Engine
 	toggles *peering.Toggles
+	cycles  map[*context.CancelFunc]bool // the cycles in progress
 }
 
 func newPauseGate(stop <-chan struct{}, logger *slog.Logger) *pauseGate {
-	g := &pauseGate{stop: stop, logger: logger, open: make(chan struct{})}
+	g := &pauseGate{stop: stop, logger: logger, open: make(chan struct{}), cycles: map[*context.CancelFunc]bool{}}
 	close(g.open)
 	return g
+}
+
+// abandon cancels the cycles in progress (peering.Member.OnLeaseLost).
+func (g *pauseGate) abandon() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.cycles) > 0 {
+		g.logger.Warn(fmt.Sprintf("Abandoning %d handling cycles in progress: the Lease is lost.", len(g.cycles)))
+	}
+	for cancel := range g.cycles {
+		(*cancel)()
+	}
+}
+
+// track registers a cycle in progress until its done is called; false if
+// the operator is paused (the cycle must wait).
+func (g *pauseGate) track(ctx context.Context) (_ context.Context, done func(), ok bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.paused {
+		return ctx, nil, false
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	g.cycles[&cancel] = true
+	return ctx, func() {
+		g.mu.Lock()
+		delete(g.cycles, &cancel)
+		g.mu.Unlock()
+		cancel()
+	}, true
 }
 
 // set pauses or resumes (peering.Toggles.OnChange).
@@ -115,18 +153,18 @@ func (g *pauseGate) gate() <-chan struct{} {
 }
 
 // hold wraps a worker's processing so that it starts only while the
-// operator is not paused.
+// operator is not paused, and tracks it until it ends (see abandon).
 func (g *pauseGate) hold(process queueing.Processor) queueing.Processor {
 	if g == nil {
 		return process
 	}
 	return func(ctx context.Context, ev watching.Event, s *queueing.Stream) {
 		for first := true; ; first = false {
-			g.mu.Lock()
-			paused := g.paused
-			g.mu.Unlock()
-			if !paused {
-				break
+			cctx, done, ok := g.track(ctx)
+			if ok {
+				defer done()
+				process(cctx, ev, s)
+				return
 			}
 			if first {
 				logging.ForObject(g.logger, ev.Key).Debug("The operator is paused: the processing waits for the resume.")
@@ -139,7 +177,6 @@ func (g *pauseGate) hold(process queueing.Processor) queueing.Processor {
 				return
 			}
 		}
-		process(ctx, ev, s)
 	}
 }
 
@@ -164,6 +201,7 @@ func startPeering(ctx context.Context, dc discovery.DiscoveryInterface, cl clien
 		RetryCap:    opts.RescanInterval,
 		Logger:      opts.Logger,
 		OnPause:     gate.set,
+		OnLeaseLost: gate.abandon,
 	}
 	return gate, m.Start(ctx)
 }

@@ -113,3 +113,43 @@ func testPauseGate(t *testing.T) {
 		t.Fatalf("a stopped gate processed: ran %d times", ran.Load())
 	}
 }
+
+// A pause lets the cycle in progress finish; a Lease lost (abandon)
+// cancels it, so that nothing it would write is sent.
+func TestPauseGateAbandon(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newPauseGate(make(chan struct{}), slog.New(slog.DiscardHandler))
+		release := make(chan struct{})
+		var cancelled atomic.Bool
+		process := g.hold(func(ctx context.Context, _ watching.Event, _ *queueing.Stream) {
+			select {
+			case <-ctx.Done():
+				cancelled.Store(true)
+			case <-release:
+			}
+		})
+		done := make(chan struct{})
+		go func() { process(context.Background(), watching.Event{}, nil); close(done) }()
+		synctest.Wait()
+		g.set(true) // a pause: the cycle goes on
+		synctest.Wait()
+		select {
+		case <-done:
+			t.Fatal("a pause ended the cycle in progress")
+		default:
+		}
+		g.abandon() // the Lease lost: the cycle is cancelled
+		synctest.Wait()
+		select {
+		case <-done:
+		default:
+			t.Fatal("abandon did not end the cycle in progress")
+		}
+		if !cancelled.Load() {
+			t.Error("the abandoned cycle's context was not cancelled")
+		}
+		if len(g.cycles) != 0 {
+			t.Errorf("%d cycles still tracked", len(g.cycles))
+		}
+	})
+}

@@ -48,6 +48,11 @@ type Member struct {
 	// OnPause is told when the operator is to pause (true) or resume
 	// (false): Toggles.OnChange.
 	OnPause func(paused bool)
+	// OnLeaseLost is told, after OnPause(true), that this replica stood
+	// down as the active one because it could not renew the HA Lease in
+	// time (see Elector): what is still running as the active replica
+	// must end now. Nil: nothing more.
+	OnLeaseLost func()
 }
 
 // Start joins the peering in the background, until the stop it returns is
@@ -192,6 +197,7 @@ func (m *Member) lease(ctx context.Context, wg *sync.WaitGroup, toggles *Toggles
 		Identity:  identity,
 		Timing:    leases.Timing{Duration: s.LeaseDuration, RenewDeadline: s.RenewDeadline, RetryPeriod: s.RetryPeriod},
 		Logger:    m.Logger,
+		OnLost:    m.OnLeaseLost,
 	}
 	var once sync.Once
 	return func() {

@@ -28,10 +28,16 @@ import (
 // rule of runtime/leases: its record has not changed for its duration as
 // this process observes it on its own clock (no clock skew between
 // replicas matters). The holder renews every RetryPeriod and stands down
-// (Standby on) if it could not renew within RenewDeadline, before any
-// other replica may take the Lease (RenewDeadline < Duration). On Run's
-// end the holder releases the Lease (client-go's ReleaseOnCancel): a
-// stand-by replica takes over at its next try.
+// if it could not renew within RenewDeadline, before any other replica
+// may take the Lease (RenewDeadline < Duration): RenewDeadline is
+// counted from the start of its last successful renewal (the earliest
+// moment another replica can have observed that renewal), and each
+// renewal waits for the API server no later than that, so that a
+// replica cut off from the API server (the connection stalled or
+// dropped) stands down RenewDeadline after its last renewal began, at
+// the latest: Standby on, then OnLost. On Run's end the holder releases
+// the Lease (client-go's ReleaseOnCancel): a stand-by replica takes over
+// at its next try.
 type Elector struct {
 	Leases    coordinationv1client.LeasesGetter
 	Namespace string
@@ -41,6 +47,10 @@ type Elector struct {
 	Standby   *Toggle
 	Logger    *slog.Logger
 	Clock     clock.PassiveClock // nil: the real clock
+	// OnLost is called when this replica stands down for a Lease it could
+	// not renew in time (after Standby is on): what it still does as the
+	// active replica must end now (nil: nothing more).
+	OnLost func()
 
 	held    *leases.Held
 	leading bool
@@ -70,18 +80,17 @@ func (e *Elector) lease() *leases.Held {
 // Run takes part in the election until ctx is done, then releases the
 // Lease if it holds it.
 func (e *Elector) Run(ctx context.Context) {
-	var lastRenew time.Time
+	e.lease()               // the Timing defaulted
+	var lastRenew time.Time // the start of the last successful renewal
 	for {
-		ok, err := e.tryAcquireOrRenew(ctx)
-		now := e.now()
+		start := e.now()
+		ok, err := e.tryAcquireOrRenew(ctx, e.attemptTimeout(start, lastRenew))
 		switch {
 		case ok:
-			lastRenew = now
+			lastRenew = start
 			e.lead()
-		case e.leading && now.Sub(lastRenew) >= e.Timing.RenewDeadline:
-			e.leading = false
-			e.Standby.Set(true)
-			e.Logger.Warn(fmt.Sprintf("The Lease %s is lost: pausing operations until it is held again.", e.where()))
+		case e.leading && e.now().Sub(lastRenew) >= e.Timing.RenewDeadline:
+			e.lose()
 		}
 		if err != nil && ctx.Err() == nil {
 			e.Logger.Debug(fmt.Sprintf("The Lease %s cannot be acquired or renewed: %v", e.where(), err))
@@ -89,6 +98,8 @@ func (e *Elector) Run(ctx context.Context) {
 		delay := e.Timing.RetryPeriod
 		if !e.leading {
 			delay = time.Duration(float64(delay) * (1 + 0.2*rand.Float64())) // client-go's JitterFactor 1.2
+		} else {
+			delay = min(delay, max(0, lastRenew.Add(e.Timing.RenewDeadline).Sub(e.now())))
 		}
 		t := time.NewTimer(delay)
 		select {
@@ -98,6 +109,28 @@ func (e *Elector) Run(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// attemptTimeout bounds one try to take or renew the Lease started at
+// start: RenewDeadline (at least 1 s) for a candidate; for the holder,
+// what is left of RenewDeadline since its last renewal began, so that it
+// stands down in time even when the API server does not answer.
+func (e *Elector) attemptTimeout(start, lastRenew time.Time) time.Duration {
+	timeout := max(e.Timing.RenewDeadline, time.Second)
+	if e.leading {
+		timeout = min(timeout, lastRenew.Add(e.Timing.RenewDeadline).Sub(start))
+	}
+	return timeout
+}
+
+// lose stands down: the Lease could not be renewed within RenewDeadline.
+func (e *Elector) lose() {
+	e.leading = false
+	e.Standby.Set(true)
+	e.Logger.Warn(fmt.Sprintf("The Lease %s is lost: pausing operations until it is held again.", e.where()))
+	if e.OnLost != nil {
+		e.OnLost()
 	}
 }
 
@@ -111,10 +144,13 @@ func (e *Elector) lead() {
 }
 
 // tryAcquireOrRenew is client-go's step (leases.Held.TryAcquireOrRenew),
-// bounded by RenewDeadline (at least 1 s); it logs a new holder.
-func (e *Elector) tryAcquireOrRenew(ctx context.Context) (bool, error) {
+// bounded by timeout; it logs a new holder.
+func (e *Elector) tryAcquireOrRenew(ctx context.Context, timeout time.Duration) (bool, error) {
 	h := e.lease()
-	ctx, cancel := context.WithTimeout(ctx, max(e.Timing.RenewDeadline, time.Second))
+	if timeout <= 0 {
+		return false, context.DeadlineExceeded
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	ok, err := h.TryAcquireOrRenew(ctx)
 	if holder := leases.Holder(h.Last()); holder != "" && holder != e.leader {

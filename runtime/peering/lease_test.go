@@ -4,8 +4,12 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
@@ -72,7 +76,7 @@ func TestElectorSteps(t *testing.T) {
 	}
 	for _, s := range steps {
 		clock.SetTime(t0.Add(s.at))
-		got, err := s.who.tryAcquireOrRenew(ctx)
+		got, err := s.who.tryAcquireOrRenew(ctx, 10*time.Second)
 		if err != nil {
 			t.Fatalf("%s: %v", s.name, err)
 		}
@@ -100,7 +104,7 @@ func TestElectorRelease(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if ok, err := b.tryAcquireOrRenew(context.Background()); ok || err != nil {
+	if ok, err := b.tryAcquireOrRenew(context.Background(), 10*time.Second); ok || err != nil {
 		t.Fatalf("b took a held Lease: %v, %v", ok, err)
 	}
 	cancel()
@@ -112,7 +116,101 @@ func TestElectorRelease(t *testing.T) {
 		t.Fatalf("the Lease is held by %q after a's release", h)
 	}
 	clock.SetTime(clock.Now().Add(time.Millisecond))
-	if ok, err := b.tryAcquireOrRenew(context.Background()); !ok || err != nil {
+	if ok, err := b.tryAcquireOrRenew(context.Background(), 10*time.Second); !ok || err != nil {
 		t.Fatalf("b did not take the released Lease at once: %v, %v", ok, err)
+	}
+}
+
+// cuttableLeases is a Leases client whose requests, while cut is set,
+// hang until their context ends, as on a stalled connection; ok records
+// when the last request that was answered began.
+type cuttableLeases struct {
+	coordinationv1client.LeaseInterface
+	cut *atomic.Bool
+	ok  *atomic.Int64 // unix nanoseconds
+}
+
+func (c cuttableLeases) Leases(string) coordinationv1client.LeaseInterface { return c }
+
+func (c cuttableLeases) stall(ctx context.Context) error {
+	if !c.cut.Load() {
+		c.ok.Store(time.Now().UnixNano())
+		return nil
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (c cuttableLeases) Get(ctx context.Context, name string, opts metav1.GetOptions) (*coordinationv1.Lease, error) {
+	if err := c.stall(ctx); err != nil {
+		return nil, err
+	}
+	return c.LeaseInterface.Get(ctx, name, opts)
+}
+
+func (c cuttableLeases) Update(ctx context.Context, l *coordinationv1.Lease, opts metav1.UpdateOptions) (*coordinationv1.Lease, error) {
+	if err := c.stall(ctx); err != nil {
+		return nil, err
+	}
+	return c.LeaseInterface.Update(ctx, l, opts)
+}
+
+// A holder cut off from the API server (its requests hang) stands down
+// (Standby on, then OnLost) no later than RenewDeadline after the start
+// of its last answered request, whenever in its renewal cycle the cut
+// comes, and before the other replica takes the Lease over (no sooner
+// than Duration after it observed the last renewal).
+func TestElectorStandsDownWhenCut(t *testing.T) {
+	for _, cutAfter := range []time.Duration{1200 * time.Millisecond, 1499 * time.Millisecond, 1501 * time.Millisecond, 1750 * time.Millisecond} {
+		t.Run(cutAfter.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { testElectorStandsDownWhenCut(t, cutAfter) })
+		})
+	}
+}
+
+func testElectorStandsDownWhenCut(t *testing.T, cutAfter time.Duration) {
+	timing := leases.Timing{Duration: 3 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: 500 * time.Millisecond}
+	shared := fake.NewClientset().CoordinationV1()
+	var cut atomic.Bool
+	var okAt atomic.Int64
+	var lostAt, tookAt time.Time
+	mk := func(id string, leases coordinationv1client.LeasesGetter) *Elector {
+		var toggles Toggles
+		return &Elector{
+			Leases: leases, Namespace: "ns", Name: "lease", Identity: Identity(id), Timing: timing,
+			Standby: toggles.Make("standby", true), Logger: slog.New(slog.DiscardHandler),
+		}
+	}
+	a := mk("a", cuttableLeases{LeaseInterface: shared.Leases("ns"), cut: &cut, ok: &okAt})
+	a.OnLost = func() {
+		if !a.Standby.On() {
+			t.Error("OnLost before Standby is on")
+		}
+		lostAt = time.Now()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go a.Run(ctx)
+	synctest.Wait()
+	if a.Standby.On() {
+		t.Fatal("a does not hold the free Lease")
+	}
+	b := mk("b", shared)
+	go b.Run(ctx)
+	time.Sleep(cutAfter)
+	cut.Store(true)
+	for b.Standby.On() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	tookAt = time.Now()
+	lastOK := time.Unix(0, okAt.Load())
+	if lostAt.IsZero() || lostAt.Sub(lastOK) > timing.RenewDeadline {
+		t.Errorf("a stood down at %s after its last answered request, want within RenewDeadline %s", lostAt.Sub(lastOK), timing.RenewDeadline)
+	}
+	if !lostAt.Before(tookAt) {
+		t.Errorf("b took the Lease over at +%s, before a stood down at +%s", tookAt.Sub(lastOK), lostAt.Sub(lastOK))
+	}
+	if took := tookAt.Sub(lastOK); took < timing.Duration {
+		t.Errorf("b took the Lease over %s after a's last renewal, before its Duration %s", took, timing.Duration)
 	}
 }

@@ -55,8 +55,10 @@ type Peering struct {
 	// LeaseDuration, RenewDeadline and RetryPeriod are the Lease's timing
 	// (leases.Timing, client-go's leader election's): a stand-by replica
 	// takes over at most about LeaseDuration+RetryPeriod after the active
-	// one died; the active one pauses if it could not renew within
-	// RenewDeadline. Defaults: runtime/leases', 15 s, 10 s, 2 s.
+	// one died; the active one pauses, and abandons its cycles in
+	// progress, if it could not renew within RenewDeadline of its last
+	// renewal's start (before another may take over: LeaseDuration).
+	// Defaults: runtime/leases', 15 s, 10 s, 2 s.
 	LeaseDuration time.Duration
 	RenewDeadline time.Duration
 	RetryPeriod   time.Duration

@@ -86,7 +86,11 @@ type Config struct {
 //   - a replica whose own Lease has not been renewed for LeaseDuration
 //     less two RenewIntervals (the API server unreachable or slow) calls
 //     Release for everything at once without writing, with a deadline
-//     before the Lease expires: the others may take over then.
+//     half a RenewInterval before the Lease expires (the renewal's start
+//     counts: no other replica can have observed it earlier): the others
+//     may take over then. A rebalancing that waits for the API server
+//     (its connection stalled) is cut short for it, half an interval
+//     after that point at the latest.
 //
 // So a bucket is handled by at most one replica at a time as long as a
 // replica notices its own lease's expiry before the others do (Release
@@ -240,11 +244,23 @@ func (c *Coordinator) renew(ctx context.Context) error {
 // not been renewed in time; otherwise it reads the group's Leases, judges
 // which members live, and hands the buckets over in order: first what
 // this replica must give up (stopped, then released), then what it may
-// claim (claimed, then started).
+// claim (claimed, then started). The rebalancing's requests end when the
+// member Lease is about to expire (untilExpiry): a replica whose API
+// server stalls gives its buckets up in time rather than waiting for it.
 func (c *Coordinator) tick(ctx context.Context) {
 	if ctx.Err() != nil || c.giveUpIfExpired(ctx) {
 		return
 	}
+	rctx, cancel := c.untilExpiry(ctx)
+	defer cancel()
+	c.rebalance(rctx)
+	if rctx.Err() != nil && ctx.Err() == nil {
+		c.giveUpIfExpired(ctx) // now, not at the next tick
+	}
+}
+
+// rebalance reads the group's Leases and hands the buckets over.
+func (c *Coordinator) rebalance(ctx context.Context) {
 	list, err := c.cfg.Leases.List(ctx, metav1.ListOptions{LabelSelector: GroupLabel + "=" + c.cfg.Group})
 	if err != nil {
 		c.cfg.Logger.Warn(fmt.Sprintf("Sharding: the leases of the group %s could not be listed: %v", c.cfg.Group, err))
@@ -255,6 +271,41 @@ func (c *Coordinator) tick(ctx context.Context) {
 	c.giveUp(ctx, buckets, target)
 	c.releaseLeftovers(ctx, buckets, target)
 	c.claimAssigned(ctx, buckets, target, live)
+}
+
+// giveUpAt is when this replica starts giving its buckets up unless its
+// member Lease is renewed meanwhile: LeaseDuration less two
+// RenewIntervals after the start of its last successful renewal.
+func (c *Coordinator) giveUpAt() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastRenew.Add(c.cfg.LeaseDuration - 2*c.cfg.RenewInterval)
+}
+
+// untilExpiry is ctx, cancelled half a RenewInterval after giveUpAt
+// (which the renewals move on; the half interval is the time a renewal
+// started at giveUpAt has to succeed, when LeaseDuration is three
+// RenewIntervals), and so still half an interval before the give-up's
+// deadline (see giveUpIfExpired).
+func (c *Coordinator) untilExpiry(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		for {
+			left := time.Until(c.giveUpAt().Add(c.cfg.RenewInterval / 2))
+			if left <= 0 {
+				cancel()
+				return
+			}
+			t := time.NewTimer(left)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return ctx, cancel
 }
 
 // giveUpIfExpired stops every bucket, without writing, when the member

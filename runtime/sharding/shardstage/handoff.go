@@ -118,21 +118,25 @@ func (h handoff) busy() int {
 	return n
 }
 
-// await polls until nothing is busy, for up to HandoffTimeout or ctx's
-// deadline (the lease expires, or another replica owns the buckets
-// already), and returns what is still busy.
+// await polls until nothing is busy, for up to HandoffTimeout or until
+// ctx is done (its deadline: the lease expires, or another replica owns
+// the buckets already; cancelled: the lease is about to expire), and
+// returns what is still busy.
 func (h handoff) await(ctx context.Context) int {
-	deadline := time.Now().Add(h.s.cfg.HandoffTimeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
+	timeout := time.NewTimer(h.s.cfg.HandoffTimeout)
+	defer timeout.Stop()
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for busy := h.busy(); busy > 0; busy = h.busy() {
-		if !time.Now().Before(deadline) {
+		if ctx.Err() != nil {
 			return busy
 		}
-		<-tick.C
+		select {
+		case <-timeout.C:
+			return busy
+		case <-ctx.Done():
+		case <-tick.C:
+		}
 	}
 	return 0
 }

@@ -118,16 +118,19 @@ func TestProcessStampsFirst(t *testing.T) {
 }
 
 // Lose returns once the lost objects' cycles in progress are done, or
-// abandons them (cancels their contexts) after the hand-off timeout.
+// abandons them (cancels their contexts) after the hand-off timeout, or
+// once its own context is done (the replica's Lease about to expire).
 func TestLoseAwaitsOrAbandons(t *testing.T) {
 	tests := []struct {
 		name      string
 		finishIn  time.Duration // 0: the cycle runs until cancelled
+		cancelIn  time.Duration // 0: Lose's context is not cancelled
 		abandoned bool
 		took      time.Duration
 	}{
-		{"the cycle finishes", 2 * time.Second, false, 2 * time.Second},
-		{"the cycle is abandoned", 0, true, 30 * time.Second},
+		{"the cycle finishes", 2 * time.Second, 0, false, 2 * time.Second},
+		{"the cycle is abandoned", 0, 0, true, 30 * time.Second},
+		{"the lease is about to expire", 0, time.Second, true, time.Second},
 	}
 	for _, tt := range tests {
 		synctest.Test(t, func(t *testing.T) {
@@ -158,7 +161,13 @@ func TestLoseAwaitsOrAbandons(t *testing.T) {
 			admit(ev)
 			synctest.Wait() // the cycle is in progress
 			start := time.Now()
-			s.Lose(ctx, []int{0})
+			loseCtx := ctx
+			if tt.cancelIn > 0 {
+				var cancelLose context.CancelFunc
+				loseCtx, cancelLose = context.WithCancel(ctx)
+				time.AfterFunc(tt.cancelIn, cancelLose)
+			}
+			s.Lose(loseCtx, []int{0})
 			took := time.Since(start)
 			synctest.Wait() // an abandoned cycle returns
 			// Lose polls every 10 ms: it returns on the tick that sees the
