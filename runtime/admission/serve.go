@@ -248,18 +248,7 @@ func (st *startup) watchCertFiles() error {
 	}
 	store.set(kp)
 	logger.Debug("Using a provided certificate for HTTPS.")
-	st.wg.Go(func() {
-		every(st.bg, ws.CheckInterval, func() {
-			kp, changed, err := fc.load()
-			switch {
-			case err != nil:
-				logger.Error(fmt.Sprintf("The webhook certificate cannot be reloaded: %s", err))
-			case changed:
-				store.set(kp)
-				logger.Info("Reloaded the webhook certificate: its files have changed.")
-			}
-		})
-	})
+	st.wg.Go(func() { every(st.bg, ws.CheckInterval, func() { fc.reload(logger, store.set) }) })
 	return nil
 }
 
