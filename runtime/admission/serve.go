@@ -197,10 +197,10 @@ func serverSettings(cfg Config) (settings.WebhookServer, error) {
 		}
 	}
 	if ws.CertSecret == "" {
+		// One name whatever the configurations' (not "<managed>-cert"):
+		// the Role that kopf-gen writes grants get and update on this
+		// Secret alone (resourceNames), and cannot know the managed name.
 		ws.CertSecret = DefaultCertSecret
-		if adm.Managed != "" {
-			ws.CertSecret = adm.Managed + "-cert"
-		}
 	}
 	if ws.CertValidity <= 0 {
 		ws.CertValidity = DefaultCertValidity
