@@ -4,7 +4,9 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/rest"
 
 	"github.com/kopf-go/kopf/runtime/cli"
@@ -153,12 +155,41 @@ func WithReadiness(url string) Option {
 }
 
 // WithMetrics serves the operator's Prometheus metrics at /metrics on
-// addr (host:port, e.g. ":8080"; "" or "0": off, the default). Under Main,
+// addr (host:port, e.g. ":8443"; "" or "0": off, the default). Under Main,
 // --metrics-bind-address takes precedence. The operator does not start if
-// it cannot listen on addr (e.g. the port is in use). See docs/metrics.md
-// for the series.
+// it cannot listen on addr (e.g. the port is in use). They are served
+// over HTTPS, with a self-signed certificate (or WithMetricsCert's), to
+// the clients that the API server authenticates and authorizes: a bearer
+// token that a TokenReview accepts, of a user that a SubjectAccessReview
+// allows to get the non-resource URL /metrics; others get 401 or 403
+// (unless WithPlainMetrics). See docs/metrics.md for the series and
+// docs/security.md for the protection.
 func WithMetrics(addr string) Option {
 	return func(o *operator.Options) { o.MetricsAddress = addr }
+}
+
+// WithPlainMetrics serves the metrics (WithMetrics) over plain HTTP to
+// anyone who can reach their address, as --metrics-secure=false does: for
+// a local run, or a network where that is acceptable.
+func WithPlainMetrics() Option {
+	return func(o *operator.Options) { o.MetricsPlain = true }
+}
+
+// WithMetricsCert serves the metrics (WithMetrics) over HTTPS with the
+// certificate and key in dir (tls.crt and tls.key), read again when they
+// change, instead of a self-signed certificate: --metrics-cert-path.
+func WithMetricsCert(dir string) Option {
+	return func(o *operator.Options) { o.MetricsCertPath = dir }
+}
+
+// WithMetricsHandler calls fn once at start with the registry of the
+// operator's metrics and the handler of their page (unguarded): to add
+// collectors of one's own to the registry (the page then has their series
+// too), or to serve the page oneself, on a server and behind a protection
+// of one's own (with WithMetrics unset). The metrics are kept with it even
+// without WithMetrics.
+func WithMetricsHandler(fn func(registry *prometheus.Registry, page http.Handler)) Option {
+	return func(o *operator.Options) { o.OnMetrics = fn }
 }
 
 // Main runs an operator's command line (`run`, `version`) with the handlers

@@ -95,7 +95,8 @@ func TestWebhookManifests(t *testing.T) {
 		t.Fatalf("the Role: %v", err)
 	}
 	wantRules := []rbacv1.PolicyRule{
-		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "create", "update"}},
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"kopf-webhook-cert"}, Verbs: []string{"get", "update"}},
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create"}},
 		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "create", "update", "delete"}},
 	}
 	if role.Name != "bench-operator-webhooks" || !reflect.DeepEqual(role.Rules, wantRules) {

@@ -330,7 +330,7 @@ func TestReplicasShareTheCertificate(t *testing.T) {
 	if string(served[0]) != string(served[1]) {
 		t.Error("the replicas serve different certificates")
 	}
-	secret, err := cs.CoreV1().Secrets("default").Get(ctx, managed+"-cert", metav1.GetOptions{})
+	secret, err := cs.CoreV1().Secrets("default").Get(ctx, "kopf-webhook-cert", metav1.GetOptions{})
 	if err != nil || len(secret.Data["tls.crt"]) == 0 {
 		t.Fatalf("the certificate secret: %v", err)
 	}

@@ -114,6 +114,7 @@ func minimal(r *run) {
 		return msg == "hello world" && stored
 	})
 	r.waitLogs(op, 5*time.Second, ref+"Creation is processed: 1 succeeded; 0 failed.")
+	r.scrapeMetrics(op)
 	op.Stop(r.t, 30*time.Second)
 	// Restarted: the object is listed, found handled, and left alone.
 	op = r.start("restarted")
@@ -333,6 +334,7 @@ func admission(r *run) {
 	if _, err := objs.UpdateStatus(ctx, stored, metav1.UpdateOptions{}); err == nil || !strings.Contains(err.Error(), "status.field MUST be equal to spec.field!") {
 		r.t.Errorf("a status that differs from the spec: %v, want validate_subresources' refusal", err)
 	}
+	r.checkCertSecretAccess()
 	op.Stop(r.t, 60*time.Second)
 	// At exit, the last replica leaves only the persistent handlers'
 	// webhooks: none here.

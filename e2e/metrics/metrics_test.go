@@ -1,7 +1,9 @@
 // Package metrics tests an operator's Prometheus metrics on a real control
-// plane: the operator serves them over HTTP while it handles objects, and
-// the page, parsed as Prometheus parses it, counts what the handlers did,
-// the requests to the API server and controller-runtime's series.
+// plane: served by default over HTTPS to the clients that the API server
+// authenticates and authorizes (secure_test.go: 401, 403, 200), or over
+// plain HTTP when asked; and the page, scraped while the operator handles
+// objects and parsed as Prometheus parses it, counts what the handlers
+// did, the requests to the API server and controller-runtime's series.
 package metrics
 
 import (
@@ -84,7 +86,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	ns := namespace(t, env.Config, "metrics")
 	addr := freeAddress(t)
 	objs := kopftest.NewObjects(t, env.Config, gvr, ns)
-	op := kopftest.Start(t, env.Config, register, kopf.WithNamespaces(ns), kopf.WithMetrics(addr))
+	op := kopftest.Start(t, env.Config, register, kopf.WithNamespaces(ns), kopf.WithMetrics(addr), kopf.WithPlainMetrics())
 	op.WaitLog(fmt.Sprintf("Serving the metrics on http://%s/metrics.", addr), 10*time.Second)
 
 	const n = 3

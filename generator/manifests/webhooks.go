@@ -20,7 +20,9 @@ import (
 //     app.kubernetes.io/name=<the role's name>, as `kopf-gen init`'s
 //     Deployment has) on their port WebhookTargetPort, where the runtime
 //     listens;
-//   - rbac/webhook_role.yaml: a Role for the certificate Secret and, with
+//   - rbac/webhook_role.yaml: a Role for the certificate Secret (get and
+//     update of it alone, by its name admission.DefaultCertSecret; create
+//     of Secrets, which RBAC cannot restrict by name) and, with
 //     managed configurations, the Leases by which the replicas know of one
 //     another, in the operator's namespace;
 //
@@ -137,10 +139,17 @@ kind: Role
 metadata:
   name: %s
 rules:
-  # get: read the certificate at start and check it for renewals. create: the
-  # first replica stores a new one. update: a renewal replaces it.
-`, name)
-	writeRule(&b, "", []string{"secrets"}, "get", "create", "update")
+  # The Secret %[2]s holds the private keys of the CA and
+  # of the serving certificate: get (read the certificate at start and check
+  # it for renewals) and update (a renewal replaces it) of that Secret alone,
+  # by name; no list or watch, which would read every Secret here. create:
+  # the first replica stores a new one; RBAC cannot restrict a create by name
+  # (no name is known before the object exists), so other Secrets may be
+  # created here, never read. Another Secret (settings.Admission.Server's
+  # CertSecret) needs resourceNames changed.
+`, name, admission.DefaultCertSecret)
+	fmt.Fprintf(&b, "  - apiGroups: [\"\"]\n    resources: [\"secrets\"]\n    resourceNames: [%q]\n    verbs: [\"get\", \"update\"]\n", admission.DefaultCertSecret)
+	writeRule(&b, "", []string{"secrets"}, "create")
 	b.WriteString("  # Managed configurations: a replica creates and renews its Lease, lists\n" +
 		"  # the others' and deletes its own at exit.\n")
 	writeRule(&b, "coordination.k8s.io", []string{"leases"}, "get", "list", "create", "update", "delete")

@@ -134,6 +134,7 @@ func TestRender(t *testing.T) {
 		".dockerignore", ".github/workflows/ci.yml", ".gitignore", "Dockerfile", "Makefile", "README.md",
 		"api/v1alpha1/doc.go", "api/v1alpha1/types.go", "config/default/kustomization.yaml", "config/default/metrics_service.yaml",
 		"config/manager/deployment.yaml", "config/manager/kustomization.yaml", "config/rbac/kustomization.yaml",
+		"config/rbac/metrics_auth_role.yaml", "config/rbac/metrics_auth_role_binding.yaml", "config/rbac/metrics_reader_role.yaml",
 		"config/rbac/role_binding.yaml", "config/rbac/service_account.yaml", "config/samples/widgets.yaml",
 		"go.mod", "hack/cluster/main.go", "internal/handlers/handlers.go", "internal/handlers/handlers_test.go", "main.go", "test/e2e/e2e_test.go",
 	}

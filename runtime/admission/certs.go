@@ -325,8 +325,65 @@ func signServing(ca *x509.Certificate, caKey crypto.Signer, hosts []string, now 
 // user, and again when they change (see the package doc on why by
 // polling).
 type fileCerts struct {
+	what                      string // whose certificate, in errors and logs: "webhook" ("" too), "metrics"
 	certFile, keyFile, caFile string
 	digest                    [32]byte
+}
+
+// reload loads the files again and, if they have changed, sets their pair;
+// it logs what happened.
+func (fc *fileCerts) reload(logger *slog.Logger, set func(*keyPair) bool) {
+	kp, changed, err := fc.load()
+	switch {
+	case err != nil:
+		logger.Error(fmt.Sprintf("The %s certificate cannot be reloaded: %s", fc.whose(), err))
+	case changed:
+		set(kp)
+		logger.Info(fmt.Sprintf("Reloaded the %s certificate: its files have changed.", fc.whose()))
+	}
+}
+
+func (fc *fileCerts) whose() string {
+	if fc.what == "" {
+		return "webhook"
+	}
+	return fc.what
+}
+
+// CertFiles is a serving certificate and its key read from files, and
+// read again when their content changes (polled, as the webhook server's
+// given files are: see the package doc): the one implementation of both
+// the webhook server's files (settings.WebhookServer.CertFile) and those
+// of the operator's other HTTPS endpoints (the metrics'). Its
+// GetCertificate is a tls.Config's, so a reload needs no restart.
+type CertFiles struct {
+	files fileCerts
+	store certStore
+}
+
+// LoadCertFiles reads the PEM certificate and key files; what names whose
+// certificate it is in errors and logs ("metrics").
+func LoadCertFiles(what, certFile, keyFile string) (*CertFiles, error) {
+	c := &CertFiles{files: fileCerts{what: what, certFile: certFile, keyFile: keyFile}}
+	kp, _, err := c.files.load()
+	if err != nil {
+		return nil, err
+	}
+	c.store.set(kp)
+	return c, nil
+}
+
+// GetCertificate returns the current certificate (tls.Config's
+// GetCertificate).
+func (c *CertFiles) GetCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+	return c.store.GetCertificate(hello)
+}
+
+// Watch reads the files again every interval until ctx is done, serving
+// their new content if it has changed (and logging it); a failed read is
+// logged, and the last certificate read stays.
+func (c *CertFiles) Watch(ctx context.Context, interval time.Duration, logger *slog.Logger) {
+	every(ctx, interval, func() { c.files.reload(logger, c.store.set) })
 }
 
 // load reads the files; changed is false if their content is the same
@@ -341,7 +398,7 @@ func (fc *fileCerts) load() (kp *keyPair, changed bool, err error) {
 		}
 		data, err := os.ReadFile(f)
 		if err != nil {
-			return nil, false, fmt.Errorf("reading the webhook certificate: %w", err)
+			return nil, false, fmt.Errorf("reading the %s certificate: %w", fc.whose(), err)
 		}
 		_, _ = io.Copy(h, bytes.NewReader(data))
 		datas = append(datas, data)
@@ -357,7 +414,7 @@ func (fc *fileCerts) load() (kp *keyPair, changed bool, err error) {
 	}
 	kp, err = parsePair(datas[0], datas[1], caBundle)
 	if err != nil {
-		return nil, false, fmt.Errorf("loading the webhook certificate %s and key %s: %w", fc.certFile, fc.keyFile, err)
+		return nil, false, fmt.Errorf("loading the %s certificate %s and key %s: %w", fc.whose(), fc.certFile, fc.keyFile, err)
 	}
 	fc.digest = digest
 	return kp, true, nil

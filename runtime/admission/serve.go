@@ -197,10 +197,10 @@ func serverSettings(cfg Config) (settings.WebhookServer, error) {
 		}
 	}
 	if ws.CertSecret == "" {
+		// One name whatever the configurations' (not "<managed>-cert"):
+		// the Role that kopf-gen writes grants get and update on this
+		// Secret alone (resourceNames), and cannot know the managed name.
 		ws.CertSecret = DefaultCertSecret
-		if adm.Managed != "" {
-			ws.CertSecret = adm.Managed + "-cert"
-		}
 	}
 	if ws.CertValidity <= 0 {
 		ws.CertValidity = DefaultCertValidity
@@ -248,18 +248,7 @@ func (st *startup) watchCertFiles() error {
 	}
 	store.set(kp)
 	logger.Debug("Using a provided certificate for HTTPS.")
-	st.wg.Go(func() {
-		every(st.bg, ws.CheckInterval, func() {
-			kp, changed, err := fc.load()
-			switch {
-			case err != nil:
-				logger.Error(fmt.Sprintf("The webhook certificate cannot be reloaded: %s", err))
-			case changed:
-				store.set(kp)
-				logger.Info("Reloaded the webhook certificate: its files have changed.")
-			}
-		})
-	})
+	st.wg.Go(func() { every(st.bg, ws.CheckInterval, func() { fc.reload(logger, store.set) }) })
 	return nil
 }
 

@@ -70,6 +70,11 @@ func addRunFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "path to a kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
 	fl.StringVarP(&o.LivenessEndpoint, "liveness", "L", o.LivenessEndpoint, "serve the liveness probe at this URL, e.g. http://0.0.0.0:8080/healthz")
 	fl.StringVar(&o.MetricsAddress, "metrics-bind-address", o.MetricsAddress, `serve Prometheus metrics at /metrics on this address, e.g. ":8080" ("" or "0": off)`)
+	fl.Var(&secureFlag{p: &o.MetricsPlain}, "metrics-secure", "serve the metrics over HTTPS to the clients that the API server authenticates and authorizes (get /metrics); false: plain HTTP, to anyone (docs/security.md)")
+	fl.Lookup("metrics-secure").NoOptDefVal = "true"
+	fl.StringVar(&o.MetricsCertPath, "metrics-cert-path", o.MetricsCertPath, "the directory of the metrics' HTTPS certificate and key (default: a self-signed certificate made at start)")
+	fl.StringVar(&o.MetricsCertName, "metrics-cert-name", cmp.Or(o.MetricsCertName, "tls.crt"), "the certificate's file in --metrics-cert-path")
+	fl.StringVar(&o.MetricsCertKey, "metrics-cert-key", cmp.Or(o.MetricsCertKey, "tls.key"), "the key's file in --metrics-cert-path")
 	fl.StringVar(&o.ReadinessEndpoint, "readiness", o.ReadinessEndpoint, "serve the readiness probe at this URL, e.g. http://0.0.0.0:8080/readyz")
 	fl.Var(&shardsFlag{p: &o.Sharding}, "shards", "split the objects among the replicas that run with the same --shards, in this many buckets (alone: 64; docs/sharding.md)")
 	fl.Lookup("shards").NoOptDefVal = "64"
@@ -187,6 +192,28 @@ func (f *prefixFlag) String() string {
 }
 
 func (f *prefixFlag) Type() string { return "bool" }
+
+// secureFlag is --metrics-secure: true (its default) unless the options
+// say MetricsPlain.
+type secureFlag struct{ p *bool }
+
+func (f *secureFlag) Set(s string) error {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	*f.p = !b
+	return nil
+}
+
+func (f *secureFlag) String() string {
+	if f.p == nil {
+		return "true"
+	}
+	return strconv.FormatBool(!*f.p)
+}
+
+func (f *secureFlag) Type() string { return "bool" }
 
 // complete applies the environment to the flags that the command line
 // does not give (see runEnv), checks them, and completes the options

@@ -10,6 +10,10 @@
 // is labelled per object: the labels are resources, namespaces of watches,
 // handler ids and kinds, outcomes, verbs and status codes, all bounded.
 //
+// The endpoint that serves them is the operator's (runtime/operator);
+// Guard is what lets only the clients that the API server authenticates
+// and authorizes through (see docs/security.md).
+//
 // The hot path allocates nothing: the series of a resource, and of a
 // handler of it, are resolved once (Metrics.Resource, and a handler's on
 // its first attempt) and then only incremented or observed.

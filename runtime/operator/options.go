@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/rest"
 
 	"github.com/kopf-go/kopf/runtime/activities"
@@ -87,10 +89,35 @@ type Options struct {
 	// package kopftest's outcome assertions; no facade option sets it.
 	Observe func(reactor.Observation)
 	// MetricsAddress, if set (host:port, ":8080"; "0" is unset too),
-	// is where the operator serves its Prometheus metrics, at /metrics
-	// (see package metrics; --metrics-bind-address). The address must be
-	// free: Run fails at start if it cannot listen on it.
+	// is where the operator serves its Prometheus metrics, at /metrics,
+	// over HTTPS unless MetricsPlain (see package metrics;
+	// --metrics-bind-address). The address must be free: Run fails at
+	// start if it cannot listen on it.
 	MetricsAddress string
+	// MetricsPlain serves the metrics over plain HTTP to anyone who can
+	// reach the address (--metrics-secure=false): for a local run, or a
+	// network where that is acceptable. By default (false), they are
+	// served over HTTPS to the clients that the API server authenticates
+	// (a bearer token: TokenReview) and authorizes (get on the
+	// non-resource URL /metrics: SubjectAccessReview), as kubebuilder's
+	// scaffold serves them (see metrics.Guard and docs/security.md).
+	MetricsPlain bool
+	// MetricsCertPath, if set, is a directory with the HTTPS certificate
+	// and key of the metrics, the files MetricsCertName and MetricsCertKey
+	// in it ("": tls.crt and tls.key), read again when they change
+	// (kubebuilder's --metrics-cert-path, --metrics-cert-name,
+	// --metrics-cert-key); unset: a self-signed certificate made at start,
+	// in memory.
+	MetricsCertPath string
+	MetricsCertName string
+	MetricsCertKey  string
+	// OnMetrics, if set, is called once at start with the registry of the
+	// operator's metrics and the handler of their page (unguarded): to
+	// register collectors of one's own on it (the page then has their
+	// series too), or to serve the page oneself, e.g. on a server of one's
+	// own, with MetricsAddress unset. With OnMetrics, the metrics are kept
+	// even if MetricsAddress is unset.
+	OnMetrics func(registry *prometheus.Registry, page http.Handler)
 	// Memo is the operator's memo (Kopf's memo= of kopf.run() and
 	// kopf.operator()): the activities get it itself, and each object's
 	// handlers a shallow copy of it as the startup handlers left it, made

@@ -43,17 +43,56 @@ func (o *operator) startActivities(ctx context.Context) (context.Context, stopFu
 	return ctx, func() error { return cleanup(actx, o.reg, o.opts) }, nil
 }
 
-// startMetrics serves the metrics, if asked for.
+// startMetrics makes the metrics, if asked for (an address, or
+// OnMetrics), and serves them: over HTTPS behind a metrics.Guard whose
+// reviews the operator's credentials send (with the re-login on 401 of
+// Options.Login, and counted in the metrics as every request), or over
+// plain HTTP if MetricsPlain.
 func (o *operator) startMetrics(ctx context.Context) (context.Context, stopFunc, error) {
-	if MetricsDisabled(o.opts.MetricsAddress) {
+	serve := !MetricsDisabled(o.opts.MetricsAddress)
+	if !serve && o.opts.OnMetrics == nil {
 		return ctx, nil, nil
 	}
 	o.metrics = metrics.New()
-	stop, err := serveMetrics(o.opts.MetricsAddress, o.metrics, o.logger)
+	if o.opts.OnMetrics != nil {
+		o.opts.OnMetrics(o.metrics.Registry(), o.metrics.Handler())
+	}
+	if !serve {
+		return ctx, nil, nil
+	}
+	e := metricsEndpoint{addr: o.opts.MetricsAddress, page: o.metrics.Handler()}
+	cctx, cancel := context.WithCancel(ctx)
+	if !o.opts.MetricsPlain {
+		var err error
+		if e.guard, err = o.metricsGuard(); err != nil {
+			cancel()
+			return ctx, nil, err
+		}
+		if e.getCert, err = metricsCertificate(cctx, o.opts, o.logger); err != nil {
+			cancel()
+			return ctx, nil, err
+		}
+	}
+	stop, err := serveMetrics(e, o.logger)
 	if err != nil {
+		cancel()
 		return ctx, nil, err
 	}
-	return ctx, noError(stop), nil
+	return ctx, noError(func() { stop(); cancel() }), nil
+}
+
+// metricsGuard makes the guard of the metrics endpoint, whose reviews go
+// with the operator's credentials.
+func (o *operator) metricsGuard() (*metrics.Guard, error) {
+	cfg := rest.CopyConfig(o.loaded)
+	cfg.Wrap(o.metrics.WrapTransport)
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = UserAgent()
+	}
+	if o.opts.Login != nil {
+		cfg.Wrap(apiserver.NewRelogin(o.opts.Login, o.logger).Wrap)
+	}
+	return metrics.NewGuard(cfg)
 }
 
 // connect makes the configurations of the operator's own requests (cfg)

@@ -53,9 +53,9 @@ type WebhookServer struct {
 	// CertSecret is the Secret where the generated CA and serving
 	// certificate are kept and shared by every replica (keys ca.crt,
 	// ca.key, tls.crt, tls.key), in CertNamespace. Defaults:
-	// "kopf-webhook-cert" (or "<Managed>-cert" with managed
-	// configurations), in the Service's namespace, or the operator's
-	// namespace in a cluster, or "default".
+	// "kopf-webhook-cert" (the one Secret that kopf-gen's webhook Role
+	// lets the operator read and update), in the Service's namespace, or
+	// the operator's namespace in a cluster, or "default".
 	CertSecret, CertNamespace string
 	// ExtraSANs are more host names and IP addresses for the generated
 	// certificate (Kopf's extra_sans).
