@@ -37,7 +37,7 @@ func TestSlowness(t *testing.T) {
 	p := startProxy(t)
 	addr := freeAddr(t)
 	op := startReplica(t, dir, "replica", kubeconfig(t, dir, "kubeconfig", p), rec, []string{"PARTOP_SLEEP=100ms"},
-		"-n", ns, "--standalone", "--metrics-bind-address", addr)
+		"-n", ns, "--standalone", "--metrics-bind-address", addr, "--metrics-secure=false")
 
 	for i := range n {
 		objs.Create(example(fmt.Sprintf("one-%02d", i), 1))

@@ -61,7 +61,7 @@ func TestThrottling(t *testing.T) {
 	s := fastSettings()
 	s.Networking.MaxInFlight = 3
 	op := kopftest.Start(t, userCfg, register(handler("create_fn", rec.recording("create_fn", message("created")), causes.Create)),
-		kopf.WithNamespaces(ns), kopf.WithMetrics(addr), withSettings(s))
+		kopf.WithNamespaces(ns), kopf.WithMetrics(addr), kopf.WithPlainMetrics(), withSettings(s))
 	for i := range count {
 		waitHandled(t, ri, fmt.Sprintf("obj-%02d", i), 2*time.Minute, "create_fn")
 	}
