@@ -39,8 +39,8 @@ func BenchmarkDispatch(b *testing.B) {
 		name string
 		new  func(ctx context.Context, done func()) dispatcher
 	}{
-		{"multiplexer", func(ctx context.Context, done func()) dispatcher {
-			return NewMultiplexer(ctx, Options{IdleTimeout: 5 * time.Second, WorkerLimit: 64},
+		{"queue", func(ctx context.Context, done func()) dispatcher {
+			return New(ctx, Options{IdleTimeout: 5 * time.Second, WorkerLimit: 64},
 				func(context.Context, watching.Event, *Stream) { done() })
 		}},
 		{"workqueue", func(ctx context.Context, done func()) dispatcher {
