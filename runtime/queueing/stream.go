@@ -16,8 +16,11 @@ type Stream struct {
 	key string
 	q   *Queue // nil for a stream of no queue
 
-	mu       sync.Mutex
-	latest   *watching.Event
+	mu sync.Mutex
+	// latest is the pending event if has; signal (made by WaitExpected,
+	// nil until then) is told of each new one.
+	latest   watching.Event
+	has      bool
 	signal   chan struct{}
 	expected string
 	arrived  bool
@@ -59,21 +62,21 @@ const (
 	Interrupted
 )
 
-func newStream() *Stream { return &Stream{signal: make(chan struct{}, 1)} }
+func newStream() *Stream { return &Stream{} }
 
 // put makes ev the pending event; it reports whether the stream had none
 // pending before (a Wakeup with one pending is dropped: false). A pending
 // event interrupts the delay of a requeue.
 func (s *Stream) put(ev watching.Event) (added bool) {
 	s.mu.Lock()
-	if ev.Wakeup && s.latest != nil {
-		s.mu.Unlock() // the pending event is processed anyway
-		return false
+	defer s.mu.Unlock()
+	if ev.Wakeup && s.has {
+		return false // the pending event is processed anyway
 	}
-	if s.latest != nil && s.latest.Initial {
+	if s.has && s.latest.Initial {
 		ev.Initial = true // keep the first-listing mark through batching
 	}
-	added = s.latest == nil
+	added = !s.has
 	if added {
 		s.since = time.Now()
 	}
@@ -81,13 +84,12 @@ func (s *Stream) put(ev watching.Event) (added bool) {
 		s.woke, s.left = Interrupted, max(time.Until(s.asleep.due), time.Nanosecond)
 		s.asleep = nil
 	}
-	s.latest = &ev
+	s.latest, s.has = ev, true
 	if s.expected != "" && resourceVersion(ev) == s.expected {
 		s.arrived = true
 	}
-	s.mu.Unlock()
 	select {
-	case s.signal <- struct{}{}:
+	case s.signal <- struct{}{}: // nil (never ready) unless WaitExpected waits
 	default:
 	}
 	return added
@@ -103,9 +105,9 @@ func (s *Stream) take(now time.Time, idle time.Duration) (ev watching.Event, wai
 		s.expected, s.arrived = "", false
 	}
 	switch {
-	case s.latest != nil:
-		ev = *s.latest
-		s.latest = nil
+	case s.has:
+		ev = s.latest
+		s.latest, s.has = watching.Event{}, false
 		s.taken = s.since
 		return ev, 0, true
 	case s.asleep == nil:
@@ -135,7 +137,7 @@ func (s *Stream) finish(ev watching.Event, now time.Time, stopping bool) (d time
 	switch {
 	case r == nil || stopping:
 		return 0, false
-	case s.latest != nil:
+	case s.has:
 		s.woke, s.left = Interrupted, max(r.d, time.Nanosecond)
 		return 0, false
 	}
@@ -147,7 +149,7 @@ func (s *Stream) finish(ev watching.Event, now time.Time, stopping bool) (d time
 // drop forgets the pending event and the requeue (the queue is closed).
 func (s *Stream) drop() {
 	s.mu.Lock()
-	s.latest, s.asleep = nil, nil
+	s.latest, s.has, s.asleep = watching.Event{}, false, nil
 	s.mu.Unlock()
 }
 
@@ -155,7 +157,7 @@ func (s *Stream) drop() {
 func (s *Stream) empty() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.latest == nil && s.asleep == nil && s.expected == ""
+	return !s.has && s.asleep == nil && s.expected == ""
 }
 
 // Requeue ends the cycle with a delay: once the processor returns, ev is
@@ -191,7 +193,7 @@ func (s *Stream) Arrived() time.Time {
 func (s *Stream) pending() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.latest != nil
+	return s.has
 }
 
 // Expect records that the object was just patched to this resourceVersion,
@@ -201,7 +203,7 @@ func (s *Stream) Expect(rv string) {
 	// The watch stream may have delivered that version before the patcher
 	// got here: it is then pending (the worker is busy with the patcher).
 	s.expected = rv
-	s.arrived = rv != "" && s.latest != nil && resourceVersion(*s.latest) == rv
+	s.arrived = rv != "" && s.has && resourceVersion(s.latest) == rv
 	s.mu.Unlock()
 }
 
@@ -216,6 +218,12 @@ func (s *Stream) WaitExpected(ctx context.Context, timeout time.Duration) bool {
 	if s.settled() { // the usual case: no timer needed
 		return true
 	}
+	s.mu.Lock()
+	if s.signal == nil {
+		s.signal = make(chan struct{}, 1)
+	}
+	signal := s.signal
+	s.mu.Unlock()
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	for {
@@ -232,7 +240,7 @@ func (s *Stream) WaitExpected(ctx context.Context, timeout time.Duration) bool {
 			s.expected, s.arrived = "", false
 			s.mu.Unlock()
 			return false
-		case <-s.signal:
+		case <-signal:
 			// Check again. The signal is only a hint: the next cycle takes
 			// the pending event whether or not the signal was consumed.
 		}
