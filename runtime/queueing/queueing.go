@@ -291,23 +291,27 @@ func (q *Queue) Stats() Stats {
 func (q *Queue) Wait() { q.wg.Wait() }
 
 // handle processes what the object of key has to process now, if anything:
-// its pending event, else its requeued event if its delay is over.
+// its pending event, else its requeued event if its delay is over. An
+// event that arrived during the cycle (often the cycle's own patch) is
+// processed next by the same worker, before the key is done, as Kopf's
+// per-object worker goes on with its stream: the object's cycles are not
+// spread over the whole queue in a burst.
 func (q *Queue) handle(key string) {
 	defer q.keys.Done(key)
 	q.mu.Lock()
 	q.active++
 	s, ev, ok := q.takeLocked(key)
-	if ok {
+	for ok {
 		q.busy[key] = time.Now()
-	}
-	q.mu.Unlock()
-	if ok {
+		q.mu.Unlock()
 		q.processGuarded(ev, s)
-	}
-	q.mu.Lock()
-	if ok {
+		q.mu.Lock()
 		delete(q.busy, key)
 		q.finishLocked(s, ev)
+		if !s.pending() {
+			break
+		}
+		s, ev, ok = q.takeLocked(key)
 	}
 	q.active--
 	idle := q.active == 0
