@@ -54,17 +54,6 @@ func TypedAdmissionFunc[T any](fn func(context.Context, TypedAdmissionKwargs[T])
 	return registry.TypedAdmissionFunc(fn)
 }
 
-// AdmissionWhen adapts a when= callback of an admission handler.
-func AdmissionWhen(fn func(AdmissionKwargs) bool) func(*AdmissionKwargs) bool {
-	return registry.AdmissionWhen(fn)
-}
-
-// TypedAdmissionWhen adapts a when= callback of an admission handler of a
-// resource of Go type T.
-func TypedAdmissionWhen[T any](fn func(TypedAdmissionKwargs[T]) bool) func(*AdmissionKwargs) bool {
-	return registry.TypedAdmissionWhen(fn)
-}
-
 // Admission servers (Kopf's settings.admission.server).
 type (
 	// WebhookServer is the operator's HTTPS server of admission webhooks

@@ -71,29 +71,6 @@ func TypedEventFunc[T any](fn func(context.Context, TypedEventKwargs[T]) error) 
 	return registry.TypedEventFunc(fn)
 }
 
-// ChangingWhen adapts a when= callback of ChangingKwargs.
-func ChangingWhen(fn func(ChangingKwargs) bool) func(*ChangingKwargs) bool {
-	return registry.ChangingWhen(fn)
-}
-
-// TypedChangingWhen adapts a when= callback of a resource of Go type T; an
-// object that does not decode as T matches, so that the handler runs and
-// reports the error.
-func TypedChangingWhen[T any](fn func(TypedChangingKwargs[T]) bool) func(*ChangingKwargs) bool {
-	return registry.TypedChangingWhen(fn)
-}
-
-// EventWhen adapts a when= callback of EventKwargs.
-func EventWhen(fn func(EventKwargs) bool) func(*EventKwargs) bool {
-	return registry.EventWhen(fn)
-}
-
-// TypedEventWhen adapts a when= callback of an event handler of a resource
-// of Go type T.
-func TypedEventWhen[T any](fn func(TypedEventKwargs[T]) bool) func(*EventKwargs) bool {
-	return registry.TypedEventWhen(fn)
-}
-
 // DaemonFunc adapts a daemon of DaemonKwargs.
 func DaemonFunc(fn func(context.Context, DaemonKwargs) (any, error)) DaemonFn {
 	return registry.DaemonFunc(fn)
@@ -114,27 +91,4 @@ func TimerFunc(fn func(context.Context, TimerKwargs) (any, error)) TimerFn {
 // TypedTimerFunc adapts a timer of a resource of Go type T.
 func TypedTimerFunc[T any](fn func(context.Context, TypedTimerKwargs[T]) (any, error)) TimerFn {
 	return registry.TypedTimerFunc(fn)
-}
-
-// DaemonWhen adapts a when= callback of a daemon of DaemonKwargs.
-func DaemonWhen(fn func(DaemonKwargs) bool) func(*DaemonKwargs) bool {
-	return registry.DaemonWhen(fn)
-}
-
-// TypedDaemonWhen adapts a when= callback of a daemon of a resource of Go
-// type T; an object that does not decode as T matches, so that the daemon
-// runs and reports the error.
-func TypedDaemonWhen[T any](fn func(TypedDaemonKwargs[T]) bool) func(*DaemonKwargs) bool {
-	return registry.TypedDaemonWhen(fn)
-}
-
-// TimerWhen adapts a when= callback of a timer of TimerKwargs.
-func TimerWhen(fn func(TimerKwargs) bool) func(*TimerKwargs) bool {
-	return registry.TimerWhen(fn)
-}
-
-// TypedTimerWhen adapts a when= callback of a timer of a resource of Go
-// type T.
-func TypedTimerWhen[T any](fn func(TypedTimerKwargs[T]) bool) func(*TimerKwargs) bool {
-	return registry.TypedTimerWhen(fn)
 }

@@ -73,10 +73,4 @@ func TestSpawningFuncs(t *testing.T) {
 	if err := r.AddTimer(kopf.TimerHandler{ID: "t", Fn: kopf.TimerFunc(kopf.NoResult(func(context.Context, kopf.TimerKwargs) error { return nil })), Interval: 1}); err != nil {
 		t.Error(err)
 	}
-	if !kopf.DaemonWhen(func(kw kopf.DaemonKwargs) bool { return true })(&kopf.DaemonKwargs{}) ||
-		!kopf.TimerWhen(func(kw kopf.TimerKwargs) bool { return true })(&kopf.TimerKwargs{}) ||
-		kopf.TypedDaemonWhen(func(kw kopf.TypedDaemonKwargs[widget]) bool { return false })(&kopf.DaemonKwargs{Base: kopf.ResourceKwargs{Body: b}}) ||
-		kopf.TypedTimerWhen(func(kw kopf.TypedTimerKwargs[widget]) bool { return false })(&kopf.TimerKwargs{Base: kopf.ResourceKwargs{Body: b}}) {
-		t.Error("a when= adapter does not return the callback's answer")
-	}
 }

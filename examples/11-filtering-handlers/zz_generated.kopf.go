@@ -2,7 +2,10 @@
 
 package main
 
-import "github.com/kopf-go/kopf"
+import (
+	"github.com/kopf-go/kopf"
+	kopfregistry "github.com/kopf-go/kopf/runtime/registry"
+)
 
 // CreateWithLabelsMatchingKwargs are the arguments of the handler CreateWithLabelsMatching, registered by:
 //
@@ -372,7 +375,7 @@ func Register(r *kopf.Registry) error {
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
 		Fn:       kopf.ChangingFunc(CreateWithFilterSatisfied),
-		When:     kopf.ChangingWhen(alwaysTrue),
+		When:     kopfregistry.ChangingWhen(alwaysTrue),
 	}); err != nil {
 		return err
 	}
@@ -381,7 +384,7 @@ func Register(r *kopf.Registry) error {
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
 		Fn:       kopf.ChangingFunc(CreateWithFilterNotSatisfied),
-		When:     kopf.ChangingWhen(alwaysFalse),
+		When:     kopfregistry.ChangingWhen(alwaysFalse),
 	}); err != nil {
 		return err
 	}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/kopf-go/kopf"
+	kopfindexing "github.com/kopf-go/kopf/runtime/indexing"
+	kopfkwargs "github.com/kopf-go/kopf/runtime/kwargs"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -67,21 +69,21 @@ func Register(r *kopf.Registry) error {
 	if err := r.AddIndex(kopf.IndexHandler{
 		ID:       "is_running",
 		Selector: kopf.Selector{Name: "pods"},
-		Fn:       kopf.TypedIndexFunc(indices.IsRunning, kopf.NoError(IsRunning)),
+		Fn:       kopf.TypedIndexFunc(indices.IsRunning, kopfindexing.NoError(IsRunning)),
 	}); err != nil {
 		return err
 	}
 	if err := r.AddIndex(kopf.IndexHandler{
 		ID:       "by_label",
 		Selector: kopf.Selector{Name: "pods"},
-		Fn:       kopf.TypedIndexFunc(indices.ByLabel, kopf.NoError(ByLabel)),
+		Fn:       kopf.TypedIndexFunc(indices.ByLabel, kopfindexing.NoError(ByLabel)),
 	}); err != nil {
 		return err
 	}
 	if err := r.AddTimer(kopf.TimerHandler{
 		ID:       "intervalled",
 		Selector: kopf.Selector{Name: "kex"},
-		Fn:       kopf.TimerFunc(kopf.WithIndices[kopf.TimerKwargs](IntervalledKwargs{Indices: indices}, kopf.NoResult(Intervalled))),
+		Fn:       kopf.TimerFunc(kopfkwargs.WithIndices[kopf.TimerKwargs](IntervalledKwargs{Indices: indices}, kopf.NoResult(Intervalled))),
 		Interval: 5 * time.Second,
 	}); err != nil {
 		return err
@@ -89,14 +91,14 @@ func Register(r *kopf.Registry) error {
 	if err := r.AddActivity(kopf.ActivityHandler{
 		ID:       "pod_count",
 		Activity: kopf.ActivityProbe,
-		Fn:       kopf.ActivityFunc(kopf.WithIndices[kopf.ActivityKwargs](PodCountKwargs{Indices: indices}, PodCount)),
+		Fn:       kopf.ActivityFunc(kopfkwargs.WithIndices[kopf.ActivityKwargs](PodCountKwargs{Indices: indices}, PodCount)),
 	}); err != nil {
 		return err
 	}
 	if err := r.AddActivity(kopf.ActivityHandler{
 		ID:       "pod_names",
 		Activity: kopf.ActivityProbe,
-		Fn:       kopf.ActivityFunc(kopf.WithIndices[kopf.ActivityKwargs](PodNamesKwargs{Indices: indices}, PodNames)),
+		Fn:       kopf.ActivityFunc(kopfkwargs.WithIndices[kopf.ActivityKwargs](PodNamesKwargs{Indices: indices}, PodNames)),
 	}); err != nil {
 		return err
 	}

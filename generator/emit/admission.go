@@ -8,7 +8,7 @@ import (
 
 // An admission webhook handler (//kopf:on.validate, //kopf:on.mutate) is
 // registered with AddWebhook, behind kopf.AdmissionFunc (or
-// kopf.TypedAdmissionFunc for a typed resource; kopf.WithIndicesEvent
+// kopf.TypedAdmissionFunc for a typed resource; kopfkwargs.WithIndicesEvent
 // inside it in a package with indices), with the options set in its
 // marker only:
 //

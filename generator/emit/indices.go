@@ -26,14 +26,14 @@ import (
 //	}
 //
 // and Register makes the indices first, then registers each index
-// function with its index and every other handler through
-// kopf.WithIndices (WithIndicesEvent for event handlers, WithIndicesWhen
-// for when= callbacks taking FKwargs), which gives it a copy of
-// FKwargs{Indices: indices} with the kind's kwargs set:
+// function with its index and every other handler through runtime/kwargs'
+// WithIndices (WithIndicesEvent for event handlers, WithIndicesWhen for
+// when= callbacks taking FKwargs; imported as kopfkwargs), which gives it
+// a copy of FKwargs{Indices: indices} with the kind's kwargs set:
 //
 //	indices := Indices{ByLabel: kopf.NewIndex[[2]string, string]()}
-//	... Fn: kopf.IndexFunc(indices.ByLabel, kopf.NoError(ByLabel)) ...
-//	... Fn: kopf.ChangingFunc(kopf.WithIndices[kopf.ChangingKwargs](CreateFnKwargs{Indices: indices}, CreateFn)) ...
+//	... Fn: kopf.IndexFunc(indices.ByLabel, kopfindexing.NoError(ByLabel)) ...
+//	... Fn: kopf.ChangingFunc(kopfkwargs.WithIndices[kopf.ChangingKwargs](CreateFnKwargs{Indices: indices}, CreateFn)) ...
 
 // withIndices reports whether a handler's kwargs carry the indices: every
 // handler but the index functions, in a package with indices.
@@ -88,7 +88,7 @@ func (e *emitter) indicesVar(g *jen.Group) {
 }
 
 // indexFnLit renders an index function with its index:
-// kopf.IndexFunc(indices.F, F), with kopf.NoError(F) for a function
+// kopf.IndexFunc(indices.F, F), with runtime/indexing's NoError(F) for a function
 // returning no error, kopf.ValueIndexFunc for a single value, and the
 // Typed forms for typed resources.
 func (e *emitter) indexFnLit(h *model.Handler) jen.Code {
@@ -96,7 +96,7 @@ func (e *emitter) indexFnLit(h *model.Handler) jen.Code {
 	fn := jen.Id(h.Func)
 	switch h.Index.Shape {
 	case model.IndexMap:
-		fn = kopf("NoError").Call(fn)
+		fn = jen.Qual(indexingPath, "NoError").Call(fn)
 	case model.IndexValue:
 		adapter = "ValueIndexFunc"
 	}
@@ -106,10 +106,10 @@ func (e *emitter) indexFnLit(h *model.Handler) jen.Code {
 	return kopf(adapter).Call(jen.Id("indices").Dot(h.Func), fn)
 }
 
-// withIndicesLit renders kopf.WithIndices[K](FKwargs{Indices: indices}, fn)
+// withIndicesLit renders kopfkwargs.WithIndices[K](FKwargs{Indices: indices}, fn)
 // (or WithIndicesEvent, WithIndicesWhen: adapter), K being the kind's
 // kwargs type.
 func (e *emitter) withIndicesLit(h *model.Handler, adapter string, fn jen.Code) *jen.Statement {
 	proto := jen.Id(h.Kwargs).Values(jen.Id(model.IndicesType).Op(":").Id("indices"))
-	return kopf(adapter).Types(e.kwargsType(h)).Call(proto, fn)
+	return jen.Qual(kwargsPath, adapter).Types(e.kwargsType(h)).Call(proto, fn)
 }

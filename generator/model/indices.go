@@ -35,7 +35,7 @@ type IndexShape int
 // The accepted results of index functions.
 const (
 	// IndexMap is map[K]V: Kopf's dict; an index of K to V
-	// (kopf.IndexFunc through kopf.NoError).
+	// (kopf.IndexFunc through runtime/indexing's NoError).
 	IndexMap IndexShape = iota + 1
 	// IndexMapError is (map[K]V, error) (kopf.IndexFunc).
 	IndexMapError

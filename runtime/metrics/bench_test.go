@@ -97,7 +97,7 @@ func BenchmarkObserve(b *testing.B) {
 	now := time.Now()
 	obs := reactor.Observation{Handler: "create_fn", Kind: reactor.KindChanging, Outcome: execution.Outcome{Success: true},
 		Arrived: now, Started: now, Duration: time.Millisecond}
-	p := reactor.Processed{Result: reactor.ResultSuccess, Arrived: now, Started: now, Elapsed: time.Millisecond, Busy: time.Millisecond}
+	p := reactor.Processed{Result: reactor.ResultSuccess, Arrived: now, Started: now, Elapsed: time.Millisecond}
 	b.ReportAllocs()
 	for b.Loop() {
 		w.Event()

@@ -352,7 +352,7 @@ func (r *Resource) Processed(p reactor.Processed) {
 	if p.Terminal {
 		r.terminalErrors.Inc()
 	}
-	r.reconcileTime.Observe(p.Busy.Seconds())
+	r.reconcileTime.Observe(p.Elapsed.Seconds())
 	r.workDuration.Observe(p.Elapsed.Seconds())
 	if !p.Arrived.IsZero() {
 		r.queueLatency.Observe(max(p.Started.Sub(p.Arrived), 0).Seconds())

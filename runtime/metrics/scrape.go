@@ -8,7 +8,7 @@ import (
 
 // scrapeCollector reports the figures read at each scrape: the queues',
 // the objects in progress, the ages of the watches' last events. It reads
-// them from the resources' queueing.Multiplexer and reactor.Reactor, which
+// them from the resources' queueing.Queue and reactor.Reactor, which
 // keep them anyway, rather than having the hot path update gauges.
 type scrapeCollector struct{ m *Metrics }
 
@@ -20,7 +20,7 @@ var (
 		"Objects with an event waiting to be processed (the events batched into one count once).",
 		[]string{"resource"}, nil)
 	workersDesc = prometheus.NewDesc("kopf_queue_workers",
-		"Worker goroutines alive (those idle waiting for their object's next event, and those sleeping, included).",
+		"Worker goroutines alive: the pool's with a worker limit, else those processing an object.",
 		[]string{"resource"}, nil)
 	busyDesc = prometheus.NewDesc("kopf_queue_busy_workers",
 		"Objects being processed now.",

@@ -112,11 +112,11 @@ func metricsCertificate(ctx context.Context, opts Options, logger *slog.Logger) 
 	return files.GetCertificate, nil
 }
 
-// instrumentResource makes the reactor and the multiplexer of res report
+// instrumentResource makes the reactor and the queue of res report
 // to the operator's metrics (none if they are off): the handlers' attempts
 // (after Options.Observe, which is kept) and each event's processing; the
 // queue's figures and the objects in progress are read at each scrape.
-func (o *operator) instrumentResource(res resources.Resource, r *reactor.Reactor, mux *queueing.Multiplexer) *metrics.Resource {
+func (o *operator) instrumentResource(res resources.Resource, r *reactor.Reactor, mux *queueing.Queue) *metrics.Resource {
 	if o.metrics == nil {
 		return nil
 	}

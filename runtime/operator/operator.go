@@ -167,7 +167,7 @@ type stopFunc func() error
 //   - workers: the context of the daemons, the sharding coordinator and
 //     every resource's pipeline; its stop cancels them all at once and
 //     waits for them (the workers finish their cycles while the daemons
-//     stop, see queueing.Multiplexer.Drain);
+//     stop, see queueing.Queue.Drain);
 //   - daemons (and the index gate), sharding (the coordinator of its
 //     Leases; the stage its pipelines' lanes share): in the workers'
 //     context.

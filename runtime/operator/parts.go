@@ -285,7 +285,7 @@ func (o *operator) startWorkers(ctx context.Context) (context.Context, stopFunc,
 // startDaemons starts the daemons' engine (paused with the operator), and
 // the index gate if the registry has indices. Daemons and timers are told
 // to stop as soon as the operator exits, at the same time as the workers
-// finish their cycles (see queueing.Multiplexer.Drain), and waited for within
+// finish their cycles (see queueing.Queue.Drain), and waited for within
 // settings.Background.ExitTimeout.
 func (o *operator) startDaemons(ctx context.Context) (context.Context, stopFunc, error) {
 	o.daemons = daemons.NewEngine(ctx, o.opts.Settings, o.logger)

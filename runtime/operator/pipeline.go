@@ -41,18 +41,18 @@ type pipeline struct {
 	reactor *reactor.Reactor
 
 	// The watch side.
-	namespaces []string              // the watches' namespaces; "": one cluster-wide watch
-	inScope    func(ns string) bool  // nil: every namespace a watch sees is served
-	indexer    *indexing.Indexer     // nil: the resource has no indices
-	queued     bool                  // false: a resource with indices only stops at the indexer
-	put        func(watching.Event)  // the queue's Put, or the shard filter that forwards to it
-	queue      *queueing.Multiplexer // the objects' workers, which call process
-	metrics    *metrics.Resource     // nil: no metrics
+	namespaces []string             // the watches' namespaces; "": one cluster-wide watch
+	inScope    func(ns string) bool // nil: every namespace a watch sees is served
+	indexer    *indexing.Indexer    // nil: the resource has no indices
+	queued     bool                 // false: a resource with indices only stops at the indexer
+	put        func(watching.Event) // the queue's Put, or the shard filter that forwards to it
+	queue      *queueing.Queue      // the objects' workers, which call process
+	metrics    *metrics.Resource    // nil: no metrics
 }
 
 // newPipeline builds the pipeline of res, top to bottom, and starts its
 // watches; it stops when ctx (the workers') is done, its workers once
-// drained (see queueing.Multiplexer.Drain).
+// drained (see queueing.Queue.Drain).
 func (o *operator) newPipeline(ctx context.Context, res resources.Resource) *pipeline {
 	client := o.clients.dynamic.Resource(schema.GroupVersionResource{Group: res.Group, Version: res.Version, Resource: res.Plural})
 	r := &reactor.Reactor{Resource: res, Client: client, REST: o.clients.rest, Registry: o.reg, Settings: o.opts.Settings,
@@ -75,11 +75,11 @@ func (o *operator) newPipeline(ctx context.Context, res resources.Resource) *pip
 
 	// Workers outlive the watchers: on stop, each finishes the cycle it is
 	// in (so that its results are written) for up to the exit timeout, and
-	// only then is its context cancelled (see queueing.Multiplexer.Drain).
+	// only then is its context cancelled (see queueing.Queue.Drain).
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
-	p.queue = queueing.NewMultiplexer(workCtx, o.queueOptions(), process)
+	p.queue = queueing.New(workCtx, o.queueOptions(), process)
 	p.put = shardFilter(shard, p.queue)
-	o.releaser.Watch(p.queue.Workers)
+	o.releaser.Watch(p.queue.Active)
 	p.metrics = o.instrumentResource(res, r, p.queue)
 	r.Requeue = func(ev watching.Event) { p.admit(ctx, ev) }
 
@@ -130,7 +130,7 @@ func shardLane(shard *shardstage.Lane) func(queueing.Processor) queueing.Process
 
 // shardFilter is the watch side's hook of sharding: Lane.Admit, which puts
 // this replica's objects into the queue; without sharding, the queue's Put.
-func shardFilter(shard *shardstage.Lane, queue *queueing.Multiplexer) func(watching.Event) {
+func shardFilter(shard *shardstage.Lane, queue *queueing.Queue) func(watching.Event) {
 	if shard == nil {
 		return queue.Put
 	}

@@ -15,7 +15,7 @@ import (
 // hung and left behind. Kopf polls its hung tasks at the same interval.
 const hungGrace = time.Second
 
-// workers are the per-object workers of one resource (a Multiplexer).
+// workers are the workers of one resource (a Queue).
 type workers interface {
 	Close()
 	Wait()
@@ -41,8 +41,8 @@ type workers interface {
 //
 // So Drain returns at most exitTimeout + hungGrace after it is called.
 // what names the resource in the log lines.
-func (m *Multiplexer) Drain(cancel context.CancelFunc, exitTimeout time.Duration, what string, logger *slog.Logger) {
-	drain(m, cancel, exitTimeout, what, logger)
+func (q *Queue) Drain(cancel context.CancelFunc, exitTimeout time.Duration, what string, logger *slog.Logger) {
+	drain(q, cancel, exitTimeout, what, logger)
 }
 
 func drain(w workers, cancel context.CancelFunc, exitTimeout time.Duration, what string, logger *slog.Logger) {

@@ -54,7 +54,7 @@ func TestDrain(t *testing.T) {
 			started := make(chan string, len(tt.objects))
 			workCtx, cancelWork := context.WithCancel(context.Background())
 			t.Cleanup(cancelWork)
-			mux := NewMultiplexer(workCtx, Options{IdleTimeout: time.Hour}, func(ctx context.Context, ev watching.Event, s *Stream) {
+			mux := New(workCtx, Options{IdleTimeout: time.Hour}, func(ctx context.Context, ev watching.Event, s *Stream) {
 				started <- ev.Key
 				switch ev.Key {
 				case "default/" + quick:
@@ -63,7 +63,7 @@ func TestDrain(t *testing.T) {
 				case "default/" + ignores:
 					<-release
 				case "default/" + sleeping:
-					s.Sleep(ctx, time.Hour)
+					s.Requeue(ev, time.Hour) // ends its cycle: nothing to wait for
 				}
 			})
 			for _, name := range tt.objects {

@@ -9,9 +9,9 @@ import (
 	"github.com/kopf-go/kopf/runtime/watching"
 )
 
-// TestMultiplexerBusy: Busy names exactly the objects whose processor runs
+// TestQueueBusy: Busy names exactly the objects whose processor runs
 // now, sorted, and forgets each as soon as its processor returns.
-func TestMultiplexerBusy(t *testing.T) {
+func TestQueueBusy(t *testing.T) {
 	forEachLimit(t, func(t *testing.T, limit int) {
 		startedA, releaseA := make(chan struct{}), make(chan struct{})
 		startedB, releaseB := make(chan struct{}), make(chan struct{})
@@ -19,7 +19,7 @@ func TestMultiplexerBusy(t *testing.T) {
 			"b/1": blockUntil(startedB, releaseB),
 			"a/1": blockUntil(startedA, releaseA),
 		})
-		m, _ := startMultiplexer(t, Options{IdleTimeout: time.Minute, WorkerLimit: limit}, r.process)
+		m, _ := startQueue(t, Options{IdleTimeout: time.Minute, WorkerLimit: limit}, r.process)
 
 		if got := m.Busy(); len(got) != 0 {
 			t.Fatalf("Busy() = %v before any event, want none", got)
@@ -40,11 +40,10 @@ func TestMultiplexerBusy(t *testing.T) {
 	})
 }
 
-// TestMultiplexerCloseWakesWaitingProcessors: at Close, a processor sleeping
-// (a retry's backoff) or waiting for its own patched version returns at once
-// with its context intact, and reports the interruption; Stopping tells it
-// why.
-func TestMultiplexerCloseWakesWaitingProcessors(t *testing.T) {
+// TestQueueCloseWakesWaitingProcessors: at Close, a processor waiting for
+// its own patched version returns at once with its context intact, and
+// reports the interruption; Stopping tells it why.
+func TestQueueCloseWakesWaitingProcessors(t *testing.T) {
 	type result struct {
 		interrupted   bool
 		stoppingAfter bool
@@ -54,7 +53,6 @@ func TestMultiplexerCloseWakesWaitingProcessors(t *testing.T) {
 		name string
 		wait func(ctx context.Context, s *Stream) bool // reports an interruption
 	}{
-		{name: "Sleep", wait: func(ctx context.Context, s *Stream) bool { return s.Sleep(ctx, time.Hour) > 0 }},
 		{name: "WaitExpected", wait: func(ctx context.Context, s *Stream) bool {
 			s.Expect("never")
 			return !s.WaitExpected(ctx, time.Hour)
@@ -75,7 +73,7 @@ func TestMultiplexerCloseWakesWaitingProcessors(t *testing.T) {
 						done <- result{interrupted: interrupted, stoppingAfter: s.Stopping(), ctxErr: ctx.Err()}
 					},
 				})
-				m, _ := startMultiplexer(t, Options{IdleTimeout: time.Hour, WorkerLimit: limit}, r.process)
+				m, _ := startQueue(t, Options{IdleTimeout: time.Hour, WorkerLimit: limit}, r.process)
 				m.Put(event("a", "1"))
 				receive(t, waiting, "a/1 to wait")
 				m.Close()
@@ -101,7 +99,7 @@ func TestStreamStoppingWithTheContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	started := make(chan struct{})
-	m := NewMultiplexer(ctx, Options{IdleTimeout: time.Hour}, func(ctx context.Context, _ watching.Event, s *Stream) {
+	m := New(ctx, Options{IdleTimeout: time.Hour}, func(ctx context.Context, _ watching.Event, s *Stream) {
 		close(started)
 		<-ctx.Done()
 		stopping <- s.Stopping()
@@ -114,6 +112,6 @@ func TestStreamStoppingWithTheContext(t *testing.T) {
 	}
 	waitDone(t, m)
 	if (&Stream{}).Stopping() {
-		t.Error("a stream of no multiplexer is stopping")
+		t.Error("a stream of no queue is stopping")
 	}
 }

@@ -15,29 +15,22 @@ import (
 // Tests of the worker limit, each exceeding it. A long idle timeout makes
 // any wait for it fail the test (by failAfter) instead of passing late.
 
-// waiters returns how many sleepers wait to get a slot back.
-func waiters(m *Multiplexer) int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.waiters)
-}
-
-// hasStream reports whether the multiplexer keeps a stream for key.
-func hasStream(m *Multiplexer, key string) bool {
+// hasStream reports whether the queue keeps a stream for key.
+func hasStream(m *Queue, key string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	_, ok := m.streams[key]
 	return ok
 }
 
-// TestMultiplexerLimitUnderLoad: a burst of many objects, each with several
+// TestQueueLimitUnderLoad: a burst of many objects, each with several
 // events, put while the first ones are processed.
-func TestMultiplexerLimitUnderLoad(t *testing.T) {
+func TestQueueLimitUnderLoad(t *testing.T) {
 	const objects, events = 200, 5
 	for _, limit := range []int{1, 4, 16} {
 		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
 			var (
-				m                 *Multiplexer
+				m                 *Queue
 				running, maxSeen  atomic.Int64
 				maxWorkers        atomic.Int64
 				mu                sync.Mutex
@@ -56,7 +49,7 @@ func TestMultiplexerLimitUnderLoad(t *testing.T) {
 						break
 					}
 				}
-				if w := int64(m.Workers()); w > maxWorkers.Load() {
+				if w := int64(m.Active()); w > maxWorkers.Load() {
 					maxWorkers.Store(w) // racy maximum: only ever an underestimate
 				}
 				time.Sleep(50 * time.Microsecond) // let processors overlap
@@ -76,13 +69,13 @@ func TestMultiplexerLimitUnderLoad(t *testing.T) {
 					}
 				}
 			}
-			m, _ = startMultiplexer(t, Options{IdleTimeout: time.Hour, WorkerLimit: limit}, process)
+			m, _ = startQueue(t, Options{IdleTimeout: time.Hour, WorkerLimit: limit}, process)
 
 			for rv := 1; rv <= events; rv++ {
 				for i := range objects {
 					m.Put(event(fmt.Sprintf("o%03d", i), strconv.Itoa(rv)))
-					if w := m.Workers(); w > limit {
-						t.Fatalf("Workers() = %d after a Put, want at most %d", w, limit)
+					if w := m.Active(); w > limit {
+						t.Fatalf("Active() = %d after a Put, want at most %d", w, limit)
 					}
 				}
 			}
@@ -93,10 +86,10 @@ func TestMultiplexerLimitUnderLoad(t *testing.T) {
 				t.Errorf("%d processors ran at once, want at most %d", got, limit)
 			}
 			if got := maxWorkers.Load(); got > int64(limit) {
-				t.Errorf("Workers() = %d during processing, want at most %d", got, limit)
+				t.Errorf("Active() = %d during processing, want at most %d", got, limit)
 			}
-			if got := m.Workers(); got > limit {
-				t.Errorf("Workers() = %d after processing, want at most %d", got, limit)
+			if got := m.Active(); got > limit {
+				t.Errorf("Active() = %d after processing, want at most %d", got, limit)
 			}
 			mu.Lock()
 			defer mu.Unlock()
@@ -112,153 +105,71 @@ func TestMultiplexerLimitUnderLoad(t *testing.T) {
 	}
 }
 
-// TestMultiplexerServesTheQueueAsSoonAsASlotFrees: a queued object does not
-// wait for the idle timeout of the worker that will serve it.
-func TestMultiplexerServesTheQueueAsSoonAsASlotFrees(t *testing.T) {
-	tests := []struct {
-		name string
-		// busy: the worker is still processing a/1 when b is queued;
-		// otherwise it waits idle for a's next event.
-		busy bool
-	}{
-		{name: "the busy worker finishes", busy: true},
-		{name: "the idle worker is woken"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			started, release := make(chan struct{}), make(chan struct{})
-			r := newRecorder(t, map[string]func(context.Context, *Stream){"a/1": blockUntil(started, release)})
-			m, _ := startMultiplexer(t, Options{IdleTimeout: time.Hour, WorkerLimit: 1}, r.process)
-			idle := make(chan struct{}, 1)
-			m.onIdle = func() {
-				select {
-				case idle <- struct{}{}:
-				default:
-				}
-			}
-
-			m.Put(event("a", "1"))
-			r.expectNext("a", "1")
-			receive(t, started, "a/1 to start")
-			if !tt.busy {
-				close(release)
-				receive(t, idle, "the worker to wait idle for a's next event")
-			}
-			m.Put(event("b", "1"))
-			if tt.busy {
-				if got := m.Queued(); got != 1 {
-					t.Errorf("Queued() = %d while a/1 is processed, want 1", got)
-				}
-				close(release)
-			}
-			r.expectNext("b", "1")
-			if got := m.Workers(); got != 1 {
-				t.Errorf("Workers() = %d, want 1: the worker serves b after a", got)
-			}
-			if got := m.Queued(); got != 0 {
-				t.Errorf("Queued() = %d after b is served, want 0", got)
-			}
-			// a is left for b: a's next event is queued, then served.
-			m.Put(event("a", "2"))
-			r.expectNext("a", "2")
-		})
-	}
-}
-
-// TestMultiplexerSleepDoesNotHoldASlot: a processor sleeping in Stream.Sleep
-// lends its slot; it waits for a slot to come back when it wakes up.
-func TestMultiplexerSleepDoesNotHoldASlot(t *testing.T) {
-	sleeping := make(chan struct{})
-	slept := make(chan bool, 1) // whether b/2 was still being processed
-	startedB, releaseB := make(chan struct{}), make(chan struct{})
-	var releasedB atomic.Bool
-	r := newRecorder(t, map[string]func(context.Context, *Stream){
-		"a/1": func(ctx context.Context, s *Stream) {
-			close(sleeping)
-			if left := s.Sleep(ctx, time.Hour); left <= 0 {
-				t.Errorf("Sleep() = %v left, want it interrupted", left)
-			}
-			slept <- !releasedB.Load()
-		},
-		"b/2": func(ctx context.Context, s *Stream) {
-			close(startedB)
-			<-releaseB
-			releasedB.Store(true)
-		},
-	})
-	m, _ := startMultiplexer(t, Options{IdleTimeout: time.Hour, WorkerLimit: 1}, r.process)
+// TestQueueServesTheQueueAsSoonAsASlotFrees: an object queued while every
+// worker is busy is served as soon as one is done.
+func TestQueueServesTheQueueAsSoonAsASlotFrees(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	r := newRecorder(t, map[string]func(context.Context, *Stream){"a/1": blockUntil(started, release)})
+	m, _ := startQueue(t, Options{IdleTimeout: time.Hour, WorkerLimit: 1}, r.process)
 
 	m.Put(event("a", "1"))
-	receive(t, sleeping, "a/1 to sleep")
-	m.Put(event("b", "1"))
 	r.expectNext("a", "1")
-	r.expectNext("b", "1") // while a sleeps for an hour
-	m.Put(event("b", "2"))
-	r.expectNext("b", "2")
-	receive(t, startedB, "b/2 to start")
-
-	// a wakes up while b holds the only slot: it waits for it.
+	receive(t, started, "a/1 to start")
+	m.Put(event("b", "1"))
+	if got := m.Queued(); got != 1 {
+		t.Errorf("Queued() = %d while a/1 is processed, want 1", got)
+	}
+	close(release)
+	r.expectNext("b", "1")
+	if got := m.Stats().Workers; got != 1 {
+		t.Errorf("Stats().Workers = %d, want 1: the pool's one worker serves b after a", got)
+	}
+	if got := m.Queued(); got != 0 {
+		t.Errorf("Queued() = %d after b is served, want 0", got)
+	}
 	m.Put(event("a", "2"))
-	eventually(t, "a to wait for a slot", func() bool { return waiters(m) == 1 })
-	if got := m.Workers(); got != 2 {
-		t.Errorf("Workers() = %d, want 2: a's sleeping one and b's", got)
-	}
-	close(releaseB)
-	if receive(t, slept, "a's sleep to return") {
-		t.Error("a's Sleep returned while b/2 held the only slot")
-	}
 	r.expectNext("a", "2")
-	eventually(t, "b's worker to hand its slot over and exit", func() bool { return m.Workers() == 1 })
 }
 
-// TestMultiplexerStopsWhileASleeperWaitsForASlot: neither Close nor the
-// context leaves a processor waiting for its slot forever.
-func TestMultiplexerStopsWhileASleeperWaitsForASlot(t *testing.T) {
+// TestQueueStopDropsTheRequeues: neither Close nor the context leaves a
+// requeue behind: the queue stops at once, and the requeued event is
+// never processed.
+func TestQueueStopDropsTheRequeues(t *testing.T) {
 	tests := []struct {
 		name string
-		stop func(m *Multiplexer, cancel context.CancelFunc, releaseB chan struct{})
+		stop func(m *Queue, cancel context.CancelFunc)
 	}{
-		{name: "cancelled", stop: func(_ *Multiplexer, cancel context.CancelFunc, _ chan struct{}) { cancel() }},
-		{name: "closed", stop: func(m *Multiplexer, _ context.CancelFunc, releaseB chan struct{}) {
-			m.Close()
-			close(releaseB)
-		}},
+		{name: "cancelled", stop: func(_ *Queue, cancel context.CancelFunc) { cancel() }},
+		{name: "closed", stop: func(m *Queue, _ context.CancelFunc) { m.Close() }},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			sleeping, startedB, releaseB := make(chan struct{}), make(chan struct{}), make(chan struct{})
-			r := newRecorder(t, map[string]func(context.Context, *Stream){
-				"a/1": func(ctx context.Context, s *Stream) { close(sleeping); s.Sleep(ctx, time.Hour) },
-				"b/1": blockUntil(startedB, releaseB),
-			})
-			m, cancel := startMultiplexer(t, Options{IdleTimeout: time.Hour, WorkerLimit: 1}, r.process)
+		for _, limit := range []int{0, 1} {
+			t.Run(fmt.Sprintf("%s/limit=%d", tt.name, limit), func(t *testing.T) {
+				r := newRecorder(t, map[string]func(context.Context, *Stream){
+					"a/1": func(_ context.Context, s *Stream) { s.Requeue(event("a", "requeued"), 20*time.Millisecond) },
+				})
+				m, cancel := startQueue(t, Options{IdleTimeout: time.Hour, WorkerLimit: limit}, r.process)
 
-			m.Put(event("a", "1"))
-			receive(t, sleeping, "a/1 to sleep")
-			m.Put(event("b", "1"))
-			receive(t, startedB, "b/1 to start")
-			m.Put(event("a", "2"))
-			eventually(t, "a to wait for a slot", func() bool { return waiters(m) == 1 })
-			tt.stop(m, cancel, releaseB)
-			waitDone(t, m)
-			if got := m.Workers(); got != 0 {
-				t.Errorf("Workers() = %d after Wait, want 0", got)
-			}
-			close(r.seen)
-			for p := range r.seen {
-				if p.key == "a" && p.rv == "2" {
-					t.Error("a/2 was processed after the multiplexer stopped")
+				m.Put(event("a", "1"))
+				r.expectNext("a", "1")
+				eventually(t, "a/1's cycle to end", func() bool { return m.Active() == 0 })
+				tt.stop(m, cancel)
+				waitDone(t, m)
+				time.Sleep(50 * time.Millisecond) // past the delay: nothing may come
+				close(r.seen)
+				for p := range r.seen {
+					t.Errorf("%s/%s was processed after the queue stopped", p.key, p.rv)
 				}
-			}
-		})
+			})
+		}
 	}
 }
 
-// TestMultiplexerKeepsTheExpectationForTheNextWorker: the reactor expects
+// TestQueueKeepsTheExpectationForTheNextWorker: the reactor expects
 // its patch in one cycle and waits for it at the start of the next; between
 // the two, the object may have no worker.
-func TestMultiplexerKeepsTheExpectationForTheNextWorker(t *testing.T) {
-	var m *Multiplexer
+func TestQueueKeepsTheExpectationForTheNextWorker(t *testing.T) {
+	var m *Queue
 	waited := make(chan bool, 1)
 	startedB, releaseB := make(chan struct{}), make(chan struct{})
 	r := newRecorder(t, map[string]func(context.Context, *Stream){
@@ -269,11 +180,11 @@ func TestMultiplexerKeepsTheExpectationForTheNextWorker(t *testing.T) {
 		"b/1": blockUntil(startedB, releaseB),
 		"a/2": func(ctx context.Context, s *Stream) { waited <- s.WaitExpected(ctx, long) },
 	})
-	m, _ = startMultiplexer(t, Options{IdleTimeout: time.Hour, WorkerLimit: 1}, r.process)
+	m, _ = startQueue(t, Options{IdleTimeout: time.Hour, WorkerLimit: 1}, r.process)
 
 	m.Put(event("a", "1"))
 	r.expectNext("a", "1")
-	r.expectNext("b", "1") // the worker left a for b
+	r.expectNext("b", "1") // a's cycle ended; b's begins
 	receive(t, startedB, "b/1 to start")
 	if !hasStream(m, "a") {
 		t.Error("a's stream was forgotten while its expectation is outstanding")
@@ -289,11 +200,11 @@ func TestMultiplexerKeepsTheExpectationForTheNextWorker(t *testing.T) {
 	r.expectNext("a", "2")
 }
 
-// TestMultiplexerDropsTheExpectationOfADeletedObject: once the deletion of
+// TestQueueDropsTheExpectationOfADeletedObject: once the deletion of
 // an object is processed, its patched version will never come; a new object
 // of the same name must not wait for it.
-func TestMultiplexerDropsTheExpectationOfADeletedObject(t *testing.T) {
-	var m *Multiplexer
+func TestQueueDropsTheExpectationOfADeletedObject(t *testing.T) {
+	var m *Queue
 	waited := make(chan bool, 1)
 	startedB, releaseB := make(chan struct{}), make(chan struct{})
 	startedC, releaseC := make(chan struct{}), make(chan struct{})
@@ -307,7 +218,7 @@ func TestMultiplexerDropsTheExpectationOfADeletedObject(t *testing.T) {
 		"c/1": blockUntil(startedC, releaseC),
 		"a/4": func(ctx context.Context, s *Stream) { waited <- s.WaitExpected(ctx, long) },
 	})
-	m, _ = startMultiplexer(t, Options{IdleTimeout: time.Hour, WorkerLimit: 1}, r.process)
+	m, _ = startQueue(t, Options{IdleTimeout: time.Hour, WorkerLimit: 1}, r.process)
 
 	m.Put(event("a", "1"))
 	r.expectNext("a", "1")
@@ -318,7 +229,7 @@ func TestMultiplexerDropsTheExpectationOfADeletedObject(t *testing.T) {
 	m.Put(deletion)
 	close(releaseB)
 	r.expectNext("a", "3")
-	r.expectNext("c", "1") // the worker left a for c
+	r.expectNext("c", "1") // a's deletion processed; c's begins
 	receive(t, startedC, "c/1 to start")
 	if hasStream(m, "a") {
 		t.Error("a's stream is kept after its deletion was processed")
@@ -330,12 +241,12 @@ func TestMultiplexerDropsTheExpectationOfADeletedObject(t *testing.T) {
 	}
 }
 
-// TestMultiplexerCloseDropsTheQueue: queued objects are not processed after
+// TestQueueCloseDropsTheQueue: queued objects are not processed after
 // Close, and the workers exit without a cancellation.
-func TestMultiplexerCloseDropsTheQueue(t *testing.T) {
+func TestQueueCloseDropsTheQueue(t *testing.T) {
 	started, release := make(chan struct{}), make(chan struct{})
 	r := newRecorder(t, map[string]func(context.Context, *Stream){"a/1": blockUntil(started, release)})
-	m, _ := startMultiplexer(t, Options{IdleTimeout: time.Hour, WorkerLimit: 1}, r.process)
+	m, _ := startQueue(t, Options{IdleTimeout: time.Hour, WorkerLimit: 1}, r.process)
 
 	m.Put(event("a", "1"))
 	receive(t, started, "a/1 to start")
@@ -346,8 +257,8 @@ func TestMultiplexerCloseDropsTheQueue(t *testing.T) {
 		t.Fatalf("Queued() = %d, want 2", got)
 	}
 	m.Close()
-	if got := m.Queued(); got != 0 {
-		t.Errorf("Queued() = %d after Close, want 0", got)
+	if got := m.Stats().Pending; got != 0 {
+		t.Errorf("Stats().Pending = %d after Close, want 0", got)
 	}
 	close(release)
 	waitDone(t, m)

@@ -12,23 +12,23 @@ import (
 
 type syncBuffer = testutil.Buffer
 
-// TestMultiplexerSurvivesAPanickingProcessor: a panic that escapes the
-// processor is logged with the object's key and stack; the worker's slot
-// and stream stay consistent, so the other objects and the same object's
+// TestQueueSurvivesAPanickingProcessor: a panic that escapes the
+// processor is logged with the object's key and stack; the queue's
+// figures and the object's stream stay consistent, so the other objects and the same object's
 // next events are processed.
-func TestMultiplexerSurvivesAPanickingProcessor(t *testing.T) {
+func TestQueueSurvivesAPanickingProcessor(t *testing.T) {
 	for _, limit := range []int{0, 1} {
 		t.Run(map[int]string{0: "no limit", 1: "limit=1"}[limit], func(t *testing.T) {
 			r := newRecorder(t, map[string]func(context.Context, *Stream){
 				"a/1": func(context.Context, *Stream) { panic("boom") },
-				"b/1": func(ctx context.Context, s *Stream) {
-					s.Sleep(ctx, time.Millisecond) // lends and reclaims the slot
+				"b/1": func(_ context.Context, s *Stream) {
+					s.Requeue(event("b", "requeued"), time.Hour) // dropped by b/2
 					panic("bang")
 				},
 			})
 			var logs syncBuffer
 			logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-			m, _ := startMultiplexer(t, Options{IdleTimeout: time.Hour, WorkerLimit: limit, Logger: logger}, r.process)
+			m, _ := startQueue(t, Options{IdleTimeout: time.Hour, WorkerLimit: limit, Logger: logger}, r.process)
 
 			m.Put(event("a", "1"))
 			r.expectNext("a", "1")
@@ -55,13 +55,8 @@ func TestMultiplexerSurvivesAPanickingProcessor(t *testing.T) {
 					t.Errorf("the log lacks %q:\n%s", want, out)
 				}
 			}
-			if limit > 0 {
-				m.mu.Lock()
-				slots := m.slots
-				m.mu.Unlock()
-				if slots > limit {
-					t.Errorf("%d slots are held, over the limit of %d", slots, limit)
-				}
+			if got := m.Active(); got > max(limit, 1) {
+				t.Errorf("Active() = %d, want at most %d", got, max(limit, 1))
 			}
 		})
 	}

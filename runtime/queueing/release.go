@@ -7,8 +7,8 @@ import (
 )
 
 // MemoryReleaser returns the memory freed after a burst of work to the OS
-// once the operator has been idle for a while: no worker of any resource
-// alive for the whole delay. The Go runtime's scavenger would return it too,
+// once the operator has been idle for a while: no object of any resource
+// in a worker's hands for the whole delay. The Go runtime's scavenger would return it too,
 // but only gradually and only after the next garbage collection, which an
 // idle operator does not trigger for minutes.
 //
@@ -19,7 +19,7 @@ type MemoryReleaser struct {
 	release func() // debug.FreeOSMemory; replaced in tests
 
 	mu    sync.Mutex
-	busy  []func() int // the multiplexers' Workers
+	busy  []func() int // the queues' Active
 	timer *time.Timer
 }
 
@@ -29,7 +29,8 @@ func NewMemoryReleaser(delay time.Duration) *MemoryReleaser {
 	return &MemoryReleaser{delay: delay, release: debug.FreeOSMemory}
 }
 
-// Watch adds a source of work: a function returning its live workers.
+// Watch adds a source of work: a function returning its work in progress
+// (Queue.Active).
 func (r *MemoryReleaser) Watch(workers func() int) {
 	if r == nil {
 		return
@@ -39,7 +40,7 @@ func (r *MemoryReleaser) Watch(workers func() int) {
 	r.mu.Unlock()
 }
 
-// Idle is called when one source has no worker left: the release happens
+// Idle is called when one source has no work left: the release happens
 // after the delay if every source is still idle then. Calls meanwhile
 // restart the delay.
 func (r *MemoryReleaser) Idle() {
@@ -49,14 +50,14 @@ func (r *MemoryReleaser) Idle() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.timer != nil {
-		r.timer.Stop()
+		r.timer.Reset(r.delay) // cheap: called at the end of every busy spell
+		return
 	}
 	r.timer = time.AfterFunc(r.delay, r.fire)
 }
 
 func (r *MemoryReleaser) fire() {
 	r.mu.Lock()
-	r.timer = nil
 	sources := r.busy
 	r.mu.Unlock()
 	for _, workers := range sources {

@@ -6,15 +6,15 @@ import (
 	"time"
 )
 
-// TestMultiplexerStats checks the figures that metrics read: busy and
+// TestQueueStats checks the figures that metrics read: busy and
 // pending objects, the queue behind a limit, and the adds, of which
 // batched events are not.
-func TestMultiplexerStats(t *testing.T) {
+func TestQueueStats(t *testing.T) {
 	started, release := make(chan struct{}), make(chan struct{})
 	r := newRecorder(t, map[string]func(context.Context, *Stream){"ns/a/1": blockUntil(started, release)})
-	m, _ := startMultiplexer(t, Options{IdleTimeout: time.Minute, WorkerLimit: 1}, r.process)
-	if got := m.Stats(); got != (Stats{Limit: 1}) {
-		t.Fatalf("Stats() of an unused multiplexer = %+v, want only the limit", got)
+	m, _ := startQueue(t, Options{IdleTimeout: time.Minute, WorkerLimit: 1}, r.process)
+	if got := m.Stats(); got != (Stats{Limit: 1, Workers: 1}) {
+		t.Fatalf("Stats() of an unused queue = %+v, want only the limit and its pool", got)
 	}
 
 	m.Put(event("ns/a", "1"))
@@ -35,6 +35,8 @@ func TestMultiplexerStats(t *testing.T) {
 	}
 
 	close(release)
+	// a's newer event, which arrived during a/1, is processed next by the
+	// same worker; then b.
 	r.expectNext("ns/a", "3")
 	r.expectNext("ns/b", "1")
 	eventually(t, "nothing busy or pending", func() bool {
@@ -46,36 +48,31 @@ func TestMultiplexerStats(t *testing.T) {
 	}
 }
 
-// TestStreamArrivedAndSlept checks what a processor learns of the event it
-// processes: when the oldest event batched into it arrived, and how long
-// it has slept since it took it.
-func TestStreamArrivedAndSlept(t *testing.T) {
+// TestStreamArrived checks what a processor learns of the event it
+// processes: when the oldest event batched into it arrived, or for a
+// requeued event, when its delay was over.
+func TestStreamArrived(t *testing.T) {
 	s := newStream()
 	before := time.Now()
 	s.put(event("ns/a", "1"))
 	between := time.Now()
 	s.put(event("ns/a", "2")) // batched: the arrival is the first's
-	if _, ok := s.take(); !ok {
+	ev, _, ok := s.take(time.Now(), time.Hour)
+	if !ok {
 		t.Fatal("nothing to take")
 	}
 	if got := s.Arrived(); got.Before(before) || got.After(between) {
 		t.Errorf("Arrived() = %s, want the first event's arrival, within [%s, %s]", got, before, between)
 	}
-	if got := s.Slept(); got != 0 {
-		t.Errorf("Slept() before sleeping = %s, want 0", got)
+	s.Requeue(ev, time.Minute)
+	ended := time.Now()
+	if _, ok := s.finish(ev, ended, false); !ok {
+		t.Fatal("the requeue is not scheduled")
 	}
-	s.Sleep(testContext(t), 5*time.Millisecond)
-	if got := s.Slept(); got < 5*time.Millisecond {
-		t.Errorf("Slept() after a 5ms sleep = %s, want at least 5ms", got)
+	if _, _, ok := s.take(ended.Add(2*time.Minute), time.Hour); !ok {
+		t.Fatal("the requeued event is not taken after its delay")
 	}
-	s.put(event("ns/a", "3"))
-	if _, ok := s.take(); !ok {
-		t.Fatal("nothing to take")
-	}
-	if got := s.Slept(); got != 0 {
-		t.Errorf("Slept() for a new event = %s, want 0", got)
-	}
-	if got := s.Arrived(); !got.After(between) {
-		t.Errorf("Arrived() of the new event = %s, want after %s", got, between)
+	if got, want := s.Arrived(), ended.Add(time.Minute); !got.Equal(want) {
+		t.Errorf("Arrived() of the requeued event = %s, want the end of its delay, %s", got, want)
 	}
 }

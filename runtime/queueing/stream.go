@@ -2,104 +2,198 @@ package queueing
 
 import (
 	"context"
-	"sync"
 	"time"
+
+	"sync"
 
 	"github.com/kopf-go/kopf/runtime/watching"
 )
 
 // Stream is the backlog of one object: at most one pending event (the
-// latest), plus the resourceVersions seen since an expectation was set.
+// latest), the resourceVersions seen since an expectation was set, and the
+// requeue of its last cycle.
 type Stream struct {
-	// Guarded by the multiplexer's lock; mux is nil for a stream of no
-	// multiplexer.
-	key    string
-	mux    *Multiplexer
-	owned  bool // a worker owns the object (processing, sleeping or idle)
-	queued bool // the object is in the ready queue
+	key string
+	q   *Queue // nil for a stream of no queue
 
-	mu       sync.Mutex
-	latest   *watching.Event
+	mu sync.Mutex
+	// latest is the pending event if has; signal (made by WaitExpected,
+	// nil until then) is told of each new one.
+	latest   watching.Event
+	has      bool
 	signal   chan struct{}
 	expected string
 	arrived  bool
 	// since is when the pending event's object got it: the arrival of the
-	// oldest event batched into it; taken is that of the event taken last,
-	// slept how long its processor has slept in Sleep since.
+	// oldest event batched into it; taken is that of the event taken last.
 	since time.Time
 	taken time.Time
-	slept time.Duration
+	// ended is when the object's last cycle ended (for the idle timeout).
+	ended time.Time
+	// requeue is what the processor asked for in the cycle in progress;
+	// asleep, the requeue waiting for its delay after the cycle.
+	requeue *requeue
+	asleep  *requeue
+	// woke and left are how the last requeue ended, for the cycle now.
+	woke Wake
+	left time.Duration
 }
 
-func newStream() *Stream { return &Stream{signal: make(chan struct{}, 1)} }
+// requeue is an event to process again once its delay is over.
+type requeue struct {
+	ev  watching.Event
+	d   time.Duration
+	due time.Time
+}
+
+// Wake is how the delay of a Requeue ended, as the object's next cycle
+// sees it (Stream.Woke).
+type Wake int
+
+const (
+	// NotRequeued: the previous cycle asked for no requeue (or the
+	// stream is of no queue, or the operator restarted).
+	NotRequeued Wake = iota
+	// Elapsed: the delay is over; the event processed is the requeued one.
+	Elapsed
+	// Interrupted: a newer event of the object arrived before the delay
+	// was over (or during the cycle that asked for it); it is the event
+	// processed, and the requeued one is dropped.
+	Interrupted
+)
+
+func newStream() *Stream { return &Stream{} }
 
 // put makes ev the pending event; it reports whether the stream had none
-// pending before (a Wakeup with one pending is dropped: false).
+// pending before (a Wakeup with one pending is dropped: false). A pending
+// event interrupts the delay of a requeue.
 func (s *Stream) put(ev watching.Event) (added bool) {
 	s.mu.Lock()
-	if ev.Wakeup && s.latest != nil {
-		s.mu.Unlock() // the pending event wakes the worker anyway
-		return false
+	defer s.mu.Unlock()
+	if ev.Wakeup && s.has {
+		return false // the pending event is processed anyway
 	}
-	if s.latest != nil && s.latest.Initial {
+	if s.has && s.latest.Initial {
 		ev.Initial = true // keep the first-listing mark through batching
 	}
-	added = s.latest == nil
+	added = !s.has
 	if added {
 		s.since = time.Now()
 	}
-	s.latest = &ev
+	if s.asleep != nil {
+		s.woke, s.left = Interrupted, max(time.Until(s.asleep.due), time.Nanosecond)
+		s.asleep = nil
+	}
+	s.latest, s.has = ev, true
 	if s.expected != "" && resourceVersion(ev) == s.expected {
 		s.arrived = true
 	}
-	s.mu.Unlock()
 	select {
-	case s.signal <- struct{}{}:
+	case s.signal <- struct{}{}: // nil (never ready) unless WaitExpected waits
 	default:
 	}
 	return added
 }
 
-func (s *Stream) take() (watching.Event, bool) {
+// take returns the event to process now: the pending one, else the
+// requeued one if its delay is over (wait > 0: it is not, by so much).
+// An expectation older than idle is dropped.
+func (s *Stream) take(now time.Time, idle time.Duration) (ev watching.Event, wait time.Duration, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.latest == nil {
-		return watching.Event{}, false
+	if s.expected != "" && !s.ended.IsZero() && now.Sub(s.ended) > idle {
+		s.expected, s.arrived = "", false
 	}
-	ev := *s.latest
-	s.latest = nil
-	s.taken, s.slept = s.since, 0
-	return ev, true
+	switch {
+	case s.has:
+		ev = s.latest
+		s.latest, s.has = watching.Event{}, false
+		s.taken = s.since
+		return ev, 0, true
+	case s.asleep == nil:
+		return ev, 0, false // an interrupted requeue's delay is over: nothing to do
+	case now.Before(s.asleep.due):
+		return ev, s.asleep.due.Sub(now), false
+	}
+	ev = s.asleep.ev
+	s.woke, s.left, s.taken = Elapsed, 0, s.asleep.due
+	s.asleep = nil
+	return ev, 0, true
+}
+
+// finish ends the cycle of ev: it returns the delay after which the
+// object's key is to be added again for its requeue (ok), unless there is
+// none, a newer event is pending (the requeue is then interrupted at
+// once), or the queue is stopping.
+func (s *Stream) finish(ev watching.Event, now time.Time, stopping bool) (d time.Duration, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.woke, s.left, s.ended = NotRequeued, 0, now
+	if ev.Type == watching.Deleted {
+		s.expected, s.arrived = "", false // the object is gone: none of its versions will come
+	}
+	r := s.requeue
+	s.requeue = nil
+	switch {
+	case r == nil || stopping:
+		return 0, false
+	case s.has:
+		s.woke, s.left = Interrupted, max(r.d, time.Nanosecond)
+		return 0, false
+	}
+	r.due = now.Add(r.d)
+	s.asleep = r
+	return r.d, true
+}
+
+// drop forgets the pending event and the requeue (the queue is closed).
+func (s *Stream) drop() {
+	s.mu.Lock()
+	s.latest, s.has, s.asleep = watching.Event{}, false, nil
+	s.mu.Unlock()
+}
+
+// empty reports whether nothing of the stream remains to keep.
+func (s *Stream) empty() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.has && s.asleep == nil && s.expected == ""
+}
+
+// Requeue ends the cycle with a delay: once the processor returns, ev is
+// processed again after d, unless a newer event of the object arrives
+// first (that one is then processed, at once, and ev is dropped). The next
+// cycle tells which by Woke. The last call of a cycle wins. Only the
+// processor may call it.
+func (s *Stream) Requeue(ev watching.Event, d time.Duration) {
+	s.mu.Lock()
+	s.requeue = &requeue{ev: ev, d: d}
+	s.mu.Unlock()
+}
+
+// Woke reports how the delay of the previous cycle's Requeue ended, and
+// for Interrupted, how much of it was left (more than 0). Only the
+// processor may call it.
+func (s *Stream) Woke() (Wake, time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.woke, s.left
 }
 
 // Arrived returns when the event being processed arrived: the oldest of
-// the events batched into it (the processed one is the latest of them).
-// Only the processor may call it.
+// the events batched into it (the processed one is the latest of them),
+// or for a requeued event, when its delay was over. Only the processor
+// may call it.
 func (s *Stream) Arrived() time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.taken
 }
 
-// Slept returns how long the processor has slept in Sleep while
-// processing the event taken last. Only the processor may call it.
-func (s *Stream) Slept() time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.slept
-}
-
 func (s *Stream) pending() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.latest != nil
-}
-
-// expecting reports whether an expectation is outstanding.
-func (s *Stream) expecting() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.expected != ""
+	return s.has
 }
 
 // Expect records that the object was just patched to this resourceVersion,
@@ -109,21 +203,27 @@ func (s *Stream) Expect(rv string) {
 	// The watch stream may have delivered that version before the patcher
 	// got here: it is then pending (the worker is busy with the patcher).
 	s.expected = rv
-	s.arrived = rv != "" && s.latest != nil && resourceVersion(*s.latest) == rv
+	s.arrived = rv != "" && s.has && resourceVersion(s.latest) == rv
 	s.mu.Unlock()
 }
 
 // WaitExpected waits until the expected resourceVersion has arrived in the
 // stream (or none is expected), up to timeout, or until ctx is done or the
-// multiplexer is closed (no event will arrive then: see Stopping). It
-// reports whether the version arrived.
-// Events that arrive meanwhile stay pending for the worker loop. The
-// expectation may have been set in the object's previous cycle, by another
-// worker; the worker keeps its slot while it waits (the wait is short).
+// queue is closed (no event will arrive then: see Stopping). It reports
+// whether the version arrived.
+// Events that arrive meanwhile stay pending for the next cycle. The
+// expectation may have been set in the object's previous cycle; the worker
+// is held while it waits (the wait is short).
 func (s *Stream) WaitExpected(ctx context.Context, timeout time.Duration) bool {
 	if s.settled() { // the usual case: no timer needed
 		return true
 	}
+	s.mu.Lock()
+	if s.signal == nil {
+		s.signal = make(chan struct{}, 1)
+	}
+	signal := s.signal
+	s.mu.Unlock()
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	for {
@@ -140,9 +240,9 @@ func (s *Stream) WaitExpected(ctx context.Context, timeout time.Duration) bool {
 			s.expected, s.arrived = "", false
 			s.mu.Unlock()
 			return false
-		case <-s.signal:
-			// Check again. The worker loop takes pending events without
-			// needing the signal, so consuming it here loses nothing.
+		case <-signal:
+			// Check again. The signal is only a hint: the next cycle takes
+			// the pending event whether or not the signal was consumed.
 		}
 	}
 }
@@ -159,74 +259,55 @@ func (s *Stream) settled() bool {
 	return done
 }
 
-// Sleep waits for d, or until a new event arrives, ctx is done or the
-// multiplexer is closed (the operator is exiting: see Stopping). It reports
-// how much of d was left when interrupted (0 if it slept fully).
-//
-// With a worker limit, the sleeping processor does not hold a worker slot:
-// Sleep gives it up for the sleep and takes one back before it returns,
-// waiting for one if none is free (that wait is not counted in what it
-// reports). It must be called by the processor, from the worker's
-// goroutine.
-func (s *Stream) Sleep(ctx context.Context, d time.Duration) time.Duration {
-	if s.pending() {
-		return d
-	}
-	if m := s.mux; m != nil && m.limit > 0 {
-		m.lend()
-		defer m.reclaim(ctx)
-	}
-	start := time.Now()
-	defer func() {
-		s.mu.Lock()
-		s.slept += time.Since(start)
-		s.mu.Unlock()
-	}()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	for {
-		select {
-		case <-t.C:
-			return 0
-		case <-ctx.Done():
-		case <-s.closing():
-		case <-s.signal:
-			// A signal with nothing pending is left over from an event that
-			// the worker loop took without waiting: keep sleeping.
-			if !s.pending() {
-				continue
-			}
-			// The new event stays pending for the worker loop.
-		}
-		break
-	}
-	left := d - time.Since(start)
-	if left < 0 {
-		left = 0
-	}
-	return left
-}
-
 // Pending reports whether a newer event is waiting.
 func (s *Stream) Pending() bool { return s.pending() }
 
-// Stopping reports whether the stream's multiplexer is closed or its
-// context done: the operator is exiting, no event will come, and the
-// processor should return as soon as what it has started is finished.
+// Stopping reports whether the stream's queue is closed or its context
+// done: the operator is exiting, no event will come, and the processor
+// should return as soon as what it has started is finished.
 func (s *Stream) Stopping() bool {
-	if s.mux == nil {
+	if s.q == nil {
 		return false
 	}
-	return s.mux.isClosed() || s.mux.ctx.Err() != nil
+	return s.q.isClosed() || s.q.ctx.Err() != nil
 }
 
-// closing is closed when the stream's multiplexer is closed (nil, never
-// ready, for a stream of no multiplexer).
+// closing is closed when the stream's queue is closed (nil, never ready,
+// for a stream of no queue).
 func (s *Stream) closing() <-chan struct{} {
-	if s.mux == nil {
+	if s.q == nil {
 		return nil
 	}
-	return s.mux.closing
+	return s.q.closing
+}
+
+// Drive processes ev on a stream of no queue (s: a new one if nil), then
+// the requeues that follow it, each after its delay, as a queue would for
+// an object with no newer event; it returns when a cycle asks for no
+// requeue or ctx is done. It is for tests and tools that run a processor
+// on one object without a Queue.
+func Drive(ctx context.Context, process Processor, ev watching.Event, s *Stream) {
+	if s == nil {
+		s = newStream()
+	}
+	for {
+		process(ctx, ev, s)
+		d, ok := s.finish(ev, time.Now(), ctx.Err() != nil)
+		if !ok {
+			return
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		var wait time.Duration
+		if ev, wait, ok = s.take(time.Now(), time.Duration(1<<63-1)); !ok || wait > 0 {
+			return
+		}
+	}
 }
 
 func resourceVersion(ev watching.Event) string {

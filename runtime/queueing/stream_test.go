@@ -2,7 +2,9 @@ package queueing
 
 import (
 	"context"
+	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/kopf-go/kopf/runtime/body"
@@ -88,7 +90,7 @@ func TestStreamBatchesToTheLatest(t *testing.T) {
 			if !s.Pending() {
 				t.Fatal("Pending() = false after put")
 			}
-			ev, ok := s.take()
+			ev, _, ok := s.take(time.Now(), time.Hour)
 			if !ok {
 				t.Fatal("take() found nothing")
 			}
@@ -98,73 +100,107 @@ func TestStreamBatchesToTheLatest(t *testing.T) {
 			if ev.Initial != tt.wantInitial {
 				t.Errorf("Initial = %v, want %v", ev.Initial, tt.wantInitial)
 			}
-			if _, ok := s.take(); ok || s.Pending() {
+			if _, _, ok := s.take(time.Now(), time.Hour); ok || s.Pending() {
 				t.Error("the event is still pending after take()")
 			}
 		})
 	}
 }
 
-func TestStreamSleep(t *testing.T) {
-	const short = 20 * time.Millisecond
+// TestStreamRequeue: a cycle's Requeue is scheduled when the cycle ends;
+// the requeued event is taken once its delay is over, unless a newer
+// event (a wake-up included) arrives first, during the cycle or the delay:
+// that one is taken instead, and the next cycle learns which from Woke.
+func TestStreamRequeue(t *testing.T) {
+	const d = time.Minute
+	t0 := time.Now()
 	tests := []struct {
-		name     string
-		prepare  func(s *Stream)
-		d        time.Duration
-		wantFull bool // slept fully: 0 is returned
+		name      string
+		requeue   bool
+		stopping  bool
+		during    func(s *Stream) // in the cycle, after Requeue
+		delay     func(s *Stream) // during the delay
+		wantSched bool            // finish schedules the requeue
+		wantRV    string          // taken next ("": nothing)
+		wantWake  Wake
+		wantLeft  func(time.Duration) bool
 	}{
-		{name: "nothing happens: sleeps fully", prepare: func(*Stream) {}, d: short, wantFull: true},
-		{
-			// The signal of an event that the worker loop took without
-			// waiting for it must not cut the sleep short.
-			name:     "an event already taken does not interrupt",
-			prepare:  func(s *Stream) { s.put(event("a", "1")); s.take() },
-			d:        short,
-			wantFull: true,
-		},
-		{
-			name:    "a pending event: returns at once",
-			prepare: func(s *Stream) { s.put(event("a", "1")) },
-			d:       time.Hour,
-		},
+		{name: "no requeue", wantWake: NotRequeued},
+		{name: "nothing happens: the requeued event after the delay", requeue: true, wantSched: true, wantRV: "requeued", wantWake: Elapsed,
+			wantLeft: func(l time.Duration) bool { return l == 0 }},
+		{name: "a newer event during the cycle", requeue: true, during: func(s *Stream) { s.put(event("a", "2")) }, wantRV: "2", wantWake: Interrupted,
+			wantLeft: func(l time.Duration) bool { return l == d }},
+		{name: "a newer event during the delay", requeue: true, wantSched: true, delay: func(s *Stream) { s.put(event("a", "2")) }, wantRV: "2", wantWake: Interrupted,
+			wantLeft: func(l time.Duration) bool { return l > 0 && l <= d }},
+		{name: "a wake-up during the delay", requeue: true, wantSched: true, wantRV: "woken", wantWake: Interrupted,
+			delay: func(s *Stream) {
+				ev := event("a", "woken")
+				ev.Wakeup = true
+				s.put(ev)
+			},
+			wantLeft: func(l time.Duration) bool { return l > 0 && l <= d }},
+		{name: "the queue is stopping", requeue: true, stopping: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newStream()
-			tt.prepare(s)
-			left := s.Sleep(testContext(t), tt.d)
-			if tt.wantFull && left != 0 {
-				t.Errorf("Sleep() = %v left, want 0 (slept fully)", left)
+			s.put(event("a", "1"))
+			ev, _, _ := s.take(t0, time.Hour)
+			if tt.requeue {
+				s.Requeue(event("a", "requeued"), d)
 			}
-			if !tt.wantFull && left != tt.d {
-				t.Errorf("Sleep() = %v left, want all of %v", left, tt.d)
+			if tt.during != nil {
+				tt.during(s)
+			}
+			got, sched := s.finish(ev, t0, tt.stopping)
+			if sched != tt.wantSched || (sched && got != d) {
+				t.Fatalf("finish() = %v, %v; want %v, %v", got, sched, d, tt.wantSched)
+			}
+			if tt.delay != nil {
+				tt.delay(s)
+			}
+			if sched && tt.delay == nil {
+				if _, wait, ok := s.take(t0.Add(d/2), time.Hour); ok || wait != d/2 {
+					t.Errorf("take() half-way = %v, %v; want nothing, %v to wait", ok, wait, d/2)
+				}
+			}
+			next, _, ok := s.take(t0.Add(2*d), time.Hour)
+			if rv := resourceVersion(next); ok != (tt.wantRV != "") || rv != tt.wantRV {
+				t.Fatalf("take() after the delay = %q, %v; want %q", rv, ok, tt.wantRV)
+			}
+			if w, left := s.Woke(); w != tt.wantWake || (tt.wantLeft != nil && !tt.wantLeft(left)) {
+				t.Errorf("Woke() = %v, %v; want %v", w, left, tt.wantWake)
+			}
+			if ok {
+				s.finish(next, t0.Add(2*d), false)
+				if _, _, again := s.take(t0.Add(3*d), time.Hour); again {
+					t.Error("the requeued event is taken after all")
+				}
 			}
 		})
 	}
 }
 
-func TestStreamSleepInterruptedByANewEvent(t *testing.T) {
-	s := newStream()
-	left := make(chan time.Duration, 1)
-	go func() { left <- s.Sleep(testContext(t), time.Hour) }()
-	s.put(event("a", "2"))
-	if got := receive(t, left, "Sleep to be interrupted"); got <= 0 || got > time.Hour {
-		t.Errorf("Sleep() = %v left, want some of 1h", got)
-	}
-	if ev, ok := s.take(); !ok || resourceVersion(ev) != "2" {
-		t.Errorf("the new event is not left pending: %v, %v", ev, ok)
-	}
-}
-
-func TestStreamSleepInterruptedByTheContext(t *testing.T) {
-	s := newStream()
-	ctx, cancel := context.WithCancel(context.Background())
-	left := make(chan time.Duration, 1)
-	go func() { left <- s.Sleep(ctx, time.Hour) }()
-	cancel()
-	if got := receive(t, left, "Sleep to be cancelled"); got <= 0 || got > time.Hour {
-		t.Errorf("Sleep() = %v left, want some of 1h", got)
-	}
+// TestDrive: Drive processes an event and its requeues, each after its
+// delay, on a stream of no queue.
+func TestDrive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var seen []Wake
+		start := time.Now()
+		Drive(t.Context(), func(_ context.Context, ev watching.Event, s *Stream) {
+			w, _ := s.Woke()
+			seen = append(seen, w)
+			if len(seen) < 3 {
+				s.Requeue(ev, time.Second)
+			}
+		}, event("a", "1"), nil)
+		if want := []Wake{NotRequeued, Elapsed, Elapsed}; !slices.Equal(seen, want) {
+			t.Errorf("cycles woke %v, want %v", seen, want)
+		}
+		if got := time.Since(start); got != 2*time.Second {
+			t.Errorf("Drive took %s, want the two delays, 2s", got)
+		}
+	})
 }
 
 func TestStreamWaitExpected(t *testing.T) {
@@ -238,7 +274,7 @@ func TestStreamWaitExpected(t *testing.T) {
 			if ok := receive(t, got, "WaitExpected"); ok != tt.want {
 				t.Errorf("WaitExpected() = %v, want %v", ok, tt.want)
 			}
-			ev, ok := s.take()
+			ev, _, ok := s.take(time.Now(), time.Hour)
 			switch {
 			case tt.wantPendingRV == "" && ok:
 				t.Errorf("pending afterwards: rv %q, want nothing", resourceVersion(ev))

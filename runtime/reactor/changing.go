@@ -46,7 +46,8 @@ type cycleState struct {
 // cycle of its own (finalizerStep), skip a change of no interest (idle),
 // run the handlers, store their outcome and the diff-base into the patch,
 // apply it, release the finalizer once a deletion is handled, and, when
-// only delayed handlers are left, sleep and touch the object.
+// only delayed handlers are left, requeue the object to touch it once the
+// earliest delay is over.
 func (r *Reactor) cycle(ctx context.Context, b body.Body, mem *memory, s *queueing.Stream, logger *slog.Logger) error {
 	c := r.newCycle(b, mem, s, logger)
 	if c.free() {
@@ -102,7 +103,8 @@ func (r *Reactor) cycle(ctx context.Context, b body.Body, mem *memory, s *queuei
 	if rv != "" || outcome.delay <= 0 {
 		return nil // the patch's own event starts the next cycle
 	}
-	return r.sleepAndTouch(ctx, c, outcome.delay)
+	r.sleepAndTouch(c, outcome.delay)
+	return nil
 }
 
 // note adds the handlers' attempts to the object's tally, marks the
@@ -324,23 +326,26 @@ func (r *Reactor) releaseFinalizer(ctx context.Context, c *cycleState, rv string
 	return err
 }
 
-// sleepAndTouch waits for the earliest delayed handler when nothing was
-// written, then touches the object so that a new event wakes the next
-// cycle. New changes of the object interrupt the sleep.
-func (r *Reactor) sleepAndTouch(ctx context.Context, c *cycleState, delay time.Duration) error {
+// sleepAndTouch ends the cycle, when nothing was written, with a requeue
+// after the earliest delayed handler's delay (see Reactor.resume): the
+// object is then touched, so that a new event wakes the next cycle. New
+// changes of the object interrupt the wait.
+func (r *Reactor) sleepAndTouch(c *cycleState, delay time.Duration) {
 	c.logger.Debug(fmt.Sprintf("Sleeping for %s seconds for the delayed handlers.", seconds(delay)))
-	if left := c.s.Sleep(ctx, delay); left > 0 {
-		c.logger.Debug(fmt.Sprintf("Sleeping was interrupted by new changes, %s seconds left.", seconds(left)))
-		return nil
-	}
+	c.mem.wait, c.mem.delay = waitDelayed, delay
+}
+
+// touch patches the object b with the progress storage's touch (the
+// current time), so that its event starts the next cycle.
+func (r *Reactor) touch(ctx context.Context, b body.Body, s *queueing.Stream) error {
 	if ctx.Err() != nil {
 		return nil
 	}
 	touch := patches.New()
 	now := progress.FormatTime(time.Now())
-	r.Settings.Persistence.ProgressStorage.Touch(c.b, touch, &now)
-	rv, err := r.apply(ctx, c.b, touch)
-	c.s.Expect(rv)
+	r.Settings.Persistence.ProgressStorage.Touch(b, touch, &now)
+	rv, err := r.apply(ctx, b, touch)
+	s.Expect(rv)
 	return err
 }
 

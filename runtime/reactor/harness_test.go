@@ -143,20 +143,29 @@ func (h *harness) update(change func(obj map[string]any)) {
 }
 
 // cycle runs one processing cycle of the object's current version and
-// returns the patches it sent.
+// returns the patches it sent. A cycle that waits for a delayed handler
+// is followed, after the delay, by its touch, as its requeue would be
+// (see Reactor.resume).
 func (h *harness) cycle(ctx context.Context) ([]k8stesting.PatchAction, error) {
 	h.t.Helper()
 	before := len(h.client.Actions())
-	err := h.r.cycle(ctx, h.object(), h.mem, h.stream, h.r.Logger)
+	b := h.object()
+	err := h.r.cycle(ctx, b, h.mem, h.stream, h.r.Logger)
+	if err == nil && h.mem.wait == waitDelayed {
+		h.mem.wait = waitNone
+		time.Sleep(h.mem.delay)
+		err = h.r.touch(ctx, b, h.stream)
+	}
 	return h.patchesSince(before), err
 }
 
-// process runs Process on an event of the object's current version and
-// returns the patches sent.
+// process runs Process on an event of the object's current version, and
+// on the requeues that follow it, each after its delay (queueing.Drive),
+// and returns the patches sent.
 func (h *harness) process(ctx context.Context, typ watching.Type) []k8stesting.PatchAction {
 	h.t.Helper()
 	before := len(h.client.Actions())
-	h.r.Process(ctx, watching.Event{Type: typ, Key: h.key(), Object: h.object()}, h.stream)
+	queueing.Drive(ctx, h.r.Process, watching.Event{Type: typ, Key: h.key(), Object: h.object()}, h.stream)
 	return h.patchesSince(before)
 }
 

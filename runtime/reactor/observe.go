@@ -60,18 +60,17 @@ const (
 )
 
 // Processed is how one call of Reactor.Process ended: one event of one
-// object processed (with every cycle it took). It is reported to
+// object processed (or one requeue of it resumed). It is reported to
 // Reactor.ObserveProcessed, for metrics.
 type Processed struct {
 	// Arrived is when the event arrived (the oldest of the events batched
 	// into it); Started when its processing began.
 	Arrived time.Time
 	Started time.Time
-	// Elapsed is how long the processing took; Busy is Elapsed less the
-	// time slept in it (for delayed handlers, between retries of failed
-	// requests).
+	// Elapsed is how long the processing took (the retries of failed
+	// requests included; a delayed handler or a throttled retry ends the
+	// processing with a requeue: the time waited is no part of it).
 	Elapsed time.Duration
-	Busy    time.Duration
 	// Result sums the attempts of the handlers and the cycles up.
 	Result Result
 	// Terminal: a handler failed for good (a permanent failure, its

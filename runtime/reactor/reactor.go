@@ -101,6 +101,12 @@ type memory struct {
 	essence      string
 	spawnMatched bool
 	spawnDone    bool
+	// wait is what the object's requeue waits for (waitNone, waitDelayed,
+	// waitThrottle), delay for how long; attempt is the failed cycle's try
+	// (0: the first) for waitThrottle.
+	wait    int
+	delay   time.Duration
+	attempt int
 	// tally is what the processing of the current event has seen (see
 	// Processed); inProgress: the object's handlers are unfinished for
 	// its cause (read by InProgress, from other goroutines).
@@ -170,23 +176,24 @@ func (r *Reactor) forget(key string) {
 // Process handles one event of one object; see the package doc. It never
 // returns an error: failures are logged and retried after
 // settings.Queueing.ErrorDelays, jittered and stretched to the API
-// server's Retry-After (see retryDelay), or left to the next event. When
-// the operator exits (the stream is stopping), it returns as soon as the
-// cycle in progress is finished; once ctx is cancelled (the exit timeout
-// is over), nothing more is sent to the API server.
+// server's Retry-After (see retryDelay), or left to the next event. A
+// retry, as the wait for a delayed handler, ends the cycle with a requeue
+// (queueing.Stream.Requeue): the object's next cycle resumes it, unless a
+// newer event comes first. When the operator exits (the stream is
+// stopping), it returns as soon as the cycle in progress is finished; once
+// ctx is cancelled (the exit timeout is over), nothing more is sent to the
+// API server.
 func (r *Reactor) Process(ctx context.Context, ev watching.Event, s *queueing.Stream) {
 	if r.ObserveProcessed == nil {
 		r.process(ctx, ev, s)
 		return
 	}
-	started, slept := time.Now(), s.Slept()
+	started := time.Now()
 	mem := r.process(ctx, ev, s)
-	elapsed := time.Since(started)
 	r.ObserveProcessed(Processed{
 		Arrived:  s.Arrived(),
 		Started:  started,
-		Elapsed:  elapsed,
-		Busy:     max(elapsed-(s.Slept()-slept), 0),
+		Elapsed:  time.Since(started),
 		Result:   mem.tally.result(),
 		Terminal: mem.tally.terminal,
 		Retries:  mem.tally.retries,
@@ -207,6 +214,9 @@ func (r *Reactor) process(ctx context.Context, ev watching.Event, s *queueing.St
 	mem.tally = tally{}
 	if ev.Initial {
 		mem.noticedByListing = true
+	}
+	if r.resume(ctx, ev, s, mem, logger) {
+		return mem
 	}
 	if !ev.Wakeup {
 		r.runEventHandlers(ctx, ev, s, mem, logger)
@@ -236,37 +246,84 @@ func (r *Reactor) process(ctx context.Context, ev watching.Event, s *queueing.St
 	if spawning {
 		r.spawning(ev.Key, ev.Object, mem)
 	}
-	for attempt := 0; ; attempt++ {
-		err := r.cycle(ctx, ev.Object, mem, s, logger)
-		if err == nil {
-			return mem
+	r.settle(ctx, ev, s, mem, logger, 0, r.cycle(ctx, ev.Object, mem, s, logger))
+	return mem
+}
+
+// What the reactor's own requeue of an object waits for (memory.wait).
+const (
+	waitNone     = iota
+	waitDelayed  // the earliest delayed handler: the object is touched then
+	waitThrottle // the retry of a failed cycle
+)
+
+// resume ends the wait of the object's requeue, if the previous cycle
+// asked for one (memory.wait), as Kopf's sleep ends: interrupted by a
+// newer event, which is processed as usual (false), or elapsed: the
+// delayed handlers' object is touched, the failed cycle is repeated, and
+// that is this event's processing (true).
+func (r *Reactor) resume(ctx context.Context, ev watching.Event, s *queueing.Stream, mem *memory, logger *slog.Logger) bool {
+	wait := mem.wait
+	mem.wait = waitNone
+	woke, left := s.Woke()
+	switch {
+	case wait == waitNone || woke == queueing.NotRequeued:
+		return false
+	case woke == queueing.Elapsed && !ev.Wakeup:
+		return false // another stage's requeue (sharding's stamp), not the reactor's
+	case woke == queueing.Interrupted:
+		if wait == waitDelayed {
+			logger.Debug(fmt.Sprintf("Sleeping was interrupted by new changes, %s seconds left.", seconds(left)))
 		}
-		if ctx.Err() != nil {
-			logger.Debug(fmt.Sprintf("The operator is exiting; the outcome of this cycle is not stored: %v", err))
-			return mem
-		}
-		mem.tally.failed = true
-		var invalid *invalidPatchError
-		if errors.As(err, &invalid) {
-			// Retrying cannot help: the same patch would be rejected again.
-			logger.Error(fmt.Sprintf("The object cannot be patched; it will be processed again when it changes: %v", err))
-			return mem
-		}
-		delay, backoff, ok := retryDelay(r.Settings.Queueing, attempt, err)
-		if !ok {
-			logger.Error(fmt.Sprintf("Processing failed and will be retried when the object changes (settings.Queueing.ErrorDelays is empty): %v", err))
-			return mem
-		}
-		mem.tally.retries++
-		if delay > backoff {
-			logger.Debug(fmt.Sprintf("Overriding the backoff %ss with the retry-after %ss from the server.", seconds(backoff), seconds(delay)))
-		}
-		logger.Error(fmt.Sprintf("Throttling for %s seconds due to an unexpected error: %v", seconds(delay), err))
-		if left := s.Sleep(ctx, delay); left > 0 || ctx.Err() != nil || s.Stopping() {
-			return mem // a newer event will be processed instead, or none: the operator exits
-		}
+		return false
+	case wait == waitThrottle:
 		logger.Info("Throttling is over. Switching back to normal operations.")
+		r.settle(ctx, ev, s, mem, logger, mem.attempt+1, r.cycle(ctx, ev.Object, mem, s, logger))
+	default: // waitDelayed
+		mem.tally.requeue = ResultRequeue // the touch's event runs the handlers
+		r.settle(ctx, ev, s, mem, logger, 0, r.touch(ctx, ev.Object, s))
 	}
+	return true
+}
+
+// settle ends a cycle of the attempt-th try: a failed one (err) is
+// throttled, and the object is requeued if the cycle or the throttling
+// asked for it (memory.wait).
+func (r *Reactor) settle(ctx context.Context, ev watching.Event, s *queueing.Stream, mem *memory, logger *slog.Logger, attempt int, err error) {
+	if err != nil {
+		r.throttle(ctx, mem, logger, attempt, err)
+	}
+	if mem.wait != waitNone {
+		ev.Wakeup = true // the reactor's own: no on.event handler sees it
+		s.Requeue(ev, mem.delay)
+	}
+}
+
+// throttle decides the retry of a failed cycle: after a delay (memory.wait
+// and delay), or at the object's next change.
+func (r *Reactor) throttle(ctx context.Context, mem *memory, logger *slog.Logger, attempt int, err error) {
+	if ctx.Err() != nil {
+		logger.Debug(fmt.Sprintf("The operator is exiting; the outcome of this cycle is not stored: %v", err))
+		return
+	}
+	mem.tally.failed = true
+	var invalid *invalidPatchError
+	if errors.As(err, &invalid) {
+		// Retrying cannot help: the same patch would be rejected again.
+		logger.Error(fmt.Sprintf("The object cannot be patched; it will be processed again when it changes: %v", err))
+		return
+	}
+	delay, backoff, ok := retryDelay(r.Settings.Queueing, attempt, err)
+	if !ok {
+		logger.Error(fmt.Sprintf("Processing failed and will be retried when the object changes (settings.Queueing.ErrorDelays is empty): %v", err))
+		return
+	}
+	mem.tally.retries++
+	if delay > backoff {
+		logger.Debug(fmt.Sprintf("Overriding the backoff %ss with the retry-after %ss from the server.", seconds(backoff), seconds(delay)))
+	}
+	logger.Error(fmt.Sprintf("Throttling for %s seconds due to an unexpected error: %v", seconds(delay), err))
+	mem.wait, mem.attempt, mem.delay = waitThrottle, attempt, delay
 }
 
 // apply sends the merge patch (split for the status subresource) and

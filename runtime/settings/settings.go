@@ -74,27 +74,29 @@ type Execution struct {
 	CleanupTimeout time.Duration
 }
 
-// Queueing governs the per-object workers (Kopf's settings.queueing,
-// formerly settings.batching; Kopf's deprecated batch_window has no
-// equivalent).
+// Queueing governs the objects' queue and its workers (Kopf's
+// settings.queueing, formerly settings.batching; Kopf's deprecated
+// batch_window has no equivalent).
 type Queueing struct {
-	// IdleTimeout is how long a per-object worker lives with no events
-	// (Kopf's idle_timeout). Default: 5 s.
+	// IdleTimeout is how long after an object's cycle its next one still
+	// waits for the event of the patch it sent (Kopf's idle_timeout, the
+	// life of an idle per-object worker, which forgot that expectation).
+	// Default: 5 s.
 	IdleTimeout time.Duration
 	// WorkerLimit is the most objects processed at once (Kopf's
 	// worker_limit, formerly settings.batching.worker_limit); 0:
-	// unbounded, a worker goroutine per object with pending events, as
-	// Kopf's default. An object over the limit waits for a worker in a
-	// first-come queue, with only its latest event; a worker sleeping (a
-	// retry's backoff, a delayed handler) does not count towards it.
+	// unbounded, a goroutine per object processed, as Kopf's default. An
+	// object over the limit waits for a worker in a first-come queue, with
+	// only its latest event; a delay (a retry's backoff, a delayed
+	// handler) is a requeue, which holds no worker.
 	// kopf-go's default is 64, not unbounded: API requests are bounded by
 	// Networking.MaxInFlight anyway, so more workers only wait for them, each
 	// with a goroutine and its grown stack, whereas a queued object costs
 	// its latest event's body only (this bounds memory in a burst, e.g. the
 	// first listing of many objects).
 	WorkerLimit int
-	// ReleaseMemoryAfter: once no worker of any resource has been alive
-	// for this long, the memory freed after the work is returned to the OS
+	// ReleaseMemoryAfter: once no object of any resource has been
+	// processed for this long, the memory freed after the work is returned to the OS
 	// (runtime/debug.FreeOSMemory: one garbage collection per busy → idle
 	// transition, nothing while idle). 0: never; the Go runtime's scavenger
 	// then returns it gradually, after its next collection. Kopf has no

@@ -4,6 +4,7 @@ package admission
 
 import (
 	"github.com/kopf-go/kopf"
+	kopfregistry "github.com/kopf-go/kopf/runtime/registry"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -117,7 +118,7 @@ func Register(r *kopf.Registry) error {
 		Fn:         kopf.AdmissionFunc(Deletion),
 		Param:      "strict",
 		Operations: []string{"DELETE"},
-		When:       kopf.AdmissionWhen(notProtected),
+		When:       kopfregistry.AdmissionWhen(notProtected),
 	}); err != nil {
 		return err
 	}
@@ -132,7 +133,7 @@ func Register(r *kopf.Registry) error {
 				"example.com/checked": kopf.Absent(),
 			},
 		},
-		When: kopf.TypedAdmissionWhen(hasContainers),
+		When: kopfregistry.TypedAdmissionWhen(hasContainers),
 	}); err != nil {
 		return err
 	}
@@ -156,7 +157,7 @@ func Register(r *kopf.Registry) error {
 		Selector: kopf.Selector{Name: "pods"},
 		Kind:     kopf.WebhookMutating,
 		Fn:       kopf.TypedAdmissionFunc(PodDefaults),
-		When:     kopf.AdmissionWhen(isScheduled),
+		When:     kopfregistry.AdmissionWhen(isScheduled),
 	}); err != nil {
 		return err
 	}

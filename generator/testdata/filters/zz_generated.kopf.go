@@ -2,7 +2,10 @@
 
 package filters
 
-import "github.com/kopf-go/kopf"
+import (
+	"github.com/kopf-go/kopf"
+	kopfregistry "github.com/kopf-go/kopf/runtime/registry"
+)
 
 // LabelledKwargs are the arguments of the handler Labelled, registered by:
 //
@@ -103,7 +106,7 @@ func Register(r *kopf.Registry) error {
 				return isLarge(value, kw)
 			})),
 		},
-		When: kopf.ChangingWhen(isReady),
+		When: kopfregistry.ChangingWhen(isReady),
 	}); err != nil {
 		return err
 	}
@@ -166,7 +169,7 @@ func Register(r *kopf.Registry) error {
 		Filter: kopf.Filter{
 			Value: kopf.Check(kopf.Equal("hello")),
 		},
-		When: kopf.ChangingWhen(isChanging),
+		When: kopfregistry.ChangingWhen(isChanging),
 	}); err != nil {
 		return err
 	}
@@ -226,7 +229,7 @@ func Register(r *kopf.Registry) error {
 				"skip": kopf.Absent(),
 			},
 		},
-		When: kopf.EventWhen(isAdded),
+		When: kopfregistry.EventWhen(isAdded),
 	}); err != nil {
 		return err
 	}
@@ -240,7 +243,7 @@ func Register(r *kopf.Registry) error {
 				return isNode(value)
 			})),
 		},
-		When: kopf.EventWhen(isListed),
+		When: kopfregistry.EventWhen(isListed),
 	}); err != nil {
 		return err
 	}

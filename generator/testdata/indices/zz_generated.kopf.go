@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"github.com/kopf-go/kopf"
+	kopfindexing "github.com/kopf-go/kopf/runtime/indexing"
+	kopfkwargs "github.com/kopf-go/kopf/runtime/kwargs"
+	kopfregistry "github.com/kopf-go/kopf/runtime/registry"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -93,7 +96,7 @@ func Register(r *kopf.Registry) error {
 	if err := r.AddIndex(kopf.IndexHandler{
 		ID:       "by_label",
 		Selector: kopf.Selector{Name: "pods"},
-		Fn:       kopf.TypedIndexFunc(indices.ByLabel, kopf.NoError(ByLabel)),
+		Fn:       kopf.TypedIndexFunc(indices.ByLabel, kopfindexing.NoError(ByLabel)),
 	}); err != nil {
 		return err
 	}
@@ -116,7 +119,7 @@ func Register(r *kopf.Registry) error {
 		ID:       "phases",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Fn:       kopf.ValueIndexFunc(indices.Phases, Phases),
-		When:     kopf.IndexWhen(hasPhase),
+		When:     kopfregistry.IndexWhen(hasPhase),
 	}); err != nil {
 		return err
 	}
@@ -124,30 +127,30 @@ func Register(r *kopf.Registry) error {
 		ID:       "create",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn:       kopf.ChangingFunc(kopf.WithIndices[kopf.ChangingKwargs](CreateKwargs{Indices: indices}, Create)),
-		When:     kopf.ChangingWhen(kopf.WithIndicesWhen[kopf.ChangingKwargs](CreateKwargs{Indices: indices}, ready)),
+		Fn:       kopf.ChangingFunc(kopfkwargs.WithIndices[kopf.ChangingKwargs](CreateKwargs{Indices: indices}, Create)),
+		When:     kopfregistry.ChangingWhen(kopfkwargs.WithIndicesWhen[kopf.ChangingKwargs](CreateKwargs{Indices: indices}, ready)),
 	}); err != nil {
 		return err
 	}
 	if err := r.AddEvent(kopf.EventHandler{
 		ID:       "watch",
 		Selector: kopf.Selector{Name: "kopfexamples"},
-		Fn:       kopf.EventFunc(kopf.WithIndicesEvent[kopf.EventKwargs](WatchKwargs{Indices: indices}, Watch)),
+		Fn:       kopf.EventFunc(kopfkwargs.WithIndicesEvent[kopf.EventKwargs](WatchKwargs{Indices: indices}, Watch)),
 	}); err != nil {
 		return err
 	}
 	if err := r.AddDaemon(kopf.DaemonHandler{
 		ID:       "monitor",
 		Selector: kopf.Selector{Name: "pods"},
-		Fn:       kopf.TypedDaemonFunc(kopf.WithIndices[kopf.TypedDaemonKwargs[corev1.Pod]](MonitorKwargs{Indices: indices}, kopf.NoResult(Monitor))),
-		When:     kopf.TypedDaemonWhen(kopf.WithIndicesWhen[kopf.TypedDaemonKwargs[corev1.Pod]](MonitorKwargs{Indices: indices}, monitored)),
+		Fn:       kopf.TypedDaemonFunc(kopfkwargs.WithIndices[kopf.TypedDaemonKwargs[corev1.Pod]](MonitorKwargs{Indices: indices}, kopf.NoResult(Monitor))),
+		When:     kopfregistry.TypedDaemonWhen(kopfkwargs.WithIndicesWhen[kopf.TypedDaemonKwargs[corev1.Pod]](MonitorKwargs{Indices: indices}, monitored)),
 	}); err != nil {
 		return err
 	}
 	if err := r.AddTimer(kopf.TimerHandler{
 		ID:       "tick",
 		Selector: kopf.Selector{Name: "kopfexamples"},
-		Fn:       kopf.TimerFunc(kopf.WithIndices[kopf.TimerKwargs](TickKwargs{Indices: indices}, Tick)),
+		Fn:       kopf.TimerFunc(kopfkwargs.WithIndices[kopf.TimerKwargs](TickKwargs{Indices: indices}, Tick)),
 		Interval: 5 * time.Second,
 	}); err != nil {
 		return err
@@ -156,8 +159,8 @@ func Register(r *kopf.Registry) error {
 		ID:       "admit",
 		Selector: kopf.Selector{Name: "pods"},
 		Kind:     kopf.WebhookValidating,
-		Fn:       kopf.TypedAdmissionFunc(kopf.WithIndicesEvent[kopf.TypedAdmissionKwargs[corev1.Pod]](AdmitKwargs{Indices: indices}, Admit)),
-		When:     kopf.TypedAdmissionWhen(kopf.WithIndicesWhen[kopf.TypedAdmissionKwargs[corev1.Pod]](AdmitKwargs{Indices: indices}, admitted)),
+		Fn:       kopf.TypedAdmissionFunc(kopfkwargs.WithIndicesEvent[kopf.TypedAdmissionKwargs[corev1.Pod]](AdmitKwargs{Indices: indices}, Admit)),
+		When:     kopfregistry.TypedAdmissionWhen(kopfkwargs.WithIndicesWhen[kopf.TypedAdmissionKwargs[corev1.Pod]](AdmitKwargs{Indices: indices}, admitted)),
 	}); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kopf-go/kopf"
+	kopfregistry "github.com/kopf-go/kopf/runtime/registry"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -68,7 +69,7 @@ func Register(r *kopf.Registry) error {
 				return isValue(value, kw)
 			})),
 		},
-		When:                kopf.DaemonWhen(isReady),
+		When:                kopfregistry.DaemonWhen(isReady),
 		InitialDelay:        2 * time.Second,
 		CancellationBackoff: time.Second,
 		CancellationTimeout: 500 * time.Millisecond,
@@ -80,7 +81,7 @@ func Register(r *kopf.Registry) error {
 		ID:       "background_sync",
 		Selector: kopf.Selector{Group: "kopf.dev", Name: "kopfexamples"},
 		Fn:       kopf.DaemonFunc(kopf.NoResult(BackgroundSync)),
-		When:     kopf.DaemonWhen(notPaused),
+		When:     kopfregistry.DaemonWhen(notPaused),
 	}); err != nil {
 		return err
 	}
@@ -90,7 +91,7 @@ func Register(r *kopf.Registry) error {
 		Fn:           kopf.TimerFunc(kopf.NoResult(EveryFewSeconds)),
 		Errors:       kopf.ErrorsIgnored,
 		Retries:      2,
-		When:         kopf.TimerWhen(isDue),
+		When:         kopfregistry.TimerWhen(isDue),
 		Interval:     2 * time.Second,
 		Idle:         5 * time.Second,
 		Sharp:        true,
@@ -123,7 +124,7 @@ func Register(r *kopf.Registry) error {
 		Filter: kopf.Filter{
 			Value: kopf.Check(kopf.Present()),
 		},
-		When: kopf.TypedDaemonWhen(isScheduled),
+		When: kopfregistry.TypedDaemonWhen(isScheduled),
 	}); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ package typed
 
 import (
 	"github.com/kopf-go/kopf"
+	kopfregistry "github.com/kopf-go/kopf/runtime/registry"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 )
@@ -127,7 +128,7 @@ func Register(r *kopf.Registry) error {
 				return isPositive(value)
 			})),
 		},
-		When: kopf.TypedEventWhen(hasItems),
+		When: kopfregistry.TypedEventWhen(hasItems),
 	}); err != nil {
 		return err
 	}
@@ -139,7 +140,7 @@ func Register(r *kopf.Registry) error {
 		Filter: kopf.Filter{
 			Value: kopf.Check(kopf.Present()),
 		},
-		When: kopf.EventWhen(isScheduled),
+		When: kopfregistry.EventWhen(isScheduled),
 	}); err != nil {
 		return err
 	}
@@ -161,7 +162,7 @@ func Register(r *kopf.Registry) error {
 				return isPositive(value)
 			})),
 		},
-		When: kopf.TypedChangingWhen(isRolling),
+		When: kopfregistry.TypedChangingWhen(isRolling),
 	}); err != nil {
 		return err
 	}
@@ -187,7 +188,7 @@ func Register(r *kopf.Registry) error {
 				"app": kopf.Present(),
 			},
 		},
-		When: kopf.ChangingWhen(hasName),
+		When: kopfregistry.ChangingWhen(hasName),
 	}); err != nil {
 		return err
 	}

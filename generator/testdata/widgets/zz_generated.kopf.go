@@ -5,6 +5,7 @@ package widgets
 import (
 	"example.com/golden/api/v1"
 	"github.com/kopf-go/kopf"
+	kopfregistry "github.com/kopf-go/kopf/runtime/registry"
 )
 
 // PaintKwargs are the arguments of the handler Paint, registered by:
@@ -25,7 +26,7 @@ func Register(r *kopf.Registry) error {
 		Filter: kopf.Filter{
 			Value: kopf.Check(kopf.Present()),
 		},
-		When: kopf.TypedChangingWhen(isBlue),
+		When: kopfregistry.TypedChangingWhen(isBlue),
 	}); err != nil {
 		return err
 	}

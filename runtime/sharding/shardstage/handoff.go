@@ -8,22 +8,22 @@ import (
 	"github.com/kopf-go/kopf/runtime/daemons"
 	"github.com/kopf-go/kopf/runtime/kwargs"
 	"github.com/kopf-go/kopf/runtime/sharding"
-	"github.com/kopf-go/kopf/runtime/watching"
 )
 
 // Lose stops the objects of the buckets given up, and returns once none
 // is processed here any more and their daemons and timers are stopped (or
 // after HandoffTimeout, having abandoned what is left). The steps: the
 // buckets are disowned (no event of theirs is admitted or processed from
-// now on), the cycles in progress woken, the daemons stopped, and what is
-// still busy awaited, then abandoned.
+// now on, their requeues included), the daemons stopped, and the cycles
+// still in progress awaited (no cycle sleeps: a delay is a requeue), then
+// abandoned.
 func (s *Stage) Lose(ctx context.Context, buckets []int) {
 	start := time.Now()
 	set := map[int]bool{}
 	for _, b := range buckets {
 		set[b] = true
 	}
-	wakeUp(s.disown(set))
+	s.disown(set)
 	h := handoff{s: s, buckets: set, daemons: s.stopDaemons(set)}
 	if n := h.await(ctx); n > 0 {
 		s.cfg.Logger.Warn(fmt.Sprintf("Sharding: %d objects of the buckets given up are still busy after %s seconds; abandoning their cycles.", n, seconds(time.Since(start))))
@@ -32,22 +32,14 @@ func (s *Stage) Lose(ctx context.Context, buckets []int) {
 	s.cfg.Logger.Info(fmt.Sprintf("Sharding: stopped %d buckets in %s seconds.", len(buckets), seconds(time.Since(start))))
 }
 
-// wake is the event of an object in progress, to be handed to it again.
-type wake struct {
-	l  *Lane
-	ev watching.Event
-}
-
-// disown marks the buckets as not owned, forgets their objects (and
-// what the fence knows of them), and returns the events of their objects
-// in progress.
-func (s *Stage) disown(set map[int]bool) []wake {
+// disown marks the buckets as not owned and forgets their objects (and
+// what the fence knows of them).
+func (s *Stage) disown(set map[int]bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for b := range set {
 		s.owned[b] = false
 	}
-	var wakes []wake
 	for _, l := range s.lanes {
 		for key, b := range l.keys {
 			if set[b] {
@@ -55,23 +47,6 @@ func (s *Stage) disown(set map[int]bool) []wake {
 				l.writer.Forget(splitKey(key))
 			}
 		}
-		for _, f := range l.inflight {
-			if set[f.bucket] {
-				wakes = append(wakes, wake{l, f.ev})
-			}
-		}
-	}
-	return wakes
-}
-
-// wakeUp hands each object in progress a wake-up event: a cycle sleeping
-// for a delayed handler ends its sleep on a new event, which is then
-// skipped, the bucket being gone.
-func wakeUp(wakes []wake) {
-	for _, w := range wakes {
-		ev := w.ev
-		ev.Wakeup = true
-		w.l.next(ev)
 	}
 }
 

@@ -178,7 +178,7 @@ func (l *Lane) start(ctx context.Context, ev watching.Event) (_ context.Context,
 // stamp takes the object over (see sharding.Writer.Stamp) and tells the
 // stream to expect the stamped version. False: the object is not to be
 // processed now (it is gone, or the stamp failed and is retried in a
-// second by the event queued again).
+// second: the event is requeued).
 func (l *Lane) stamp(ctx context.Context, ev watching.Event, st *queueing.Stream) bool {
 	s := l.s
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -190,9 +190,7 @@ func (l *Lane) stamp(ctx context.Context, ev watching.Event, st *queueing.Stream
 		return false // gone: its deletion comes next
 	case err != nil:
 		s.cfg.Logger.Warn(fmt.Sprintf("Sharding: %s could not be stamped as owned by %s; retrying in 1 second: %v", ev.Key, s.cfg.Identity, err))
-		if st.Sleep(ctx, time.Second) == 0 && ctx.Err() == nil && !st.Stopping() {
-			l.admit(ev)
-		}
+		st.Requeue(ev, time.Second) // unless a newer event comes first
 		return false
 	}
 	st.Expect(rv)

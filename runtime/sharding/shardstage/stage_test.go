@@ -102,7 +102,7 @@ func TestProcessStampsFirst(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		mux := queueing.NewMultiplexer(ctx, queueing.Options{}, process)
+		mux := queueing.New(ctx, queueing.Options{}, process)
 		mux.Put(event("a", 0))
 		mux.Put(event("b", 1))
 		synctest.Wait()
@@ -137,7 +137,7 @@ func TestLoseAwaitsOrAbandons(t *testing.T) {
 			s, l := newLane(t, &patcher{})
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			var mux *queueing.Multiplexer
+			var mux *queueing.Queue
 			abandoned := false
 			process := l.Process(func(ctx context.Context, ev watching.Event, _ *queueing.Stream) {
 				if ev.Wakeup {
@@ -153,7 +153,7 @@ func TestLoseAwaitsOrAbandons(t *testing.T) {
 					abandoned = true
 				}
 			})
-			mux = queueing.NewMultiplexer(ctx, queueing.Options{}, process)
+			mux = queueing.New(ctx, queueing.Options{}, process)
 			admit := l.Admit(mux.Put)
 			s.Gain(ctx, []int{0})
 			ev := event("a", 0)

@@ -68,12 +68,12 @@ func (r *recorder) expectNext(key, rv string) {
 	}
 }
 
-// startMultiplexer starts a multiplexer that is stopped, and all of its
+// startQueue starts a queue that is stopped, and all of its
 // workers waited for, when the test ends.
-func startMultiplexer(t *testing.T, opts Options, process Processor) (*Multiplexer, context.CancelFunc) {
+func startQueue(t *testing.T, opts Options, process Processor) (*Queue, context.CancelFunc) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	m := NewMultiplexer(ctx, opts, process)
+	m := New(ctx, opts, process)
 	t.Cleanup(func() {
 		cancel()
 		waitDone(t, m)
@@ -81,7 +81,7 @@ func startMultiplexer(t *testing.T, opts Options, process Processor) (*Multiplex
 	return m, cancel
 }
 
-func waitDone(t *testing.T, m *Multiplexer) {
+func waitDone(t *testing.T, m *Queue) {
 	t.Helper()
 	done := make(chan struct{})
 	go func() { m.Wait(); close(done) }()
@@ -114,7 +114,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 }
 
 // blockUntil returns a hook that reports that it has started and then
-// blocks until release is closed (or the multiplexer stops).
+// blocks until release is closed (or the queue stops).
 func blockUntil(started chan<- struct{}, release <-chan struct{}) func(context.Context, *Stream) {
 	return func(ctx context.Context, _ *Stream) {
 		close(started)
@@ -125,11 +125,11 @@ func blockUntil(started chan<- struct{}, release <-chan struct{}) func(context.C
 	}
 }
 
-func TestMultiplexerProcessesOnlyTheLatestWhileBusy(t *testing.T) {
+func TestQueueProcessesOnlyTheLatestWhileBusy(t *testing.T) {
 	forEachLimit(t, func(t *testing.T, limit int) {
 		started, release := make(chan struct{}), make(chan struct{})
 		r := newRecorder(t, map[string]func(context.Context, *Stream){"a/1": blockUntil(started, release)})
-		m, _ := startMultiplexer(t, Options{IdleTimeout: time.Minute, WorkerLimit: limit}, r.process)
+		m, _ := startQueue(t, Options{IdleTimeout: time.Minute, WorkerLimit: limit}, r.process)
 
 		m.Put(event("a", "1"))
 		r.expectNext("a", "1")
@@ -146,10 +146,10 @@ func TestMultiplexerProcessesOnlyTheLatestWhileBusy(t *testing.T) {
 	})
 }
 
-func TestMultiplexerKeepsTheOrderOfOneObject(t *testing.T) {
+func TestQueueKeepsTheOrderOfOneObject(t *testing.T) {
 	forEachLimit(t, func(t *testing.T, limit int) {
 		r := newRecorder(t, nil)
-		m, _ := startMultiplexer(t, Options{IdleTimeout: time.Minute, WorkerLimit: limit}, r.process)
+		m, _ := startQueue(t, Options{IdleTimeout: time.Minute, WorkerLimit: limit}, r.process)
 
 		const n = 200
 		for i := 1; i <= n; i++ {
@@ -170,7 +170,7 @@ func TestMultiplexerKeepsTheOrderOfOneObject(t *testing.T) {
 	})
 }
 
-func TestMultiplexerRunsObjectsInParallel(t *testing.T) {
+func TestQueueRunsObjectsInParallel(t *testing.T) {
 	forEachLimit(t, func(t *testing.T, limit int) {
 		startedA, releaseA := make(chan struct{}), make(chan struct{})
 		startedB, releaseB := make(chan struct{}), make(chan struct{})
@@ -178,14 +178,14 @@ func TestMultiplexerRunsObjectsInParallel(t *testing.T) {
 			"a/1": blockUntil(startedA, releaseA),
 			"b/1": blockUntil(startedB, releaseB),
 		})
-		m, _ := startMultiplexer(t, Options{IdleTimeout: time.Minute, WorkerLimit: limit}, r.process)
+		m, _ := startQueue(t, Options{IdleTimeout: time.Minute, WorkerLimit: limit}, r.process)
 
 		m.Put(event("a", "1"))
 		receive(t, startedA, "a/1 to start")
 		m.Put(event("b", "1"))
 		receive(t, startedB, "b/1 to start while a/1 is busy")
-		if got := m.Workers(); got != 2 {
-			t.Errorf("Workers() = %d, want 2", got)
+		if got := m.Active(); got != 2 {
+			t.Errorf("Active() = %d, want 2", got)
 		}
 
 		// A third object is not held up by the two busy ones either.
@@ -203,10 +203,10 @@ func TestMultiplexerRunsObjectsInParallel(t *testing.T) {
 	})
 }
 
-func TestMultiplexerWorkersExitWhenIdleAndRestart(t *testing.T) {
+func TestQueueActiveDropsToZeroAndRestarts(t *testing.T) {
 	forEachLimit(t, func(t *testing.T, limit int) {
 		r := newRecorder(t, nil)
-		m, _ := startMultiplexer(t, Options{IdleTimeout: 10 * time.Millisecond, WorkerLimit: limit}, r.process)
+		m, _ := startQueue(t, Options{IdleTimeout: 10 * time.Millisecond, WorkerLimit: limit}, r.process)
 
 		for round := 1; round <= 3; round++ {
 			rv := strconv.Itoa(round)
@@ -220,16 +220,16 @@ func TestMultiplexerWorkersExitWhenIdleAndRestart(t *testing.T) {
 			if !got["a/"+rv] || !got["b/"+rv] {
 				t.Fatalf("round %d: processed %v", round, got)
 			}
-			eventually(t, fmt.Sprintf("round %d: the idle workers to exit", round), func() bool { return m.Workers() == 0 })
+			eventually(t, fmt.Sprintf("round %d: no object in hand", round), func() bool { return m.Active() == 0 })
 		}
 	})
 }
 
-func TestMultiplexerKeepsTheInitialMarkThroughBatching(t *testing.T) {
+func TestQueueKeepsTheInitialMarkThroughBatching(t *testing.T) {
 	forEachLimit(t, func(t *testing.T, limit int) {
 		started, release := make(chan struct{}), make(chan struct{})
 		r := newRecorder(t, map[string]func(context.Context, *Stream){"a/1": blockUntil(started, release)})
-		m, _ := startMultiplexer(t, Options{IdleTimeout: time.Minute, WorkerLimit: limit}, r.process)
+		m, _ := startQueue(t, Options{IdleTimeout: time.Minute, WorkerLimit: limit}, r.process)
 
 		m.Put(event("a", "1"))
 		r.expectNext("a", "1")
@@ -245,13 +245,13 @@ func TestMultiplexerKeepsTheInitialMarkThroughBatching(t *testing.T) {
 	})
 }
 
-func TestMultiplexerStopsWithTheContext(t *testing.T) {
+func TestQueueStopsWithTheContext(t *testing.T) {
 	forEachLimit(t, func(t *testing.T, limit int) {
 		started := make(chan struct{})
 		r := newRecorder(t, map[string]func(context.Context, *Stream){
 			"a/1": func(ctx context.Context, _ *Stream) { close(started); <-ctx.Done() },
 		})
-		m, cancel := startMultiplexer(t, Options{IdleTimeout: time.Minute, WorkerLimit: limit}, r.process)
+		m, cancel := startQueue(t, Options{IdleTimeout: time.Minute, WorkerLimit: limit}, r.process)
 
 		m.Put(event("a", "1"))
 		m.Put(event("b", "1"))
@@ -259,8 +259,8 @@ func TestMultiplexerStopsWithTheContext(t *testing.T) {
 		m.Put(event("a", "2")) // pending when the context is cancelled
 		cancel()
 		waitDone(t, m)
-		if got := m.Workers(); got != 0 {
-			t.Errorf("Workers() = %d after Wait, want 0", got)
+		if got := m.Active(); got != 0 {
+			t.Errorf("Active() = %d after Wait, want 0", got)
 		}
 		close(r.seen)
 		for p := range r.seen {
@@ -271,55 +271,93 @@ func TestMultiplexerStopsWithTheContext(t *testing.T) {
 	})
 }
 
-func TestMultiplexerSleepIsInterruptedByANewEvent(t *testing.T) {
-	forEachLimit(t, func(t *testing.T, limit int) {
-		sleeping := make(chan struct{})
-		left := make(chan time.Duration, 1)
-		r := newRecorder(t, map[string]func(context.Context, *Stream){
-			"a/1": func(ctx context.Context, s *Stream) {
-				close(sleeping)
-				left <- s.Sleep(ctx, time.Hour)
-			},
-		})
-		m, _ := startMultiplexer(t, Options{IdleTimeout: time.Minute, WorkerLimit: limit}, r.process)
+// TestQueueRequeue: a processor that ends its cycle with a requeue gets
+// the requeued event back after the delay, with Woke saying Elapsed,
+// without holding a worker meanwhile (another object is processed on the
+// only one).
+func TestQueueRequeue(t *testing.T) {
+	for _, limit := range []int{0, 1} {
+		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
+			type woken struct {
+				wake Wake
+				left time.Duration
+				rv   string
+			}
+			woke := make(chan woken, 10)
+			r := newRecorder(t, map[string]func(context.Context, *Stream){
+				"a/1": func(_ context.Context, s *Stream) {
+					w, left := s.Woke()
+					woke <- woken{w, left, "1"}
+					if w == NotRequeued {
+						s.Requeue(event("a", "1"), 50*time.Millisecond)
+					}
+				},
+			})
+			m, _ := startQueue(t, Options{IdleTimeout: time.Minute, WorkerLimit: limit}, r.process)
 
-		m.Put(event("a", "1"))
-		receive(t, sleeping, "a/1 to sleep")
-		m.Put(event("a", "2"))
-		if got := receive(t, left, "the sleep to be interrupted"); got <= 0 {
-			t.Errorf("Sleep() = %v left, want some of 1h", got)
-		}
-		r.expectNext("a", "1")
-		r.expectNext("a", "2")
-	})
+			m.Put(event("a", "1"))
+			r.expectNext("a", "1")
+			if got := receive(t, woke, "a/1's first cycle"); got.wake != NotRequeued {
+				t.Errorf("first cycle: Woke() = %v, want NotRequeued", got.wake)
+			}
+			m.Put(event("b", "1")) // served meanwhile by the only worker
+			r.expectNext("b", "1")
+			r.expectNext("a", "1")
+			if got := receive(t, woke, "a/1's requeue"); got.wake != Elapsed || got.left != 0 {
+				t.Errorf("requeued cycle: Woke() = %v, %v; want Elapsed, 0", got.wake, got.left)
+			}
+		})
+	}
 }
 
-// TestMultiplexerSleepIsNotInterruptedByTheCurrentEvent: an event that
-// arrived while the worker was busy is processed next; its arrival must not
-// cut short a sleep during its own processing.
-func TestMultiplexerSleepIsNotInterruptedByTheCurrentEvent(t *testing.T) {
-	forEachLimit(t, func(t *testing.T, limit int) {
-		started, release := make(chan struct{}), make(chan struct{})
-		left := make(chan time.Duration, 1)
-		r := newRecorder(t, map[string]func(context.Context, *Stream){
-			"a/1": blockUntil(started, release),
-			"a/2": func(ctx context.Context, s *Stream) { left <- s.Sleep(ctx, 20*time.Millisecond) },
-		})
-		m, _ := startMultiplexer(t, Options{IdleTimeout: time.Minute, WorkerLimit: limit}, r.process)
+// TestQueueRequeueIsInterruptedByANewEvent: a newer event that arrives
+// during the delay (or during the cycle that asks for it) is processed at
+// once instead of the requeued one, which is dropped; Woke says how much
+// of the delay was left.
+func TestQueueRequeueIsInterruptedByANewEvent(t *testing.T) {
+	for _, during := range []bool{false, true} {
+		forEachLimit(t, func(t *testing.T, limit int) {
+			var m *Queue
+			wakes := make(chan time.Duration, 1)
+			requeued := make(chan struct{})
+			r := newRecorder(t, map[string]func(context.Context, *Stream){
+				"a/1": func(_ context.Context, s *Stream) {
+					s.Requeue(event("a", "requeued"), time.Hour)
+					if during {
+						m.Put(event("a", "2"))
+					}
+					close(requeued)
+				},
+				"a/2": func(_ context.Context, s *Stream) {
+					if w, left := s.Woke(); w == Interrupted {
+						wakes <- left
+					} else {
+						wakes <- -1
+					}
+				},
+			})
+			m, _ = startQueue(t, Options{IdleTimeout: time.Minute, WorkerLimit: limit}, r.process)
 
-		m.Put(event("a", "1"))
-		receive(t, started, "a/1 to start")
-		m.Put(event("a", "2"))
-		close(release)
-		if got := receive(t, left, "a/2 to sleep"); got != 0 {
-			t.Errorf("Sleep() = %v left, want 0 (slept fully)", got)
-		}
-	})
+			m.Put(event("a", "1"))
+			r.expectNext("a", "1")
+			receive(t, requeued, "a/1 to requeue")
+			if !during {
+				eventually(t, "a/1's cycle to end", func() bool { return m.Active() == 0 })
+				m.Put(event("a", "2"))
+			}
+			r.expectNext("a", "2")
+			if left := receive(t, wakes, "a/2 to be processed"); left <= 0 || left > time.Hour {
+				t.Errorf("Woke() = %v left, want Interrupted with some of 1h left", left)
+			}
+			m.Put(event("a", "3"))
+			r.expectNext("a", "3") // not the requeued one
+		})
+	}
 }
 
-// TestMultiplexerWaitsForThePatchedVersion: a processor that patched the
+// TestQueueWaitsForThePatchedVersion: a processor that patched the
 // object waits, in the next cycle, for its own version to come back.
-func TestMultiplexerWaitsForThePatchedVersion(t *testing.T) {
+func TestQueueWaitsForThePatchedVersion(t *testing.T) {
 	forEachLimit(t, func(t *testing.T, limit int) {
 		tests := []struct {
 			name string
@@ -332,7 +370,7 @@ func TestMultiplexerWaitsForThePatchedVersion(t *testing.T) {
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				var m *Multiplexer
+				var m *Queue
 				waited := make(chan bool, 1)
 				r := newRecorder(t, map[string]func(context.Context, *Stream){
 					"a/1": func(_ context.Context, s *Stream) {
@@ -346,7 +384,7 @@ func TestMultiplexerWaitsForThePatchedVersion(t *testing.T) {
 					},
 					"a/2": func(ctx context.Context, s *Stream) { waited <- s.WaitExpected(ctx, long) },
 				})
-				m, _ = startMultiplexer(t, Options{IdleTimeout: time.Minute, WorkerLimit: limit}, r.process)
+				m, _ = startQueue(t, Options{IdleTimeout: time.Minute, WorkerLimit: limit}, r.process)
 
 				m.Put(event("a", "1"))
 				if !receive(t, waited, "a/2 to wait for its version") {
@@ -361,7 +399,7 @@ func TestMultiplexerWaitsForThePatchedVersion(t *testing.T) {
 
 // Close lets the event in progress finish with its context intact, drops
 // the pending ones, ignores new ones, and lets every worker exit.
-func TestMultiplexerCloseFinishesTheCurrentEvent(t *testing.T) {
+func TestQueueCloseFinishesTheCurrentEvent(t *testing.T) {
 	forEachLimit(t, func(t *testing.T, limit int) {
 		started, release := make(chan struct{}), make(chan struct{})
 		finished := make(chan error, 1)
@@ -372,7 +410,7 @@ func TestMultiplexerCloseFinishesTheCurrentEvent(t *testing.T) {
 				finished <- ctx.Err()
 			},
 		})
-		m, _ := startMultiplexer(t, Options{IdleTimeout: time.Minute, WorkerLimit: limit}, r.process)
+		m, _ := startQueue(t, Options{IdleTimeout: time.Minute, WorkerLimit: limit}, r.process)
 		m.Put(event("a", "1"))
 		receive(t, started, "a/1 to start")
 		m.Put(event("a", "2")) // pending at Close: dropped
@@ -392,30 +430,32 @@ func TestMultiplexerCloseFinishesTheCurrentEvent(t *testing.T) {
 	})
 }
 
-// TestOnIdle: Options.OnIdle is called once the last worker has exited, and
-// not while any is alive.
+// TestOnIdle: Options.OnIdle is called once the last processing has ended,
+// and not while any is in progress.
 func TestOnIdle(t *testing.T) {
 	for _, limit := range []int{0, 2} {
 		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			t.Cleanup(cancel)
-			idle := make(chan int, 100) // Workers() seen at each call
-			var m *Multiplexer
-			m = NewMultiplexer(ctx, Options{IdleTimeout: 20 * time.Millisecond, WorkerLimit: limit, OnIdle: func() { idle <- m.Workers() }},
-				func(context.Context, watching.Event, *Stream) {})
+			idle := make(chan int, 100) // Active() seen at each call
+			var m *Queue
+			release := make(chan struct{}) // every event is put before any processing ends
+			m = New(ctx, Options{IdleTimeout: 20 * time.Millisecond, WorkerLimit: limit, OnIdle: func() { idle <- m.Active() }},
+				func(context.Context, watching.Event, *Stream) { <-release })
 			for i := range 5 {
 				m.Put(event("obj-"+strconv.Itoa(i), "1"))
 			}
+			close(release)
 			select {
 			case n := <-idle:
 				if n != 0 {
-					t.Errorf("OnIdle called with %d workers alive", n)
+					t.Errorf("OnIdle called with %d objects in hand", n)
 				}
 			case <-time.After(5 * time.Second):
-				t.Fatal("OnIdle was not called after the workers exited")
+				t.Fatal("OnIdle was not called after the processing ended")
 			}
-			if n := m.Workers(); n != 0 {
-				t.Errorf("%d workers alive after OnIdle", n)
+			if n := m.Active(); n != 0 {
+				t.Errorf("%d objects in hand after OnIdle", n)
 			}
 		})
 	}
