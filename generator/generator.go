@@ -190,47 +190,9 @@ func Generate(ctx context.Context, opts Options) (files []File, warnings scanner
 	if err != nil {
 		return nil, nil, err
 	}
-	table := markers.Kopf()
-	var (
-		errs   scanner.ErrorList
-		models []*model.Package
-	)
-	// positioned reports whether err is a list of errors in the sources,
-	// collected into errs so that all of them are printed together; any
-	// other error stops the generation.
-	positioned := func(err error) bool {
-		var list scanner.ErrorList
-		if !errors.As(err, &list) {
-			return false
-		}
-		errs = append(errs, list...)
-		return true
-	}
-	for _, pkg := range pkgs {
-		m, warns, err := model.Build(ctx, pkg, table)
-		warnings = append(warnings, warns...)
-		if err != nil {
-			if !positioned(err) {
-				return nil, nil, err
-			}
-			continue
-		}
-		models = append(models, m)
-		for _, planned := range []func() (File, bool, error){
-			func() (File, bool, error) { return plan(m, pkg.Generated) },
-			func() (File, bool, error) { return planRegister(pkg, m, opts.DeepCopy) },
-		} {
-			f, ok, err := planned()
-			if err != nil {
-				if !positioned(err) {
-					return nil, nil, err
-				}
-				break
-			}
-			if ok {
-				files = append(files, f)
-			}
-		}
+	models, files, warnings, errs, err := planPackages(ctx, pkgs, opts)
+	if err != nil {
+		return nil, nil, err
 	}
 	warnings.Sort()
 	warnings = dedupe(warnings)
@@ -265,6 +227,49 @@ func Generate(ctx context.Context, opts Options) (files []File, warnings scanner
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	return files, warnings, nil
+}
+
+// planPackages plans the registration code (and the AddToScheme file) of
+// each package, with its model; the errors in the sources are collected
+// into errs, so that all of them are printed together; any other error
+// stops the generation.
+func planPackages(ctx context.Context, pkgs []*load.Package, opts Options) (models []*model.Package, files []File, warnings, errs scanner.ErrorList, err error) {
+	table := markers.Kopf()
+	positioned := func(err error) bool {
+		var list scanner.ErrorList
+		if !errors.As(err, &list) {
+			return false
+		}
+		errs = append(errs, list...)
+		return true
+	}
+	for _, pkg := range pkgs {
+		m, warns, err := model.Build(ctx, pkg, table)
+		warnings = append(warnings, warns...)
+		if err != nil {
+			if !positioned(err) {
+				return nil, nil, nil, nil, err
+			}
+			continue
+		}
+		models = append(models, m)
+		for _, planned := range []func() (File, bool, error){
+			func() (File, bool, error) { return plan(m, pkg.Generated) },
+			func() (File, bool, error) { return planRegister(pkg, m, opts.DeepCopy) },
+		} {
+			f, ok, err := planned()
+			if err != nil {
+				if !positioned(err) {
+					return nil, nil, nil, nil, err
+				}
+				break
+			}
+			if ok {
+				files = append(files, f)
+			}
+		}
+	}
+	return models, files, warnings, errs, nil
 }
 
 // dedupe removes repeated errors from a sorted list: the markers of a
