@@ -294,3 +294,28 @@ func TestDiffBaseOfAnotherVersion(t *testing.T) {
 		t.Errorf("update diffs: %q; want a second one of spec.size alone", diffs)
 	}
 }
+
+// TestObjectsStoredAsTheOtherVersion: objects stored as v1alpha1 and
+// handled as v1 (every read, watch event and patch of the operator goes
+// through the conversions) get no update cause from their versions.
+func TestObjectsStoredAsTheOtherVersion(t *testing.T) {
+	env := envtest.Start(t, envtest.WithCRDs("testdata/widgets-stored-v1alpha1.yaml"))
+	var s seen
+	op := kopftest.Start(t, env.Config, s.register, server(freePort(t))...)
+	op.WaitReady(60 * time.Second)
+	v1, v1alpha1, _ := clients(t, env)
+	waitConversion(t, v1alpha1)
+	if _, err := v1alpha1.Create(t.Context(), widget("v1alpha1", "old", map[string]any{"oldName": "alpha", "size": int64(1)}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v1.Create(t.Context(), widget("v1", "new", map[string]any{"newName": "one", "size": int64(2)}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"old": "alpha", "new": "one"} {
+		op.WaitOutcome(kopftest.Match{Name: name, Handler: "create_fn", Result: kopftest.Succeeded}, 30*time.Second)
+		if got, _ := s.get(name); got != want {
+			t.Errorf("%s: the create handler saw newName %q, want %q", name, got, want)
+		}
+	}
+	checkNoSpuriousUpdate(t, op, &s, v1alpha1)
+}
