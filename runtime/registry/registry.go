@@ -107,6 +107,8 @@ type Registry struct {
 	// webhooks serve admission requests, not watches: Selectors does not
 	// list them (see WebhookSelectors).
 	webhooks []*WebhookHandler
+	// conversions serve ConversionReviews on the admission server.
+	conversions []*Conversion
 }
 
 // New returns an empty registry.
