@@ -198,7 +198,7 @@ func TestReconcileFinalize(t *testing.T) {
 		if len(patches) != 1 || !strings.Contains(string(patches[0].GetPatch()), testFinalizer) || len(rr.runs) != 0 {
 			t.Fatalf("the finalizer is not added first: %v, runs %v", patches, rr.runs)
 		}
-		h.stream.Expect("") // the fake sends no event of the patch to wait for
+		h.stream.Expect("")                       // the fake sends no event of the patch to wait for
 		h.process(t.Context(), watching.Modified) // the finalizer's event
 		h.update(func(obj map[string]any) {
 			obj["metadata"].(map[string]any)["deletionTimestamp"] = "2026-01-01T00:00:00Z"
