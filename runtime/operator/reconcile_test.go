@@ -51,7 +51,9 @@ func TestControllerOwner(t *testing.T) {
 // in registration order, each with its handler and its map.
 func TestReconcileRoutes(t *testing.T) {
 	reg := registry.New()
-	fn := registry.ReconcileFunc(func(context.Context, kwargs.Reconcile) (registry.ReconcileResult, error) { return registry.ReconcileResult{}, nil })
+	fn := registry.ReconcileFunc(func(context.Context, kwargs.Reconcile) (registry.ReconcileResult, error) {
+		return registry.ReconcileResult{}, nil
+	})
 	sel := resources.Selector{Group: "kopf.dev", Name: "kopfexamples"}
 	cms := resources.Selector{Version: "v1", Name: "configmaps", Core: true}
 	deps := resources.Selector{Group: "apps", Name: "deployments"}
