@@ -2,6 +2,7 @@ package operator
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/kopf-go/kopf/runtime/body"
 	"github.com/kopf-go/kopf/runtime/kwargs"
+	"github.com/kopf-go/kopf/runtime/reactor"
 	"github.com/kopf-go/kopf/runtime/registry"
 	"github.com/kopf-go/kopf/runtime/resources"
 )
@@ -73,5 +75,23 @@ func TestReconcileRoutes(t *testing.T) {
 	got := routes[cms]
 	if len(got) != 2 || got[0].id != "a" || got[0].verb != "owned" || got[0].fn != nil || got[1].id != "b" || got[1].verb != "watched" || got[1].fn == nil {
 		t.Errorf("routes of configmaps = %+v", got)
+	}
+}
+
+// A Watch's Map gives the keys of the objects to reconcile (of the
+// reconciled resource's scope); a panic in it maps to nothing.
+func TestOwnerKeysByMap(t *testing.T) {
+	res := resources.Resource{Group: "kopf.dev", Version: "v1", Plural: "kopfexamples", Kind: "KopfExample", Namespaced: true}
+	p := &pipeline{res: res, reactor: &reactor.Reactor{Logger: slog.New(slog.DiscardHandler)}}
+	obj := body.Body{"metadata": map[string]any{"namespace": "ns", "name": "s", "labels": map[string]any{"site": "a"}}}
+	byLabel := reconcileRoute{id: "h", verb: "watched", fn: func(_ context.Context, b body.Body) []types.NamespacedName {
+		return []types.NamespacedName{{Namespace: b.Meta().Namespace(), Name: b.Meta().Labels()["site"]}, {Namespace: "other", Name: "b"}}
+	}}
+	if got := p.ownerKeys(context.Background(), byLabel, obj); !slices.Equal(got, []string{"ns/a", "other/b"}) {
+		t.Errorf("keys = %v", got)
+	}
+	panics := reconcileRoute{id: "h", verb: "watched", fn: func(context.Context, body.Body) []types.NamespacedName { panic("oops") }}
+	if got := p.ownerKeys(context.Background(), panics, obj); got != nil {
+		t.Errorf("keys of a panicking map = %v", got)
 	}
 }
