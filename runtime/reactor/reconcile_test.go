@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kopf-go/kopf/runtime/causes"
+	"github.com/kopf-go/kopf/runtime/execution"
 	"github.com/kopf-go/kopf/runtime/kwargs"
 	"github.com/kopf-go/kopf/runtime/registry"
 	"github.com/kopf-go/kopf/runtime/watching"
@@ -297,4 +298,38 @@ func TestReconcileTrigger(t *testing.T) {
 func queueingDrive(t *testing.T, h *harness, ev watching.Event) {
 	t.Helper()
 	h.r.Process(t.Context(), ev, h.stream)
+}
+
+// A reconcile handler's requeue earlier than the reactor's own wait for a
+// delayed handler runs the reconcile handler alone, and the wait goes on:
+// the object is touched when the delayed handler is due, not before.
+func TestReconcileRequeueWithinADelayedHandlersWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		calls := 0
+		rr := &reconcileRecorder{answers: []func(*kwargs.Reconcile) (registry.ReconcileResult, error){requeueAfter(5 * time.Second), recOK}}
+		h := newHarness(t, spec(map[string]any{"x": 1.0}), func(reg *registry.Registry) {
+			mustAdd(t, reg, handler("fn", func(context.Context, *kwargs.Changing) (any, error) {
+				calls++
+				if calls == 1 {
+					return nil, execution.NewTemporaryError("not yet", 30*time.Second)
+				}
+				return nil, nil
+			}, causes.Create))
+			mustAddReconcile(t, reg, registry.ReconcileHandler{ID: "rec", Fn: rr.fn})
+		})
+		if _, err := h.cycle(t.Context()); err != nil { // runs, fails temporarily, writes the delay
+			t.Fatal(err)
+		}
+		h.stream.Expect("")
+		rr.start = time.Now()
+		patches := h.process(t.Context(), watching.Modified) // requeued at 5s for the reconcile, then at 30s for the touch
+		touchedAt := time.Since(rr.start)
+		want := []reconcileRun{{0, "object", 0, false}, {5 * time.Second, "requeue", 0, false}}
+		if !slices.Equal(rr.runs, want) {
+			t.Errorf("runs = %v, want %v", rr.runs, want)
+		}
+		if touchedAt != 30*time.Second || len(patches) != 1 || !strings.Contains(string(patches[0].GetPatch()), "touch-dummy") {
+			t.Errorf("touched at %s with %v, want one touch at 30s", touchedAt, patches)
+		}
+	})
 }
