@@ -4,7 +4,8 @@
 // with its spec, and a ReconcileChild (a custom resource with a status
 // subresource) that the test makes. The handler runs on a change of the
 // object, on a change of a child's data or status (mapped by the child's
-// controller ownerReference), after a RequeueAfter, and after errors with
+// controller ownerReference), on a change of a watched Secret (mapped by
+// the Watch's Map), after a RequeueAfter, and after errors with
 // backoff until it succeeds; with Finalize, the deletion waits until it
 // returns nil; nothing is ever written onto the children by the operator.
 package reconcile_test
@@ -59,13 +60,23 @@ type handler struct {
 }
 
 // register adds reconcile_fn to KopfExamples, owning ConfigMaps and
-// ReconcileChildren, holding the finalizer, with a short backoff.
+// ReconcileChildren, watching Secrets mapped to their owners by the label
+// "owner", holding the finalizer, with a short backoff.
 func (h *handler) register(r *kopf.Registry) error {
 	return r.AddReconcile(kopf.ReconcileHandler{
 		ID:       "reconcile_fn",
 		Selector: kopf.Selector{Group: "kopf.dev", Version: "v1", Name: "kopfexamples"},
 		Fn:       kopf.ReconcileFunc(h.reconcile),
 		Owns:     []kopf.Selector{{Version: "v1", Name: "configmaps", Core: true}, {Group: "e2e.kopf.dev", Name: "reconcilechildren"}},
+		Watches: []kopf.Watch{{
+			Selector: kopf.Selector{Version: "v1", Name: "secrets", Core: true},
+			Map: func(_ context.Context, secret kopf.Body) []types.NamespacedName {
+				if owner := secret.Meta().Labels()["owner"]; owner != "" {
+					return []types.NamespacedName{{Namespace: secret.Meta().Namespace(), Name: owner}}
+				}
+				return nil
+			},
+		}},
 		Finalize: true,
 		Backoff:  500 * time.Millisecond,
 	})
@@ -214,6 +225,14 @@ func TestReconcile(t *testing.T) {
 			t.Fatal(err)
 		}
 		objs.WaitFor("one", 60*time.Second, func(u *unstructured.Unstructured) bool { return seen(u, "phase") == "Ready" })
+	})
+
+	t.Run("a change of a watched Secret, mapped", func(t *testing.T) {
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "one-secret", Labels: map[string]string{"owner": "one"}}}
+		if _, err := cs.CoreV1().Secrets(ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		h.waitRun(t, "one", 30*time.Second, "triggered by the Secret", func(r run) bool { return r.trigger == "watched secrets.v1 default/one-secret" })
 	})
 
 	t.Run("requeue after", func(t *testing.T) {
