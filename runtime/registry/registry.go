@@ -109,6 +109,8 @@ type Registry struct {
 	webhooks []*WebhookHandler
 	// conversions serve ConversionReviews on the admission server.
 	conversions []*Conversion
+	// reconcile are the level-triggered handlers (reconcile.go).
+	reconcile []*ReconcileHandler
 }
 
 // New returns an empty registry.
@@ -200,6 +202,9 @@ func (r *Registry) Selectors() []resources.Selector {
 		add(h.Selector)
 	}
 	for _, h := range r.indices {
+		add(h.Selector)
+	}
+	for _, h := range r.reconcile {
 		add(h.Selector)
 	}
 	return out
