@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/kopf-go/kopf/runtime/body"
 	"github.com/kopf-go/kopf/runtime/kwargs"
@@ -86,5 +87,53 @@ func TestBodyOnlyAdapters(t *testing.T) {
 				t.Errorf("the when= adapters of %q do not say %v", tt.name, tt.want)
 			}
 		})
+	}
+}
+
+// The reconcile adapters: the typed one decodes the object (a body that
+// does not decode is the handler's error and makes when= match), the
+// body-only ones pass kwargs and results through, and ReconcileOnlyError
+// returns the zero result.
+func TestReconcileAdapters(t *testing.T) {
+	good := body.Body{"spec": map[string]any{"size": int64(3)}}
+	bad := body.Body{"spec": map[string]any{"size": "three"}}
+	typed := TypedReconcileFunc(func(_ context.Context, kw kwargs.TypedReconcile[widget]) (ReconcileResult, error) {
+		return ReconcileResult{RequeueAfter: time.Duration(kw.Object.Spec.Size) * time.Second}, nil
+	})
+	when := TypedReconcileWhen(func(kw kwargs.TypedReconcile[widget]) bool { return kw.Object.Spec.Size > 5 })
+	for _, tt := range []struct {
+		name     string
+		b        body.Body
+		wantErr  bool
+		wantWhen bool
+	}{
+		{"decodes", good, false, false},
+		{"does not decode", bad, true, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			kw := &kwargs.Reconcile{Base: kwargs.Base{Body: tt.b}}
+			kw.ShareDecoded()
+			got, err := typed(context.Background(), kw)
+			if (err != nil) != tt.wantErr || (!tt.wantErr && got.RequeueAfter != 3*time.Second) {
+				t.Errorf("typed = %v, %v", got, err)
+			}
+			if w := when(kw); w != tt.wantWhen {
+				t.Errorf("when = %v, want %v", w, tt.wantWhen)
+			}
+		})
+	}
+	boom := errors.New("boom")
+	var seen kwargs.Reconcile
+	plain := ReconcileFunc(ReconcileOnlyError(func(_ context.Context, kw kwargs.Reconcile) error {
+		seen = kw
+		return boom
+	}))
+	res, err := plain(context.Background(), &kwargs.Reconcile{Trigger: kwargs.TriggerResync, Retry: 2})
+	if !errors.Is(err, boom) || res != (ReconcileResult{}) || seen.Trigger != kwargs.TriggerResync || seen.Retry != 2 {
+		t.Errorf("plain = %v, %v; saw %+v", res, err, seen)
+	}
+	pwhen := ReconcileWhen(func(kw kwargs.Reconcile) bool { return kw.Deleting })
+	if !pwhen(&kwargs.Reconcile{Deleting: true}) || pwhen(&kwargs.Reconcile{}) {
+		t.Error("ReconcileWhen does not pass the kwargs through")
 	}
 }

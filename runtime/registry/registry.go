@@ -107,6 +107,8 @@ type Registry struct {
 	// webhooks serve admission requests, not watches: Selectors does not
 	// list them (see WebhookSelectors).
 	webhooks []*WebhookHandler
+	// reconcile are the level-triggered handlers (reconcile.go).
+	reconcile []*ReconcileHandler
 }
 
 // New returns an empty registry.
@@ -198,6 +200,9 @@ func (r *Registry) Selectors() []resources.Selector {
 		add(h.Selector)
 	}
 	for _, h := range r.indices {
+		add(h.Selector)
+	}
+	for _, h := range r.reconcile {
 		add(h.Selector)
 	}
 	return out

@@ -193,3 +193,42 @@ func TestSubhandler(t *testing.T) {
 		t.Errorf("List() returns the collector's own slice")
 	}
 }
+
+// AddReconcile refuses incomplete or duplicate handlers and filters that
+// need a field; the resource of a reconcile handler is among the
+// Selectors, so that it is watched.
+func TestAddReconcile(t *testing.T) {
+	fn := ReconcileFunc(func(context.Context, kwargs.Reconcile) (ReconcileResult, error) { return ReconcileResult{}, nil })
+	sel := resources.Selector{Group: "kopf.dev", Name: "kopfexamples"}
+	for _, tt := range []struct {
+		name string
+		h    ReconcileHandler
+	}{
+		{"no id", ReconcileHandler{Selector: sel, Fn: fn}},
+		{"no fn", ReconcileHandler{ID: "a", Selector: sel}},
+		{"negative resync", ReconcileHandler{ID: "a", Selector: sel, Fn: fn, Resync: -1}},
+		{"value filter", ReconcileHandler{ID: "a", Selector: sel, Fn: fn, Filter: filters.Filter{Value: &filters.Matcher{}}}},
+		{"empty watch", ReconcileHandler{ID: "a", Selector: sel, Fn: fn, Watches: []Watch{{}}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := New().AddReconcile(tt.h); err == nil {
+				t.Error("no error")
+			}
+		})
+	}
+	r := New()
+	h := ReconcileHandler{ID: "a", Selector: sel, Fn: fn, Finalize: true}
+	if err := r.AddReconcile(h); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.AddReconcile(h); err == nil {
+		t.Error("a duplicate is accepted")
+	}
+	if got := r.Selectors(); len(got) != 1 || got[0] != sel {
+		t.Errorf("Selectors() = %v", got)
+	}
+	res := resources.Resource{Group: "kopf.dev", Version: "v1", Plural: "kopfexamples"}
+	if !r.HasReconcile(res) || !r.ReconcileFinalizes(res) || len(r.ReconcileAll()) != 1 {
+		t.Error("the handler is not found for its resource")
+	}
+}
