@@ -13,12 +13,14 @@ const OnReconcile = "on.reconcile"
 // object).
 func reconcileDefinition() Definition {
 	filters := filterArgs(reconcileHandler)[:3] // labels, annotations, when
+	ids := idArgs("the function's name in Kopf's spelling: ReconcileMemcached → reconcile_memcached")
+	ids[0].Doc = "the handler's id: its name in the log and metrics; unique per resource among the reconcile handlers"
 	return Definition{
 		Name:       OnReconcile,
 		Targets:    TargetFunc,
 		Summary:    "reconcile the objects of a resource, level-triggered (controller-runtime's Reconcile): the function gets the current object whenever it changes, at start, every resync=, and when an object it owns or watches changes (status included); it returns an optional requeue-after, errors are retried with backoff, nothing is persisted; with finalize=true it also sees deletions (kw.Deleting) through a finalizer",
 		Positional: []Arg{resourceArg()},
-		Args: concat(idArgs("the function's name in Kopf's spelling: ReconcileMemcached → reconcile_memcached"), []Arg{
+		Args: concat(ids, []Arg{
 			{Name: "owns", Type: TypeResources, Positive: true, Default: "none",
 				Doc: "the children's resources (controller-runtime's Owns): a change of a child (status included) re-runs its owner, found by the child's controller ownerReference (kopf.Adopt sets it); one resource or a list [r1, r2]"},
 			{Name: "watches", Type: TypeResources, Positive: true, Default: "none",
@@ -29,8 +31,8 @@ func reconcileDefinition() Definition {
 				Doc: "also reconcile every object this long after its last reconciliation"},
 			{Name: "finalize", Type: TypeBool, Default: "false",
 				Doc: "hold a finalizer (Kopf's) on the objects, so that the function sees their deletion (kw.Deleting) and the deletion completes when it succeeds"},
-			{Name: "backoff", Type: TypeDuration, Positive: true, Default: "the settings' default (60s)",
-				Doc: "the delay before retrying after an error (doubling up to it); kopf.TemporaryError's delay wins"},
+			{Name: "backoff", Type: TypeDuration, Positive: true, Default: "1s",
+				Doc: "the delay before the first retry after an error, doubled on every further error up to 5m; a success resets it"},
 		}, filters),
 	}
 }

@@ -136,7 +136,7 @@ func (b *builder) checkRelated(a markers.NamedArg) bool {
 	for i, sel := range a.Go.([]resources.Selector) {
 		n := nodes[i]
 		if sel.Name == markers.Everything {
-			b.errorf(n.Pos, "%s: name a resource, not *: the runtime watches the %s resources for the objects to reconcile", a.Name, a.Name)
+			b.errorf(n.Pos, "%s: name a resource, not *: the runtime watches these resources to find the objects to reconcile", a.Name)
 			ok = false
 			continue
 		}
