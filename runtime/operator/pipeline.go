@@ -35,6 +35,13 @@ import (
 // hooks: its filter admits only this replica's objects into the queue
 // (and forwards to the queue's Put), its lane skips the objects no longer
 // owned and stamps the owned ones (see package shardstage).
+//
+// A resource with reconcile handlers that own or watch other resources
+// has a side branch (reconcile.go): their watchers map each event to the
+// owners' keys and hand them to the reactor (Reactor.Trigger), which
+// requeues the owners through admit as wakeups:
+//
+//	child watcher → namespace filter → owners' keys → reactor.Trigger → admit → …
 type pipeline struct {
 	res     resources.Resource
 	client  dynamic.NamespaceableResourceInterface
@@ -84,6 +91,7 @@ func (o *operator) newPipeline(ctx context.Context, res resources.Resource) *pip
 	r.Requeue = func(ev watching.Event) { p.admit(ctx, ev) }
 
 	o.startWatches(ctx, p)
+	o.startReconcileWatches(ctx, p) // owned and watched resources
 	o.goWorker(func() {
 		<-ctx.Done()
 		p.queue.Drain(cancelWork, o.opts.Settings.Queueing.ExitTimeout, res.String(), o.opts.Logger)

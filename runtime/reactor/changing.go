@@ -95,6 +95,10 @@ func (r *Reactor) cycle(ctx context.Context, b body.Body, mem *memory, s *queuei
 				c.logger.Debug(fmt.Sprintf("Waiting for the daemons and timers to exit before releasing the object: %v.", c.mem.daemons.Running()))
 				return nil // woken when they are done
 			}
+			if r.reconcileHolds(c.mem) {
+				c.logger.Debug("Waiting for the reconcile handlers to finish the deletion before releasing the object.")
+				return nil // the reconcile step releases it
+			}
 			return r.releaseFinalizer(ctx, c, rv)
 		}
 		c.logger.Debug("Handling cycle is finished, waiting for new changes.")
@@ -216,7 +220,8 @@ func (r *Reactor) finalizerStep(ctx context.Context, c *cycleState) (done bool, 
 		return false, nil
 	}
 	finalizer := r.Settings.Persistence.Finalizer
-	requires := r.requiresFinalizer(c, c.logger) || (r.hasSpawning() && (c.mem.spawnMatched || !c.mem.spawnDone))
+	requires := r.requiresFinalizer(c, c.logger) || (r.hasSpawning() && (c.mem.spawnMatched || !c.mem.spawnDone)) ||
+		r.reconcileFinalizerNeeded(c.b, c.mem, c.logger)
 	var rv string
 	switch {
 	case requires && !c.hasFinalizer:

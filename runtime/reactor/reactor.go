@@ -115,6 +115,12 @@ type memory struct {
 	// observed is the buffer of the attempts of a cycle, reused by the
 	// next (for Reactor.Observe, which gets copies).
 	observed []Observation
+	// waitDue is when the reactor's own wait (wait, delay) is over: a
+	// reconcile handler's earlier requeue does not end it (reconcileWake).
+	waitDue time.Time
+	// rec is the state of the reconcile handlers (reconcile.go); nil if
+	// the resource has none.
+	rec *reconcileMemory
 }
 
 // InProgress counts the objects whose changing handlers are unfinished:
@@ -147,7 +153,7 @@ func (r *Reactor) memory(key, uid string) *memory {
 				m.daemons.Forget()
 			}
 		}
-		m = &memory{uid: uid, memo: newMemo(r.Memo)}
+		m = &memory{uid: uid, memo: newMemo(r.Memo), rec: r.newReconcileMemory()}
 		r.memories[key] = m
 	}
 	return m
@@ -215,7 +221,7 @@ func (r *Reactor) process(ctx context.Context, ev watching.Event, s *queueing.St
 	if ev.Initial {
 		mem.noticedByListing = true
 	}
-	if r.resume(ctx, ev, s, mem, logger) {
+	if r.reconcileWake(ctx, ev, s, mem, logger) || r.resume(ctx, ev, s, mem, logger) {
 		return mem
 	}
 	if !ev.Wakeup {
@@ -228,8 +234,8 @@ func (r *Reactor) process(ctx context.Context, ev watching.Event, s *queueing.St
 		r.forget(ev.Key)
 		return mem
 	}
-	spawning := r.hasSpawning()
-	if !r.Registry.HasChanging(r.Resource) && !spawning {
+	spawning, kopfs := r.hasSpawning(), r.Registry.HasChanging(r.Resource)
+	if !kopfs && !spawning && mem.rec == nil {
 		return mem
 	}
 	// Our own latest patch must come back before we judge the object by an
@@ -246,7 +252,12 @@ func (r *Reactor) process(ctx context.Context, ev watching.Event, s *queueing.St
 	if spawning {
 		r.spawning(ev.Key, ev.Object, mem)
 	}
-	r.settle(ctx, ev, s, mem, logger, 0, r.cycle(ctx, ev.Object, mem, s, logger))
+	var err error
+	if kopfs || spawning {
+		err = r.cycle(ctx, ev.Object, mem, s, logger)
+	}
+	r.reconcile(ctx, ev, s, mem, logger) // the last step: after Kopf's handlers
+	r.settle(ctx, ev, s, mem, logger, 0, err)
 	return mem
 }
 
@@ -288,14 +299,22 @@ func (r *Reactor) resume(ctx context.Context, ev watching.Event, s *queueing.Str
 
 // settle ends a cycle of the attempt-th try: a failed one (err) is
 // throttled, and the object is requeued if the cycle or the throttling
-// asked for it (memory.wait).
+// asked for it (memory.wait), or a reconcile handler's timed run is due
+// (the earlier of the two; see reconcileWake).
 func (r *Reactor) settle(ctx context.Context, ev watching.Event, s *queueing.Stream, mem *memory, logger *slog.Logger, attempt int, err error) {
 	if err != nil {
 		r.throttle(ctx, mem, logger, attempt, err)
 	}
-	if mem.wait != waitNone {
+	d, ok := mem.delay, mem.wait != waitNone
+	if ok {
+		mem.waitDue = time.Now().Add(d)
+	}
+	if rd, due := mem.reconcileDelay(); due && (!ok || rd < d) {
+		d, ok = rd, true
+	}
+	if ok {
 		ev.Wakeup = true // the reactor's own: no on.event handler sees it
-		s.Requeue(ev, mem.delay)
+		s.Requeue(ev, d)
 	}
 }
 

@@ -94,10 +94,10 @@ func (r *Reactor) spawningCycle(ctx context.Context, c *cycleState) error {
 		var rv string
 		var err error
 		switch {
-		case c.mem.spawnMatched && !c.hasFinalizer:
+		case (c.mem.spawnMatched || r.reconcileFinalizerNeeded(c.b, c.mem, c.logger)) && !c.hasFinalizer:
 			c.logger.Debug("Adding the finalizer, thus preventing the actual deletion.")
 			rv, err = r.addFinalizer(ctx, c.b, finalizer)
-		case !c.mem.spawnMatched && c.hasFinalizer && c.mem.spawnDone:
+		case !c.mem.spawnMatched && c.hasFinalizer && c.mem.spawnDone && !r.reconcileFinalizerNeeded(c.b, c.mem, c.logger):
 			c.logger.Debug("Removing the finalizer, as there are no handlers requiring it.")
 			rv, err = r.removeFinalizer(ctx, c.b, finalizer)
 		}
@@ -107,6 +107,10 @@ func (r *Reactor) spawningCycle(ctx context.Context, c *cycleState) error {
 	if !c.mem.spawnDone {
 		c.logger.Debug(fmt.Sprintf("Waiting for the daemons and timers to exit before releasing the object: %v.", c.mem.daemons.Running()))
 		return nil
+	}
+	if r.reconcileHolds(c.mem) {
+		c.logger.Debug("Waiting for the reconcile handlers to finish the deletion before releasing the object.")
+		return nil // the reconcile step releases it
 	}
 	return r.releaseFinalizer(ctx, c, "")
 }
