@@ -70,11 +70,18 @@ func TestMemcached(t *testing.T) {
 		_, err := cs.AppsV1().Deployments("default").Get(ctx, "memcached-sample", metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
 	})
-	events, err := cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "reason=Deleting"})
-	if err != nil || len(events.Items) == 0 || events.Items[0].Type != corev1.EventTypeWarning ||
-		events.Items[0].Message != "Custom Resource memcached-sample is being deleted from the namespace default" {
-		t.Errorf("the Deleting events: %v, %v", events, err)
-	}
+	kopftest.Eventually(t, 10*time.Second, "the Warning event Deleting", func(ctx context.Context) (bool, error) {
+		events, err := cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "reason=Deleting"})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range events.Items {
+			if e.Type == corev1.EventTypeWarning && e.Message == "Custom Resource memcached-sample is being deleted from the namespace default" {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
 	if err := op.Stop(); err != nil {
 		t.Errorf("the operator: %v", err)
 	}
