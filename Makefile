@@ -26,6 +26,8 @@ TEST_TIMEOUT  ?= 20m
 # kopf-gen's flags for examples/: the DeepCopy methods and the typed clients
 # of examples/apis (its //go:generate line says the same from its directory).
 EXAMPLES_GEN_FLAGS := --deepcopy --clients=generated
+# and examples/memcached's manifests (its CRD and role), from it and its API.
+MEMCACHED_GEN_ARGS := --deepcopy --manifests=memcached/config ./memcached ./apis/cache/v1alpha1
 # The e2e tests' operator written with markers, and its flags (its //go:generate line says the same).
 E2E_GEN_DIR   := e2e/workloads/internal/deployop
 E2E_GEN_FLAGS := --deepcopy --manifests=config
@@ -108,6 +110,7 @@ lint:
 ## verify: fail if any generated file in examples/ (or of e2e's operator with markers) is stale, missing or orphaned.
 verify: kopf-gen
 	cd examples && $(CURDIR)/bin/kopf-gen verify $(EXAMPLES_GEN_FLAGS) ./...
+	cd examples && $(CURDIR)/bin/kopf-gen verify $(MEMCACHED_GEN_ARGS)
 	cd $(E2E_GEN_DIR) && $(CURDIR)/bin/kopf-gen verify $(E2E_GEN_FLAGS)
 
 ## go-min: the examples compile at the runtime's minimum Go, the root go.mod's go directive (an
@@ -119,6 +122,7 @@ go-min:
 ## generate: regenerate the examples' code (and that of e2e's operator with markers).
 generate: kopf-gen
 	cd examples && $(CURDIR)/bin/kopf-gen generate $(EXAMPLES_GEN_FLAGS) ./...
+	cd examples && $(CURDIR)/bin/kopf-gen generate $(MEMCACHED_GEN_ARGS)
 	cd $(E2E_GEN_DIR) && $(CURDIR)/bin/kopf-gen generate $(E2E_GEN_FLAGS)
 
 ## kopf-gen: build kopf-gen from its module (cmd/kopf-gen/go.mod) into bin/.

@@ -12,7 +12,9 @@ import (
 // kopf.adjust_namespace(), which prepare children objects before the
 // operator creates them. Children are typed objects (*corev1.Pod, any
 // metav1.Object), untyped ones (*unstructured.Unstructured,
-// map[string]any, Body), or slices, lists and iterators of them; see
+// map[string]any, Body), apply configurations
+// (*appsv1ac.DeploymentApplyConfiguration, those of kopf-gen --clients),
+// or slices, lists and iterators of them; see
 // package runtime/hierarchies and docs/hierarchies.md.
 //
 //	pod := &corev1.Pod{...}

@@ -93,6 +93,7 @@ func TestMarkersHelp(t *testing.T) {
 		"//kopf:on.validate <resource> [id=string] [param=string] [operations=[CREATE|UPDATE|DELETE|CONNECT, ...]] [subresource=string] [persistent=bool] [side_effects=bool] [ignore_failures=bool]",
 		"//kopf:on.mutate <resource> [id=string]",
 		"//kopf:resource <resource>",
+		"//kopf:on.reconcile <resource> [id=string] [param=string] [owns=resource|[r1, r2]] [watches=resource|[r1, r2]] [map=F] [resync=duration] [finalize=bool] [backoff=duration]",
 		"labels={k: v|\"v\"|PRESENT|ABSENT|fn:F, ...}",
 		"when=F",
 		"old=value|\"string\"|PRESENT|ABSENT|fn:F",

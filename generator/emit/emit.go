@@ -77,6 +77,7 @@ import (
 	"github.com/kopf-go/kopf/generator/model"
 	"github.com/kopf-go/kopf/runtime/causes"
 	"github.com/kopf-go/kopf/runtime/registry"
+	"github.com/kopf-go/kopf/runtime/resources"
 )
 
 // KopfPath is the import path of the facade package that generated code
@@ -269,6 +270,9 @@ func (e *emitter) handlerLit(r *model.Registration) (jen.Code, error) {
 	if h.Kind == model.Webhook {
 		return e.webhookLit(r)
 	}
+	if h.Kind == model.Reconcile {
+		return e.reconcileLit(r)
+	}
 	var f fields
 	for _, step := range []func(*fields, *model.Registration) error{
 		e.targetFields, e.callFields, e.filterFields, e.spawningFields,
@@ -410,18 +414,23 @@ func multiline() jen.Options {
 }
 
 func selectorLit(r *model.Registration) jen.Code {
+	return jen.Qual(KopfPath, "Selector").Values(selectorItems(r.Selector)...)
+}
+
+// selectorItems are the fields of a kopf.Selector literal that are set.
+func selectorItems(sel resources.Selector) []jen.Code {
 	var items []jen.Code
-	if r.Selector.Group != "" {
-		items = append(items, jen.Id("Group").Op(":").Lit(r.Selector.Group))
+	if sel.Group != "" {
+		items = append(items, jen.Id("Group").Op(":").Lit(sel.Group))
 	}
-	if r.Selector.Version != "" {
-		items = append(items, jen.Id("Version").Op(":").Lit(r.Selector.Version))
+	if sel.Version != "" {
+		items = append(items, jen.Id("Version").Op(":").Lit(sel.Version))
 	}
-	items = append(items, jen.Id("Name").Op(":").Lit(r.Selector.Name))
-	if r.Selector.Core {
+	items = append(items, jen.Id("Name").Op(":").Lit(sel.Name))
+	if sel.Core {
 		items = append(items, jen.Id("Core").Op(":").True())
 	}
-	return jen.Qual(KopfPath, "Selector").Values(items...)
+	return items
 }
 
 // kwargsType is the kind's kwargs type that a handler's kwargs type is an
@@ -452,7 +461,7 @@ func (e *emitter) fnLit(h *model.Handler) jen.Code {
 	fn := jen.Id(h.Func)
 	noResult := h.Kind == model.Event || h.Kind == model.Webhook
 	if !noResult && !h.ReturnsResult {
-		fn = kopf("NoResult").Call(fn)
+		fn = kopf(noResultAdapter(h.Kind)).Call(fn)
 	}
 	if e.withIndices(h) {
 		fn = e.withIndicesLit(h, "WithIndices", fn)

@@ -30,8 +30,10 @@ type RoleOptions struct {
 type rule struct {
 	group, plural string
 	// changing is set when a changing handler serves the resource,
-	// spawning when a daemon or timer does.
-	changing, spawning bool
+	// spawning when a daemon or timer does, reconciling when a reconcile
+	// handler does; related when a reconcile handler owns or watches it
+	// (reconcile.go).
+	changing, spawning, reconciling, related bool
 	// markers are the names of the markers that serve it.
 	markers map[string]bool
 }
@@ -76,7 +78,7 @@ func Role(pkgs []*model.Package, opts RoleOptions) ([]byte, error) {
 		}
 	}
 	var b strings.Builder
-	writeRoleHeader(&b, opts)
+	writeRoleHeader(&b, opts, anyRelated(rules))
 	if w.Len() == 0 {
 		b.WriteString("rules: []\n")
 	} else {
@@ -142,6 +144,9 @@ func collectRules(pkgs []*model.Package) ([]*rule, int, error) {
 				rules[key] = ru
 			}
 			ru.add(r)
+			if r.Handler.Kind == model.Reconcile {
+				addRelated(rules, r, declared, &errs)
+			}
 		}
 	}
 	if len(errs) > 0 {
@@ -165,6 +170,7 @@ func collectRules(pkgs []*model.Package) ([]*rule, int, error) {
 func (ru *rule) add(r *model.Registration) {
 	ru.changing = ru.changing || r.Handler.Kind == model.Changing
 	ru.spawning = ru.spawning || r.Handler.Kind.Spawning()
+	ru.reconciling = ru.reconciling || r.Handler.Kind == model.Reconcile
 	for _, m := range r.Markers {
 		name, _, _ := strings.Cut(strings.TrimPrefix(m, markers.Prefix), " ")
 		ru.markers[name] = true
@@ -172,9 +178,9 @@ func (ru *rule) add(r *model.Registration) {
 }
 
 // writeRoleHeader writes the role's header comment and its metadata.
-func writeRoleHeader(b *strings.Builder, opts RoleOptions) {
+func writeRoleHeader(b *strings.Builder, opts RoleOptions, related bool) {
 	b.WriteString(Header(opts.Version))
-	b.WriteString(`#
+	header := `#
 # The ClusterRole of the operator: exactly what the kopf-go runtime does for
 # the handlers that the //kopf: markers declare, then what the handlers do
 # themselves (create pods, read secrets, ...) as their //kopf:rbac and
@@ -186,7 +192,18 @@ func writeRoleHeader(b *strings.Builder, opts RoleOptions) {
 # (the default system:discovery role allows /api and /apis to everyone
 # authenticated), customresourcedefinitions and namespaces (it finds resources
 # through discovery and filters namespaces itself).
-`)
+`
+	if related {
+		header = strings.Replace(header, `get (it lists and watches,
+# never reads single objects), update and delete (it only patches), discovery
+# (the default system:discovery role allows /api and /apis to everyone
+# authenticated), customresourcedefinitions`, `get (it lists and watches,
+# never reads single objects, but for the resources that reconcile handlers
+# own or watch), update and delete (it only patches), discovery (the default
+# system:discovery role allows /api and /apis to everyone authenticated),
+# customresourcedefinitions`, 1)
+	}
+	b.WriteString(header)
 	if !opts.Peering {
 		b.WriteString("# Without the rules of peering (kopf-gen --peering), run the operator with --standalone (docs/peering.md).\n")
 	}
@@ -196,27 +213,34 @@ func writeRoleHeader(b *strings.Builder, opts RoleOptions) {
 // writeResourceRules writes the rules of one resource, with a comment that
 // says which handlers need them and why.
 func writeResourceRules(b *roleWriter, ru *rule) {
+	if len(ru.markers) == 0 {
+		writeRelatedRules(b, ru.qualified(), ru)
+		return
+	}
 	names := make([]string, 0, len(ru.markers))
 	for name := range ru.markers {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	qualified := ru.plural
-	if ru.group != "" {
-		qualified += "." + ru.group
+	fmt.Fprintf(b, "  # %s: served by %s handlers.\n", ru.qualified(), strings.Join(names, ", "))
+	if ru.related {
+		b.WriteString("  # get: on.reconcile handlers also own or watch them (owns=, watches=).\n")
 	}
-	fmt.Fprintf(b, "  # %s: served by %s handlers.\n", qualified, strings.Join(names, ", "))
 	// list stays though an API server of Kubernetes 1.35 audits none
 	// (e2e/deployed): client-go's reflector streams the initial listing
 	// through a watch (WatchListClient) where the API server supports it,
 	// and lists where it does not, or when the stream fails. So do the
 	// peering objects' rules.
-	if !ru.changing && !ru.spawning {
+	if !ru.changing && !ru.spawning && !ru.reconciling {
 		b.WriteString("  # list, watch: the runtime watches them (on.event handlers and indices cause no writes).\n")
-		b.rule(ru.group, []string{ru.plural}, "list", "watch")
+		b.rule(ru.group, []string{ru.plural}, ru.verbs("list", "watch")...)
 		return
 	}
 	switch {
+	case !ru.changing && !ru.spawning:
+		b.WriteString("  # list, watch: the runtime watches them. patch: it applies the reconcile\n" +
+			"  # handlers' kw.Patch (their conditions), and adds and removes its\n" +
+			"  # finalizer for those with finalize=true.\n")
 	case !ru.changing:
 		b.WriteString("  # list, watch: the runtime watches them. patch: it stores the daemons' and\n" +
 			"  # timers' results, and adds and removes its finalizer, which it holds\n" +
@@ -230,7 +254,10 @@ func writeResourceRules(b *roleWriter, ru *rule) {
 			"  # progress and results and the last handled state, and adds and removes\n" +
 			"  # its finalizer.\n")
 	}
-	b.rule(ru.group, []string{ru.plural}, "list", "watch", "patch")
+	if ru.reconciling && (ru.changing || ru.spawning) {
+		b.WriteString("  # patch: also the reconcile handlers' kw.Patch (their conditions).\n")
+	}
+	b.rule(ru.group, []string{ru.plural}, ru.verbs("list", "watch", "patch")...)
 	b.WriteString("  # The status subresource: when the resource has one, the status part of\n" +
 		"  # the runtime's patches goes there.\n")
 	b.rule(ru.group, []string{ru.plural + "/status"}, "patch")
@@ -260,10 +287,25 @@ func quoteAll(ss []string) string {
 	return strings.Join(q, ", ")
 }
 
+// qualified is the rule's resource as plural.group (plural for the core
+// group).
+func (ru *rule) qualified() string {
+	if ru.group != "" {
+		return ru.plural + "." + ru.group
+	}
+	return ru.plural
+}
+
 // resolve returns the API group and plural of a registration's resource,
 // or why they cannot be told.
 func resolve(r *model.Registration, declared []*model.Typed) (group, plural, why string) {
-	sel := r.Selector
+	return resolveSelector(r.Selector, r.Typed, declared)
+}
+
+// resolveSelector returns the API group and plural of a selector, whose
+// typed resource (nil if none) and the typed resources declared by the
+// run's packages help, or why they cannot be told.
+func resolveSelector(sel resources.Selector, typed *model.Typed, declared []*model.Typed) (group, plural, why string) {
 	if sel.Name == markers.Everything {
 		// Every watchable resource (of a group, if given): the runtime
 		// discovers them at run time, so RBAC cannot be narrower.
@@ -273,7 +315,7 @@ func resolve(r *model.Registration, declared []*model.Typed) (group, plural, why
 		}
 		return group, "*", ""
 	}
-	if t := r.Typed; t != nil {
+	if t := typed; t != nil {
 		if t.Builtin != nil {
 			return t.Builtin.Group, t.Builtin.Plural, ""
 		}

@@ -45,7 +45,8 @@ func (t Target) String() string {
 // string (TypeString, TypeEnum, TypeFunc), int, float64, bool,
 // time.Duration, resources.Selector (TypeResource), map[string]string
 // (TypeStringMap), []string (TypeStringList, TypeFieldPath), [Match]
-// (TypeMatch) and [][KeyMatch] (TypeMatchMap).
+// (TypeMatch), [][KeyMatch] (TypeMatchMap) and []resources.Selector
+// (TypeResources).
 type Type int
 
 // The argument types.
@@ -69,10 +70,13 @@ const (
 	TypeFunc
 	// TypeFieldPath is a field of an object: a.b.c or [a, b, "c.d"].
 	TypeFieldPath
+	// TypeResources is one resource selector or a list of them: r or
+	// [r1, r2].
+	TypeResources
 )
 
 // lastType is the last valid Type.
-const lastType = TypeFieldPath
+const lastType = TypeResources
 
 // String returns the type's name as help shows it.
 func (t Type) String() string {
@@ -103,6 +107,8 @@ func (t Type) String() string {
 		return "function"
 	case TypeFieldPath:
 		return "field"
+	case TypeResources:
+		return "resources"
 	default:
 		return fmt.Sprintf("Type(%d)", int(t))
 	}
@@ -158,6 +164,8 @@ func (a Arg) valueSyntax() string {
 		return "F"
 	case TypeFieldPath:
 		return "a.b.c|[a, b, c]"
+	case TypeResources:
+		return "resource|[r1, r2]"
 	default:
 		return a.Type.String()
 	}
@@ -478,6 +486,7 @@ const (
 	timerHandler
 	indexHandler
 	webhookHandler
+	reconcileHandler
 )
 
 // filterArgs are the filters of every resource handler of a kind.
@@ -486,8 +495,10 @@ func filterArgs(kind int) []Arg {
 	field := Arg{Name: "field", Type: TypeFieldPath, Default: "none (the whole object)",
 		Doc: "the field to watch, dotted (spec.a.b) or a list ([spec, \"a.b\"]): old, new and diff are reduced to it and value= checks it"}
 	switch kind {
-	case eventHandler, daemonHandler, timerHandler, indexHandler, webhookHandler:
+	case eventHandler, daemonHandler, timerHandler, indexHandler, webhookHandler, reconcileHandler:
 		switch kind {
+		case reconcileHandler:
+			kwargs = "kopf.ReconcileKwargs"
 		case eventHandler:
 			kwargs = "kopf.EventKwargs"
 		case webhookHandler:
@@ -712,6 +723,7 @@ func kopfDefinitions() []Definition {
 					Doc: "a value passed to the function as kw.Param"},
 			}, indexErrorArgs(), filterArgs(indexHandler)),
 		},
+		reconcileDefinition(),
 		rbacDefinition(),
 		{
 			Name:    Resource,

@@ -18,7 +18,8 @@
 // (spawning handlers: per-object background work), on.startup,
 // on.cleanup, on.login and on.probe (activity handlers: operator-wide,
 // with no resource), index (index functions), on.validate and on.mutate
-// (admission webhook handlers) on functions, resource (typed
+// (admission webhook handlers), on.reconcile (level-triggered reconcile
+// handlers) on functions, resource (typed
 // resources) on struct types, and rbac (the rules of the handlers' own API
 // calls) on functions and the package clause; `kopf-gen markers` lists
 // them with their arguments.
@@ -116,6 +117,8 @@
 //   - filter map: {key: filter value, ...}, e.g. labels={app: web, tier: PRESENT}.
 //   - function: the name of a function of the package, NAME or fn:NAME,
 //     e.g. when=isReady.
+//   - resources: a resource selector, or a list of them [r1, r2] (owns=,
+//     watches=).
 //   - field: a field of the object, dotted (spec.a.b) or as a list of
 //     strings ([metadata, annotations, "example.com/key"]) for keys that
 //     contain dots; no part may be empty.
@@ -151,6 +154,18 @@
 //
 // Kopf's initial_delay may also be a function computing the delay; here it
 // is a duration only.
+//
+// # Reconcile handlers
+//
+// on.reconcile takes id=, param=, the filters labels=, annotations= and
+// when=, and: owns= (the resources of its children, whose changes re-run
+// their owner), watches= (other resources, mapped to the objects to
+// reconcile by map=, a function of the package, or by their
+// ownerReferences without it), resync= (a duration), finalize= (a
+// boolean) and backoff= (a duration):
+//
+//	//kopf:on.reconcile memcacheds owns=deployments.apps finalize=true
+//	//kopf:on.reconcile memcacheds watches=[v1/configmaps, v1/secrets] map=byReference resync=10m
 //
 // # Admission webhooks
 //

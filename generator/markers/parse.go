@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kopf-go/kopf/runtime/resources"
 )
 
 // NodeKind is the syntactic form of a value.
@@ -562,6 +564,8 @@ func (p *parser) convert(a Arg, n Node) any {
 		return p.convertStringMap(a, n)
 	case TypeStringList:
 		return p.convertStringList(a, n)
+	case TypeResources:
+		return p.convertResources(a, n)
 	}
 	if n.Kind != NodeBare && n.Kind != NodeQuoted {
 		return p.fail(a, n, "want %s, got %s", describe(a), n.Kind)
@@ -621,6 +625,36 @@ func (p *parser) convertStringList(a Arg, n Node) any {
 			return nil
 		}
 		out = append(out, v.Text)
+	}
+	return out
+}
+
+// convertResources converts one resource selector, or a list [r1, r2] of
+// them, each listed once.
+func (p *parser) convertResources(a Arg, n Node) any {
+	items := []Node{n}
+	switch n.Kind {
+	case NodeList:
+		if a.Positive && len(n.Items) == 0 {
+			return p.fail(a, n, "must not be empty; leave %s= out instead", a.Name)
+		}
+		items = n.Items
+	case NodeMap:
+		return p.fail(a, n, "want a resource or a list [r1, r2], got a map")
+	}
+	out := make([]resources.Selector, 0, len(items))
+	for _, v := range items {
+		if v.Kind != NodeBare && v.Kind != NodeQuoted {
+			return p.fail(a, v, "list items must be resources, not %s", v.Kind)
+		}
+		sel, err := ParseSelector(v.Text)
+		if err != nil {
+			return p.fail(a, v, "%v", err)
+		}
+		if slices.Contains(out, sel) {
+			return p.fail(a, v, "%s is listed twice", v.Text)
+		}
+		out = append(out, sel)
 	}
 	return out
 }

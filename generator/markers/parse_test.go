@@ -151,6 +151,14 @@ func TestParseValid(t *testing.T) {
 		{"//kopf:on.create id=x ex", OnCreate, []any{sel("", "", "ex")}, args{"id": "x"}},
 		{"//kopf:on.create\tex\t\tid=x  ", OnCreate, []any{sel("", "", "ex")}, args{"id": "x"}},
 
+		// on.reconcile: resources one or listed, durations, finalize.
+		{"//kopf:on.reconcile memcacheds owns=deployments.apps", OnReconcile, []any{sel("", "", "memcacheds")},
+			args{"owns": []resources.Selector{sel("apps", "", "deployments")}}},
+		{"//kopf:on.reconcile memcacheds owns=[deployments.apps, v1/services] finalize=true resync=90", OnReconcile, []any{sel("", "", "memcacheds")},
+			args{"owns": []resources.Selector{sel("apps", "", "deployments"), core("v1", "services")}, "finalize": true, "resync": 90 * time.Second}},
+		{"//kopf:on.reconcile memcacheds watches=v1/configmaps map=byConfig backoff=1.5s", OnReconcile, []any{sel("", "", "memcacheds")},
+			args{"watches": []resources.Selector{core("v1", "configmaps")}, "map": "byConfig", "backoff": 1500 * time.Millisecond}},
+
 		// The types that Kopf's markers do not use yet.
 		{"//kopf:test.values ratio=0.5", "test.values", nil, args{"ratio": 0.5}},
 		{"//kopf:test.values ratio=1e3", "test.values", nil, args{"ratio": 1000.0}},
@@ -242,7 +250,7 @@ func TestParseErrors(t *testing.T) {
 		{"//kopf: this is great", []wantErr{{col: 8, msg: "missing marker name after //kopf: (no space is allowed after the colon)"}}},
 		{"//kopf:on.create ex\nid=x", []wantErr{{col: 20, msg: "a marker must fit on one line"}}},
 		{"//kopf:on.craete ex", []wantErr{{col: 8, msg: "unknown marker //kopf:on.craete; did you mean //kopf:on.create?"}}},
-		{"//kopf:frobnicate", []wantErr{{at: "frobnicate", msg: "unknown marker //kopf:frobnicate; known markers: on.resume, on.create, on.update, on.delete, on.field, on.event, daemon, timer, on.startup, on.cleanup, on.login, on.probe, on.validate, on.mutate, index, rbac, resource, test.values"}}},
+		{"//kopf:frobnicate", []wantErr{{at: "frobnicate", msg: "unknown marker //kopf:frobnicate; known markers: on.resume, on.create, on.update, on.delete, on.field, on.event, daemon, timer, on.startup, on.cleanup, on.login, on.probe, on.validate, on.mutate, index, on.reconcile, rbac, resource, test.values"}}},
 
 		// rbac: controller-gen's arguments, as lists.
 		{"//kopf:rbac groups=[apps] resources=[deployments]", []wantErr{{col: 8, msg: "missing verbs=[a, ...]: //kopf:rbac requires it (the verbs: get, list, watch, create, update, patch, delete, deletecollection, ... or *)"}}},
@@ -253,6 +261,13 @@ func TestParseErrors(t *testing.T) {
 		{"//kopf:rbac groups=[apps] resource_names=[x] verbs=[get]", []wantErr{{at: "resource_names", msg: "unknown argument resource_names of //kopf:rbac; did you mean resourceNames?"}}},
 		{"//kopf:rbac groups=[apps] resources=[x] verbs=[get] namespace=\"\"", []wantErr{{at: "\"\"", msg: "namespace: must not be empty"}}},
 		{"//kopf:rbac kopfexamples verbs=[get]", []wantErr{{at: "kopfexamples", msg: "unexpected positional argument kopfexamples: //kopf:rbac takes no positional arguments"}}},
+
+		// on.reconcile's resources.
+		{"//kopf:on.reconcile ex owns=[]", []wantErr{{at: "[]", msg: "owns: must not be empty; leave owns= out instead"}}},
+		{"//kopf:on.reconcile ex owns=[pods, pods]", []wantErr{{at: "pods]", msg: "owns: pods is listed twice"}}},
+		{"//kopf:on.reconcile ex owns=[a/b/c/d]", []wantErr{{at: "a/b/c/d", msg: `owns: invalid resource selector "a/b/c/d": want group/version/plural, group/plural or version/plural`}}},
+		{"//kopf:on.reconcile ex watches={a: b}", []wantErr{{at: "{a: b}", msg: "watches: want a resource or a list [r1, r2], got a map"}}},
+		{"//kopf:on.reconcile ex resync=0", []wantErr{{at: "0", msg: "resync: must be positive, got 0"}}},
 
 		// Activities serve no resource.
 		{"//kopf:on.startup kopfexamples", []wantErr{{at: "kopfexamples", msg: "unexpected positional argument kopfexamples: //kopf:on.startup takes no positional arguments"}}},
@@ -576,7 +591,7 @@ func TestNewTableRejects(t *testing.T) {
 		{[]Definition{{Name: "a", Targets: fn, Args: []Arg{{Name: "x", Type: TypeEnum}}}}, "marker a: argument x: enum values go with TypeEnum (required) and TypeStringList only"},
 		{[]Definition{{Name: "a", Targets: fn, Args: []Arg{{Name: "x", Type: TypeInt, Enum: []string{"a"}}}}}, "marker a: argument x: enum values go with TypeEnum (required) and TypeStringList only"},
 		{[]Definition{{Name: "a", Targets: fn, Positional: []Arg{{Name: "x", Type: TypeInt, Required: true}}}}, "marker a: positional argument x is always required; Required is for named arguments"},
-		{[]Definition{{Name: "a", Targets: fn, Args: []Arg{{Name: "x", Type: TypeFieldPath + 1}}}}, "marker a: argument x has no valid type"},
+		{[]Definition{{Name: "a", Targets: fn, Args: []Arg{{Name: "x", Type: lastType + 1}}}}, "marker a: argument x has no valid type"},
 	}
 	for _, tt := range tests {
 		_, err := NewTable(tt.defs...)

@@ -234,6 +234,9 @@ const (
 	// Admission webhook handlers: on.validate, on.mutate
 	// (registry.WebhookHandler); see admission.go.
 	Webhook
+	// Reconcile handlers: on.reconcile (registry.ReconcileHandler); see
+	// reconcile.go.
+	Reconcile
 )
 
 // Name is the kind's name in the runtime's types: kwargs.Changing,
@@ -252,6 +255,8 @@ func (k Kind) Name() string {
 		return "Index"
 	case Webhook:
 		return "Admission"
+	case Reconcile:
+		return "Reconcile"
 	default:
 		return "Changing"
 	}
@@ -274,6 +279,8 @@ func (k Kind) markers() string {
 		return markers.Prefix + markers.Index
 	case Webhook:
 		return "admission-handler"
+	case Reconcile:
+		return markers.Prefix + markers.OnReconcile
 	default:
 		return "changing-handler"
 	}
@@ -300,6 +307,8 @@ func markerKind(name string) (Kind, bool) {
 		return Index, true
 	case markers.OnValidate, markers.OnMutate:
 		return Webhook, true
+	case markers.OnReconcile:
+		return Reconcile, true
 	}
 	_, changing := reasonsOf(name)
 	return Changing, changing
@@ -348,6 +357,8 @@ type Registration struct {
 
 	// The options of admission webhook handlers (see admission.go).
 	WebhookOptions
+	// The options of reconcile handlers (see reconcile.go).
+	ReconcileOptions
 
 	// Field is the field= path, nil without one; FieldHandler marks
 	// on.field registrations.
@@ -463,6 +474,7 @@ func Build(ctx context.Context, pkg *load.Package, table *markers.Table) (*Packa
 		b.funcDecl(mf.decl, mf.markers)
 	}
 	b.indices()
+	b.reconcileWithIndices()
 	b.checkGeneratedNames()
 	b.warns.Sort()
 	if len(b.errs) > 0 {
@@ -730,6 +742,9 @@ func (b *builder) signature(d *ast.FuncDecl, h *Handler) bool {
 	if h.Kind == Index {
 		return b.indexSignature(d, h)
 	}
+	if h.Kind == Reconcile {
+		return b.reconcileSignature(d, h)
+	}
 	want := fmt.Sprintf("want func %s(ctx context.Context, kw %s) (any, error) or func %[1]s(ctx context.Context, kw %[2]s) error", h.Func, h.Kwargs)
 	switch h.Kind {
 	case Event:
@@ -903,7 +918,7 @@ func (b *builder) registration(h *Handler, m *markers.Marker) (*Registration, *T
 	}
 	ok := true
 	for _, a := range m.Args {
-		if !r.setCommonOption(a) && !r.setWebhookOption(a) && !r.setResourceOption(a) {
+		if !r.setCommonOption(a) && !r.setWebhookOption(a) && !r.setResourceOption(a) && !r.setReconcileOption(a) {
 			b.errorf(a.NamePos, "argument %s of %s%s is not supported by this kopf-gen", a.Name, markers.Prefix, m.Name)
 			ok = false
 		}
@@ -994,6 +1009,9 @@ func (b *builder) checkOptions(h *Handler, r *Registration, m *markers.Marker) b
 	if h.Kind == Webhook {
 		r.Mutating = m.Name == markers.OnMutate
 		ok = b.checkWebhook(r, m) && ok
+	}
+	if h.Kind == Reconcile {
+		ok = b.checkReconcile(r, m) && ok
 	}
 	if a, set := m.Arg("value"); set && (r.Old != nil || r.New != nil) {
 		b.errorf(a.NamePos, "value= cannot be combined with old= or new=: value= checks either side of a change; use old= and new= alone")
@@ -1142,7 +1160,7 @@ func (b *builder) checkGeneratedNames() {
 	names := []string{"kopf"}
 	for _, r := range b.out.Registrations {
 		if r.Timeout != 0 || r.Backoff != 0 || r.InitialDelay != 0 || r.CancellationBackoff != 0 ||
-			r.CancellationTimeout != 0 || r.CancellationPolling != 0 || r.Interval != 0 || r.Idle != 0 {
+			r.CancellationTimeout != 0 || r.CancellationPolling != 0 || r.Interval != 0 || r.Idle != 0 || r.Resync != 0 {
 			names = append(names, "time") // durations are spelt 5 * time.Second
 			break
 		}

@@ -16,6 +16,11 @@
 //     *corev1.Pod or a custom resource's Go type;
 //   - an untyped object: *unstructured.Unstructured, map[string]any or
 //     body.Body (kopf.Body);
+//   - an apply configuration: a pointer to a struct that embeds
+//     *metav1ac.ObjectMetaApplyConfiguration, as client-go's
+//     (*appsv1ac.DeploymentApplyConfiguration) and applyconfiguration-gen's
+//     do; its metadata is created when absent, and empty fields stay
+//     absent (nil pointers), as in untyped objects;
 //
 // and several children are a slice or an array of children (of any
 // element type: []*corev1.Pod, []corev1.Pod, []map[string]any, []any), a

@@ -1,6 +1,7 @@
 package hierarchies_test
 
 import (
+	"encoding/json"
 	"iter"
 	"reflect"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	batchv1ac "k8s.io/client-go/applyconfigurations/batch/v1"
 
 	"github.com/kopf-go/kopf/runtime/body"
 )
@@ -74,6 +76,35 @@ var forms = []form{
 			t.Helper()
 			m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(child)
 			if err != nil {
+				t.Fatal(err)
+			}
+			return m
+		},
+	},
+	{
+		// client-go's apply configuration of the same CronJob: absent
+		// fields are nil pointers, as in untyped objects.
+		name: "apply",
+		make: func(t *testing.T, obj map[string]any) any {
+			t.Helper()
+			data, err := json.Marshal(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cj := &batchv1ac.CronJobApplyConfiguration{}
+			if err := json.Unmarshal(data, cj); err != nil {
+				t.Fatal(err)
+			}
+			return cj
+		},
+		dump: func(t *testing.T, child any) map[string]any {
+			t.Helper()
+			data, err := json.Marshal(child)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m map[string]any
+			if err := json.Unmarshal(data, &m); err != nil {
 				t.Fatal(err)
 			}
 			return m

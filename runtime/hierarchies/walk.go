@@ -19,10 +19,11 @@ import (
 var ErrUnsupported = errors.New("K8s object class is not supported")
 
 // child is one object to change: either a JSON tree (m) or a typed object
-// (typed); nested if it was found at a nested path of another.
+// or apply configuration (typed); nested if it was found at a nested path
+// of another.
 type child struct {
 	m      map[string]any
-	typed  metav1.Object
+	typed  objectMeta
 	nested bool
 }
 
@@ -104,11 +105,14 @@ func walk(objs any, paths [][]string, out *[]child) error {
 		if v := reflect.ValueOf(o); v.Kind() == reflect.Pointer && v.IsNil() {
 			return nil
 		}
-		return addTyped(o, paths, out)
+		return addTyped(o, reflect.ValueOf(o), paths, out)
 	case runtime.Object:
 		if meta.IsListType(o) {
 			return meta.EachListItem(o, func(item runtime.Object) error { return walk(item, paths, out) })
 		}
+	}
+	if ac, ok := applyConfiguration(reflect.ValueOf(objs)); ok {
+		return addTyped(ac, reflect.ValueOf(objs), paths, out)
 	}
 	return walkValue(reflect.ValueOf(objs), paths, out)
 }
@@ -191,17 +195,22 @@ func addTree(m map[string]any, paths [][]string, out *[]child) error {
 	return nil
 }
 
-func addTyped(obj metav1.Object, paths [][]string, out *[]child) error {
+// addTyped adds a typed object or an apply configuration (obj, whose Go
+// value is root) and the objects at its nested paths.
+func addTyped(obj objectMeta, root reflect.Value, paths [][]string, out *[]child) error {
 	*out = append(*out, child{typed: obj})
 	for _, path := range paths {
-		v, err := resolve(reflect.ValueOf(obj), path)
+		v, err := resolve(root, path)
 		if err != nil {
 			return err
 		}
 		if !v.IsValid() {
 			continue
 		}
+		ac, isAC := applyConfiguration(addr(v))
 		switch {
+		case isAC:
+			*out = append(*out, child{typed: ac, nested: true})
 		case v.Type() == treeType:
 			*out = append(*out, child{m: v.Interface().(map[string]any), nested: true})
 		case v.CanAddr() && v.Addr().Type().Implements(metaObjectType):
@@ -213,6 +222,14 @@ func addTyped(obj metav1.Object, paths [][]string, out *[]child) error {
 		}
 	}
 	return nil
+}
+
+// addr returns the address of v, or an invalid value if it has none.
+func addr(v reflect.Value) reflect.Value {
+	if !v.CanAddr() {
+		return reflect.Value{}
+	}
+	return v.Addr()
 }
 
 // resolve follows a nested path through Go values by the JSON names of

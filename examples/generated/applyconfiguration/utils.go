@@ -3,7 +3,9 @@
 package applyconfiguration
 
 import (
+	v1alpha1 "github.com/kopf-go/kopf/examples/apis/cache/v1alpha1"
 	v1 "github.com/kopf-go/kopf/examples/apis/kopf/v1"
+	cachev1alpha1 "github.com/kopf-go/kopf/examples/generated/applyconfiguration/cache/v1alpha1"
 	internal "github.com/kopf-go/kopf/examples/generated/applyconfiguration/internal"
 	kopfv1 "github.com/kopf-go/kopf/examples/generated/applyconfiguration/kopf/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
@@ -15,7 +17,15 @@ import (
 // apply configuration type exists for the given GroupVersionKind.
 func ForKind(kind schema.GroupVersionKind) interface{} {
 	switch kind {
-	// Group=kopf.dev, Version=v1
+	// Group=cache.example.com, Version=v1alpha1
+	case v1alpha1.SchemeGroupVersion.WithKind("Memcached"):
+		return &cachev1alpha1.MemcachedApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("MemcachedSpec"):
+		return &cachev1alpha1.MemcachedSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("MemcachedStatus"):
+		return &cachev1alpha1.MemcachedStatusApplyConfiguration{}
+
+		// Group=kopf.dev, Version=v1
 	case v1.SchemeGroupVersion.WithKind("CreateFnStatus"):
 		return &kopfv1.CreateFnStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("KopfExample"):

@@ -6,6 +6,7 @@ import (
 	fmt "fmt"
 	http "net/http"
 
+	cachev1alpha1 "github.com/kopf-go/kopf/examples/generated/clientset/versioned/typed/cache/v1alpha1"
 	kopfv1 "github.com/kopf-go/kopf/examples/generated/clientset/versioned/typed/kopf/v1"
 	discovery "k8s.io/client-go/discovery"
 	rest "k8s.io/client-go/rest"
@@ -14,13 +15,20 @@ import (
 
 type Interface interface {
 	Discovery() discovery.DiscoveryInterface
+	CacheV1alpha1() cachev1alpha1.CacheV1alpha1Interface
 	KopfV1() kopfv1.KopfV1Interface
 }
 
 // Clientset contains the clients for groups.
 type Clientset struct {
 	*discovery.DiscoveryClient
-	kopfV1 *kopfv1.KopfV1Client
+	cacheV1alpha1 *cachev1alpha1.CacheV1alpha1Client
+	kopfV1        *kopfv1.KopfV1Client
+}
+
+// CacheV1alpha1 retrieves the CacheV1alpha1Client
+func (c *Clientset) CacheV1alpha1() cachev1alpha1.CacheV1alpha1Interface {
+	return c.cacheV1alpha1
 }
 
 // KopfV1 retrieves the KopfV1Client
@@ -72,6 +80,10 @@ func NewForConfigAndClient(c *rest.Config, httpClient *http.Client) (*Clientset,
 
 	var cs Clientset
 	var err error
+	cs.cacheV1alpha1, err = cachev1alpha1.NewForConfigAndClient(&configShallowCopy, httpClient)
+	if err != nil {
+		return nil, err
+	}
 	cs.kopfV1, err = kopfv1.NewForConfigAndClient(&configShallowCopy, httpClient)
 	if err != nil {
 		return nil, err
@@ -97,6 +109,7 @@ func NewForConfigOrDie(c *rest.Config) *Clientset {
 // New creates a new Clientset for the given RESTClient.
 func New(c rest.Interface) *Clientset {
 	var cs Clientset
+	cs.cacheV1alpha1 = cachev1alpha1.New(c)
 	cs.kopfV1 = kopfv1.New(c)
 
 	cs.DiscoveryClient = discovery.NewDiscoveryClient(c)

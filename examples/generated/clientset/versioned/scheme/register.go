@@ -3,6 +3,7 @@
 package scheme
 
 import (
+	cachev1alpha1 "github.com/kopf-go/kopf/examples/apis/cache/v1alpha1"
 	kopfv1 "github.com/kopf-go/kopf/examples/apis/kopf/v1"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
@@ -15,6 +16,7 @@ var Scheme = runtime.NewScheme()
 var Codecs = serializer.NewCodecFactory(Scheme)
 var ParameterCodec = runtime.NewParameterCodec(Scheme)
 var localSchemeBuilder = runtime.SchemeBuilder{
+	cachev1alpha1.AddToScheme,
 	kopfv1.AddToScheme,
 }
 
