@@ -299,6 +299,53 @@ func isBig(value any) bool { return true }
 		},
 	},
 	{
+		name: "fieldoldnew",
+		files: map[string]string{"p.go": typedHeader + `//kopf:resource kopf.dev/v1/kopfexamples
+type KopfExample struct {
+	metav1.ObjectMeta ` + "`json:\"metadata\"`" + `
+	Spec map[string]any ` + "`json:\"spec\"`" + `
+}
+
+//kopf:on.field kopfexamples field=spec.size
+func Size(ctx context.Context, kw SizeKwargs) error {
+	if kw.Old != nil {
+		return nil
+	}
+	return check(kw.New)
+}
+
+// Both reads the field's values too: it tells them apart.
+//
+//kopf:on.field kopfexamples field=spec.both
+func Both(ctx context.Context, kw BothKwargs) error {
+	_ = kw.Changing.New
+	return check(kw.Old)
+}
+
+//kopf:on.update kopfexamples field=spec.mode
+func Mode(ctx context.Context, kw ModeKwargs) error {
+	_ = func(kw struct{ Old any }) any { return kw.Old }
+	_ = kw.Old
+	return nil
+}
+
+// Whole objects are meant: no field= here.
+//
+//kopf:on.update kopfexamples
+func Whole(ctx context.Context, kw WholeKwargs) error {
+	_ = kw.Old
+	return nil
+}
+
+func check(*KopfExample) error { return nil }
+`},
+		warns: []diag{
+			{"kw.Old != nil", "kw.Old in field handler Size is the whole old object decoded as *KopfExample, not the value of spec.size as Kopf's old is: use kw.Changing.Old for the field's value"},
+			{"kw.New)", "kw.New in field handler Size is the whole new object decoded as *KopfExample, not the value of spec.size as Kopf's new is: use kw.Changing.New for the field's value"},
+			{"kw.Old\n\treturn nil\n}\n\n// Whole", "kw.Old in field handler Mode is the whole old object decoded as *KopfExample, not the value of spec.mode as Kopf's old is: use kw.Changing.Old for the field's value"},
+		},
+	},
+	{
 		name: "values",
 		files: map[string]string{"p.go": typedHeader + `//kopf:resource kopf.dev/v1/kopfexamples
 type KopfExample struct {

@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"go/types"
 	"reflect"
+	"slices"
 
 	"github.com/kopf-go/kopf/generator/markers"
 	"github.com/kopf-go/kopf/runtime/kwargs"
@@ -129,7 +130,9 @@ func (b *builder) indexSignature(d *ast.FuncDecl, h *Handler) bool {
 // none of the kwargs that handlers embed.
 func (b *builder) indices() {
 	regs := map[*Handler][]*Registration{}
-	for _, r := range b.out.Registrations {
+	// Backwards: a function's registrations are bottom to top, and the
+	// error names the second marker in source order.
+	for _, r := range slices.Backward(b.out.Registrations) {
 		regs[r.Handler] = append(regs[r.Handler], r)
 	}
 	taken := kwargsNames()

@@ -109,9 +109,11 @@
 // comment anywhere in a file that looks like a misspelt marker
 // ("// kopf:on.create", see markers.Table.NearMiss) is one; it is otherwise
 // ignored, as prose. So is a +kubebuilder: marker that kopf-gen does not
-// read (markers.Table.KubebuilderWarning), and a +kubebuilder:rbac marker
+// read (markers.Table.KubebuilderWarning), a +kubebuilder:rbac marker
 // placed where controller-gen does not read it or that controller-tools
-// cannot parse (see RBACRule).
+// cannot parse (see RBACRule), and kw.Old or kw.New read in a typed field
+// handler that never reads kw.Changing.Old or kw.Changing.New (see
+// fieldOldNew).
 //
 // # RBAC
 //
@@ -120,9 +122,16 @@
 // (where controller-gen reads them) become the package's RBAC rules; see
 // RBACRule.
 //
+// # Order of stacked markers
+//
 // Handlers and registrations are ordered by file name, then by position in
 // the file: the order in which Kopf would have registered them, and the
-// order in which the reactor runs the handlers of one cause.
+// order in which the reactor runs the handlers of one cause. The
+// registrations of markers stacked on one function are in the reverse
+// order of their markers (of the first marker of each merged
+// registration): bottom to top, as Python applies the decorators that
+// the markers copy, so that Kopf's decorators copied as they read run
+// their handlers in Kopf's order.
 package model
 
 import (
@@ -135,6 +144,7 @@ import (
 	"go/types"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -163,7 +173,8 @@ type Package struct {
 	Dir     string
 	// Handlers are the marked functions, in source order.
 	Handlers []*Handler
-	// Registrations are the handler registrations, in source order.
+	// Registrations are the handler registrations, in source order, but
+	// those of one function bottom to top (see Order of stacked markers).
 	Registrations []*Registration
 	// Imports are the packages of typed resources that the generated file
 	// refers to, with the names it imports them as, sorted by path.
@@ -706,9 +717,12 @@ func (b *builder) funcDecl(d *ast.FuncDecl, ms []*markers.Marker) {
 		b.resolveCallbacks(h, r, from[i])
 	}
 	b.out.Handlers = append(b.out.Handlers, h)
+	b.fieldOldNew(d, h, regs)
+	first := len(b.out.Registrations)
 	for i, r := range regs {
 		b.add(r, from[i])
 	}
+	slices.Reverse(b.out.Registrations[first:]) // Kopf's decorator order: see Order of stacked markers
 }
 
 // commonTyped returns the typed resource of every registration, or nil if

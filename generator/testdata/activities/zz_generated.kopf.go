@@ -58,14 +58,14 @@ func Register(r *kopf.Registry) error {
 	}
 	if err := r.AddActivity(kopf.ActivityHandler{
 		ID:       "hook",
-		Activity: kopf.ActivityStartup,
+		Activity: kopf.ActivityCleanup,
 		Fn:       kopf.ActivityFunc(kopf.NoResult(Hook)),
 	}); err != nil {
 		return err
 	}
 	if err := r.AddActivity(kopf.ActivityHandler{
 		ID:       "hook",
-		Activity: kopf.ActivityCleanup,
+		Activity: kopf.ActivityStartup,
 		Fn:       kopf.ActivityFunc(kopf.NoResult(Hook)),
 	}); err != nil {
 		return err
