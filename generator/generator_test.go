@@ -529,7 +529,6 @@ func untypedTimer(kw kopf.TimerKwargs) bool { return true }
 		"sig/sig.go:32:41: " + sig("H", "it returns (any, any)"),
 		"sig/sig.go:37:41: " + sig("I", "it returns (Result, error)"),
 		"spawning/spawning.go:10:1: //kopf:timer cannot share a function with //kopf:daemon markers: each kind of handler takes kwargs of its own; use a separate function",
-		"spawning/spawning.go:13:1: //kopf:timer needs interval= (the time between calls) or idle= (the time without changes before a call), or both",
 		"spawning/spawning.go:14:24: sharp= needs interval=: it keeps the calls on the grid of the interval",
 		"spawning/spawning.go:20:1: handler id \"shared\" is already used for ex by One at line 17; set a distinct id=",
 		"spawning/spawning.go:23:23: when: changing has the wrong signature func(kw *kopf.ChangingKwargs) bool; want func(kw WatcherKwargs) bool or func(kw kopf.DaemonKwargs) bool",

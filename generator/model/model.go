@@ -52,9 +52,10 @@
 // daemon and timer markers become registry.DaemonHandler and
 // registry.TimerHandler registrations with their options
 // (initial_delay=, cancellation_backoff=, cancellation_timeout=,
-// cancellation_polling=; interval=, idle=, sharp=). A timer needs
-// interval= or idle= (or both), and sharp= needs interval=, as the
-// runtime's registry requires: errors at the marker, not at start-up.
+// cancellation_polling=; interval=, idle=, sharp=). A timer with neither
+// interval= nor idle= is Kopf's one-shot timer (called once per object);
+// sharp= needs interval=, as the runtime's registry requires: an error at
+// the marker, not at start-up.
 //
 // # Filters
 //
@@ -996,10 +997,8 @@ func (b *builder) checkOptions(h *Handler, r *Registration, m *markers.Marker) b
 		}
 	}
 	if m.Name == markers.Timer {
-		if r.Interval == 0 && r.Idle == 0 {
-			b.errorf(m.Pos, "%s%s needs interval= (the time between calls) or idle= (the time without changes before a call), or both", markers.Prefix, m.Name)
-			ok = false
-		}
+		// Neither interval= nor idle=: Kopf's one-shot timer, called once
+		// per object (see registry.AddTimer).
 		if a, set := m.Arg("sharp"); set && r.Sharp && r.Interval == 0 {
 			b.errorf(a.NamePos, "sharp= needs interval=: it keeps the calls on the grid of the interval")
 			ok = false
