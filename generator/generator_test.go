@@ -215,6 +215,10 @@ func Two(ctx context.Context, kw TwoKwargs) error { return nil }
 //kopf:on.update ex id=x retries=2
 func Diff(ctx context.Context, kw DiffKwargs) error { return nil }
 
+//kopf:on.update ex labels={a: b}
+//kopf:on.update ex labels={c: d}
+func Filtered(ctx context.Context, kw FilteredKwargs) error { return nil }
+
 //kopf:on.create ex
 func Own(ctx context.Context, kw OwnKwargs) error { return nil }
 
@@ -475,8 +479,9 @@ func untypedTimer(kw kopf.TimerKwargs) bool { return true }
 		"dup/dup.go:6:1: duplicate //kopf:on.create: handler id \"twice\" is already registered for create of ex at line 5; set a distinct id=",
 		"dup/dup.go:12:1: handler id \"shared\" is already used for ex by One at line 9; set a distinct id=",
 		"dup/dup.go:16:1: //kopf:on.update repeats handler id \"x\" for ex with different options than line 15; stacked markers share a registration only if param, errors, timeout, retries, backoff, field and filters are equal, so set a distinct id=",
-		"dup/dup.go:22:6: OwnKwargs is declared here, but kopf-gen generates it as the kwargs type of handler Own; rename one of them",
-		"dup/dup.go:24:6: Register is declared here, but kopf-gen generates the package's Register function; rename one of them",
+		"dup/dup.go:20:1: //kopf:on.update repeats handler id \"filtered\" for update of ex with other options or filters than line 19: Kopf calls Filtered once when either marker matches, kopf-go has one registration per id and cause; check both filters in one marker (a when= callback), or set a distinct id= (a new id: the old one's progress and status.<id> are not carried over)",
+		"dup/dup.go:26:6: OwnKwargs is declared here, but kopf-gen generates it as the kwargs type of handler Own; rename one of them",
+		"dup/dup.go:28:6: Register is declared here, but kopf-gen generates the package's Register function; rename one of them",
 		"events/events.go:5:1: //kopf:on.event cannot share a function with changing-handler markers: event handlers take other kwargs and return no result; use a separate function",
 		"events/events.go:10:51: handler Result has the wrong signature: it returns (any, error); want func Result(ctx context.Context, kw ResultKwargs) error (event handlers return no result)",
 		"events/events.go:13:1: duplicate //kopf:on.event: handler id \"twice\" is already registered for ex at line 12; set a distinct id=",

@@ -1078,6 +1078,11 @@ func (b *builder) add(r *Registration, m *markers.Marker) {
 	}
 	for _, reason := range prev.Reasons {
 		for _, again := range r.Reasons {
+			if reason == again && !sameOptions(prev, r) {
+				b.errorf(m.Pos, "%s%s repeats handler id %q for %s of %s with other options or filters than %s: Kopf calls %s once when either marker matches, kopf-go has one registration per id and cause; check both filters in one marker (a when= callback), or set a distinct id= (a new id: the old one's progress and status.<id> are not carried over)",
+					markers.Prefix, m.Name, r.ID, reason, target(r), where(prev.Pos, m.Pos), r.Handler.Func)
+				return
+			}
 			if reason == again {
 				b.errorf(m.Pos, "duplicate %s%s: handler id %q is already registered for %s of %s at %s; set a distinct id=",
 					markers.Prefix, m.Name, r.ID, reason, target(r), where(prev.Pos, m.Pos))
