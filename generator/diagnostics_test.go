@@ -217,10 +217,10 @@ func Twice(ctx context.Context, kw TwiceKwargs) (int, bool) { return 0, false }
 func Mixed(ctx context.Context, kw MixedKwargs) map[string]int { return nil }
 `},
 		errors: []diag{
-			{"error { return nil }", "index function NoResult has the wrong signature: it returns error; want func NoResult(ctx context.Context, kw NoResultKwargs) map[K]V, (map[K]V, error), or (V, bool) for a single value"},
-			{"M { return nil }", "index function Defined has the wrong signature: it returns M, a defined map type; return a map[K]V; want func Defined(ctx context.Context, kw DefinedKwargs) map[K]V, (map[K]V, error), or (V, bool) for a single value"},
+			{"error { return nil }", "index function NoResult has the wrong signature: it returns error; want func NoResult(ctx context.Context, kw NoResultKwargs) map[K]V, (map[K]V, error), or V or (V, bool) for a single value"},
+			{"M { return nil }", "index function Defined has the wrong signature: it returns M, a defined map type; return a map[K]V; want func Defined(ctx context.Context, kw DefinedKwargs) map[K]V, (map[K]V, error), or V or (V, bool) for a single value"},
 			{"map[struct{ A string }]int", "index function Unnamed: the index's key type struct{A string} cannot be spelt by generated code: kopf-gen does not render unnamed struct types; use a named type"},
-			{"(ctx context.Context) map", "index function Params has the wrong signature: it has 1 parameter; want func Params(ctx context.Context, kw ParamsKwargs) map[K]V, (map[K]V, error), or (V, bool) for a single value"},
+			{"(ctx context.Context) map", "index function Params has the wrong signature: it has 1 parameter; want func Params(ctx context.Context, kw ParamsKwargs) map[K]V, (map[K]V, error), or V or (V, bool) for a single value"},
 			{"Name(ctx", "index function Name would hide kw.Name of the handlers' kwargs, where the index is kw.Name; rename the function"},
 			{"//kopf:index pods id=b", "//kopf:index is repeated on Twice (first at line 22): an index is filled from one resource; use one function per index"},
 			{"//kopf:on.create kopfexamples\nfunc Mixed", "//kopf:on.create cannot share a function with //kopf:index markers: each kind of handler takes kwargs of its own; use a separate function"},
