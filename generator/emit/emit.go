@@ -441,6 +441,7 @@ func (e *emitter) kwargsType(h *model.Handler) jen.Code {
 
 // fnLit renders the adapter of a handler to the registry's function:
 // kopf.ChangingFunc(F), kopf.ChangingFunc(kopf.NoResult(F)),
+// kopf.ChangingFunc(kopf.AnyResult(F)) for a result of its own type,
 // kopf.TypedChangingFunc(F), kopf.EventFunc(F), kopf.TypedEventFunc(F).
 func (e *emitter) fnLit(h *model.Handler) jen.Code {
 	adapter := h.Kind.Name() + "Func"
@@ -457,6 +458,9 @@ func (e *emitter) fnLit(h *model.Handler) jen.Code {
 	noResult := h.Kind == model.Event || h.Kind == model.Webhook
 	if !noResult && !h.ReturnsResult {
 		fn = kopf("NoResult").Call(fn)
+	}
+	if h.TypedResult {
+		fn = kopf("AnyResult").Call(fn)
 	}
 	if e.withIndices(h) {
 		fn = e.withIndicesLit(h, "WithIndices", fn)

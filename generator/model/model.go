@@ -209,8 +209,10 @@ type Handler struct {
 	// kind's kwargs type (kopf.ChangingKwargs, kopf.EventKwargs, or their
 	// typed forms for a typed resource).
 	Kwargs string
-	// ReturnsResult is true for (any, error) results, false for error.
+	// ReturnsResult is true for (any, error) and (T, error) results, false
+	// for error; TypedResult is true for (T, error), T not any.
 	ReturnsResult bool
+	TypedResult   bool
 	// Kind is the kind of every marker of the function.
 	Kind Kind
 	// Typed is the typed resource of every registration of the handler, or
@@ -745,7 +747,7 @@ func (b *builder) signature(d *ast.FuncDecl, h *Handler) bool {
 	if h.Kind == Index {
 		return b.indexSignature(d, h)
 	}
-	want := fmt.Sprintf("want func %s(ctx context.Context, kw %s) (any, error) or func %[1]s(ctx context.Context, kw %[2]s) error", h.Func, h.Kwargs)
+	want := fmt.Sprintf("want func %s(ctx context.Context, kw %s) (any, error), (T, error) or func %[1]s(ctx context.Context, kw %[2]s) error", h.Func, h.Kwargs)
 	switch h.Kind {
 	case Event:
 		want = fmt.Sprintf("want func %s(ctx context.Context, kw %s) error (event handlers return no result)", h.Func, h.Kwargs)
@@ -784,6 +786,9 @@ func (b *builder) signature(d *ast.FuncDecl, h *Handler) bool {
 		h.ReturnsResult = false
 	case len(results) == 2 && h.Kind != Event && h.Kind != Webhook && b.isAny(results[0]) && b.is(results[1], errType):
 		h.ReturnsResult = true
+	case len(results) == 2 && h.Kind != Event && h.Kind != Webhook && b.typeOf(results[0]) != nil && !b.is(results[0], errType) && b.is(results[1], errType):
+		// A result of its own type (a probe's int): kopf.AnyResult(F).
+		h.ReturnsResult, h.TypedResult = true, true
 	default:
 		p := d.Type.Params.Closing
 		if d.Type.Results != nil {
