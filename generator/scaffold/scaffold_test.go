@@ -177,6 +177,7 @@ func TestRender(t *testing.T) {
 			"RUN --mount=type=bind,from=kopf-go,target=/kopf-go \\\n"},
 		"Makefile": {"KOPF_GEN_FLAGS := --manifests=config --kustomize --chart=dist/chart --deepcopy --clients=pkg/generated\n",
 			"\t$(KOPF_GEN) kustomize config/default --image $(IMG_NAME)=$(IMG) -o dist/install.yaml\n", "\t$(KOPF_GEN) verify $(KOPF_GEN_FLAGS)\n",
+			"CLUSTER_CRDS ?= config/crd\n", "-kubeconfig $(BIN)/kubeconfig -crds $(CLUSTER_CRDS)\n",
 			"\t$(KOPF_GEN) $(KOPF_GEN_FLAGS)\n\tPATH=\"$(BIN):$$PATH\" $(GO) generate -skip '^//go:generate kopf-gen( |$$)' ./...\n", "KOPF_GO_DIR := ../kopf-go\n",
 			"kopf-gen:\n\tcd $(KOPF_GO_DIR)/cmd/kopf-gen && $(GO) build -o $(KOPF_GEN) .\n",
 			"\tdocker build --build-context kopf-go=$(KOPF_GO_DIR) -t $(IMG) .\n",
