@@ -48,6 +48,13 @@ func NoResult[K any](fn func(context.Context, K) error) func(context.Context, K)
 	return registry.NoResult(fn)
 }
 
+// AnyResult adapts a handler that returns a result of its own type, (T,
+// error), to the form that returns any; a nil pointer, map or slice is no
+// result.
+func AnyResult[K, T any](fn func(context.Context, K) (T, error)) func(context.Context, K) (any, error) {
+	return registry.AnyResult(fn)
+}
+
 // ChangingFunc adapts a changing handler of ChangingKwargs.
 func ChangingFunc(fn func(context.Context, ChangingKwargs) (any, error)) ChangingFn {
 	return registry.ChangingFunc(fn)

@@ -217,10 +217,10 @@ func Twice(ctx context.Context, kw TwiceKwargs) (int, bool) { return 0, false }
 func Mixed(ctx context.Context, kw MixedKwargs) map[string]int { return nil }
 `},
 		errors: []diag{
-			{"error { return nil }", "index function NoResult has the wrong signature: it returns error; want func NoResult(ctx context.Context, kw NoResultKwargs) map[K]V, (map[K]V, error), or (V, bool) for a single value"},
-			{"M { return nil }", "index function Defined has the wrong signature: it returns M, a defined map type; return a map[K]V; want func Defined(ctx context.Context, kw DefinedKwargs) map[K]V, (map[K]V, error), or (V, bool) for a single value"},
+			{"error { return nil }", "index function NoResult has the wrong signature: it returns error; want func NoResult(ctx context.Context, kw NoResultKwargs) map[K]V, (map[K]V, error), or V or (V, bool) for a single value"},
+			{"M { return nil }", "index function Defined has the wrong signature: it returns M, a defined map type; return a map[K]V; want func Defined(ctx context.Context, kw DefinedKwargs) map[K]V, (map[K]V, error), or V or (V, bool) for a single value"},
 			{"map[struct{ A string }]int", "index function Unnamed: the index's key type struct{A string} cannot be spelt by generated code: kopf-gen does not render unnamed struct types; use a named type"},
-			{"(ctx context.Context) map", "index function Params has the wrong signature: it has 1 parameter; want func Params(ctx context.Context, kw ParamsKwargs) map[K]V, (map[K]V, error), or (V, bool) for a single value"},
+			{"(ctx context.Context) map", "index function Params has the wrong signature: it has 1 parameter; want func Params(ctx context.Context, kw ParamsKwargs) map[K]V, (map[K]V, error), or V or (V, bool) for a single value"},
 			{"Name(ctx", "index function Name would hide kw.Name of the handlers' kwargs, where the index is kw.Name; rename the function"},
 			{"//kopf:index pods id=b", "//kopf:index is repeated on Twice (first at line 22): an index is filled from one resource; use one function per index"},
 			{"//kopf:on.create kopfexamples\nfunc Mixed", "//kopf:on.create cannot share a function with //kopf:index markers: each kind of handler takes kwargs of its own; use a separate function"},
@@ -296,6 +296,53 @@ func isBig(value any) bool { return true }
 			{"fn:isOwnr", `labels["a"]: no function isOwnr in package p; did you mean isOwner?`},
 			{"fn:isBigg", "value: no function isBigg in package p; did you mean isBig?"},
 			{"fn:isReday", "when: no function isReday in package p; did you mean isReady?"},
+		},
+	},
+	{
+		name: "fieldoldnew",
+		files: map[string]string{"p.go": typedHeader + `//kopf:resource kopf.dev/v1/kopfexamples
+type KopfExample struct {
+	metav1.ObjectMeta ` + "`json:\"metadata\"`" + `
+	Spec map[string]any ` + "`json:\"spec\"`" + `
+}
+
+//kopf:on.field kopfexamples field=spec.size
+func Size(ctx context.Context, kw SizeKwargs) error {
+	if kw.Old != nil {
+		return nil
+	}
+	return check(kw.New)
+}
+
+// Both reads the field's values too: it tells them apart.
+//
+//kopf:on.field kopfexamples field=spec.both
+func Both(ctx context.Context, kw BothKwargs) error {
+	_ = kw.Changing.New
+	return check(kw.Old)
+}
+
+//kopf:on.update kopfexamples field=spec.mode
+func Mode(ctx context.Context, kw ModeKwargs) error {
+	_ = func(kw struct{ Old any }) any { return kw.Old }
+	_ = kw.Old
+	return nil
+}
+
+// Whole objects are meant: no field= here.
+//
+//kopf:on.update kopfexamples
+func Whole(ctx context.Context, kw WholeKwargs) error {
+	_ = kw.Old
+	return nil
+}
+
+func check(*KopfExample) error { return nil }
+`},
+		warns: []diag{
+			{"kw.Old != nil", "kw.Old in field handler Size is the whole old object decoded as *KopfExample, not the value of spec.size as Kopf's old is: use kw.Changing.Old for the field's value"},
+			{"kw.New)", "kw.New in field handler Size is the whole new object decoded as *KopfExample, not the value of spec.size as Kopf's new is: use kw.Changing.New for the field's value"},
+			{"kw.Old\n\treturn nil\n}\n\n// Whole", "kw.Old in field handler Mode is the whole old object decoded as *KopfExample, not the value of spec.mode as Kopf's old is: use kw.Changing.Old for the field's value"},
 		},
 	},
 	{

@@ -215,6 +215,10 @@ func Two(ctx context.Context, kw TwoKwargs) error { return nil }
 //kopf:on.update ex id=x retries=2
 func Diff(ctx context.Context, kw DiffKwargs) error { return nil }
 
+//kopf:on.update ex labels={a: b}
+//kopf:on.update ex labels={c: d}
+func Filtered(ctx context.Context, kw FilteredKwargs) error { return nil }
+
 //kopf:on.create ex
 func Own(ctx context.Context, kw OwnKwargs) error { return nil }
 
@@ -432,7 +436,7 @@ func Two(ctx context.Context, kw TwoKwargs) error { return nil }
 func Watcher(ctx context.Context, kw WatcherKwargs) error { return nil }
 
 //kopf:timer ex interval=1 when=daemonKwargs
-func Tick(ctx context.Context, kw TickKwargs) (int, error) { return 0, nil }
+func Tick(ctx context.Context, kw TickKwargs) (int, bool) { return 0, false }
 
 //kopf:daemon ex id=ptr
 func Ptr(ctx context.Context, kw *PtrKwargs) error { return nil }
@@ -464,19 +468,19 @@ func untypedTimer(kw kopf.TimerKwargs) bool { return true }
 		t.Fatalf("Generate: %v, want a scanner.ErrorList", err)
 	}
 	sig := func(name, what string) string {
-		return fmt.Sprintf("handler %s has the wrong signature: %s; want func %[1]s(ctx context.Context, kw %[1]sKwargs) (any, error) or func %[1]s(ctx context.Context, kw %[1]sKwargs) error", name, what)
+		return fmt.Sprintf("handler %s has the wrong signature: %s; want func %[1]s(ctx context.Context, kw %[1]sKwargs) (any, error), (T, error) or func %[1]s(ctx context.Context, kw %[1]sKwargs) error", name, what)
 	}
 	want := []string{
 		"activities/activities.go:6:41: handler L has the wrong signature: it returns (any, error); want func L(ctx context.Context, kw LKwargs) (*kopf.ConnectionInfo, error) (login handlers return their credentials)",
 		"activities/activities.go:9:1: //kopf:on.login cannot share a function with activity-handler markers: login handlers return their credentials, other activity handlers any result; use a separate function",
 		"activities/activities.go:15:1: handler id \"s\" is already used for the startup activity by S1 at line 12; set a distinct id=",
-		"activities/activities.go:19:41: " + sig("P", "it returns (int, error)"),
 		"activities/activities.go:21:19: unexpected positional argument ex: //kopf:on.cleanup takes no positional arguments",
 		"dup/dup.go:6:1: duplicate //kopf:on.create: handler id \"twice\" is already registered for create of ex at line 5; set a distinct id=",
 		"dup/dup.go:12:1: handler id \"shared\" is already used for ex by One at line 9; set a distinct id=",
 		"dup/dup.go:16:1: //kopf:on.update repeats handler id \"x\" for ex with different options than line 15; stacked markers share a registration only if param, errors, timeout, retries, backoff, field and filters are equal, so set a distinct id=",
-		"dup/dup.go:22:6: OwnKwargs is declared here, but kopf-gen generates it as the kwargs type of handler Own; rename one of them",
-		"dup/dup.go:24:6: Register is declared here, but kopf-gen generates the package's Register function; rename one of them",
+		"dup/dup.go:20:1: //kopf:on.update repeats handler id \"filtered\" for update of ex with other options or filters than line 19: Kopf calls Filtered once when either marker matches, kopf-go has one registration per id and cause; check both filters in one marker (a when= callback), or set a distinct id= (a new id: the old one's progress and status.<id> are not carried over)",
+		"dup/dup.go:26:6: OwnKwargs is declared here, but kopf-gen generates it as the kwargs type of handler Own; rename one of them",
+		"dup/dup.go:28:6: Register is declared here, but kopf-gen generates the package's Register function; rename one of them",
 		"events/events.go:5:1: //kopf:on.event cannot share a function with changing-handler markers: event handlers take other kwargs and return no result; use a separate function",
 		"events/events.go:10:51: handler Result has the wrong signature: it returns (any, error); want func Result(ctx context.Context, kw ResultKwargs) error (event handlers return no result)",
 		"events/events.go:13:1: duplicate //kopf:on.event: handler id \"twice\" is already registered for ex at line 12; set a distinct id=",
@@ -521,21 +525,18 @@ func untypedTimer(kw kopf.TimerKwargs) bool { return true }
 		"sig/sig.go:6:7: " + sig("A", "it has 1 parameter"),
 		"sig/sig.go:9:12: " + sig("B", "the first parameter is int, not context.Context"),
 		"sig/sig.go:12:32: " + sig("C", "the second parameter is *CKwargs, not CKwargs"),
-		"sig/sig.go:15:41: " + sig("D", "it returns (int, error)"),
 		"sig/sig.go:18:39: " + sig("E", "it returns nothing"),
 		"sig/sig.go:21:16: " + sig("F", "the second parameter is context.Context, not FKwargs"),
 		"sig/sig.go:26:10: //kopf:on.create applies to package-level functions, not methods: M is a method",
 		"sig/sig.go:29:7: //kopf:on.create applies to non-generic functions: G has type parameters",
 		"sig/sig.go:32:41: " + sig("H", "it returns (any, any)"),
-		"sig/sig.go:37:41: " + sig("I", "it returns (Result, error)"),
 		"spawning/spawning.go:10:1: //kopf:timer cannot share a function with //kopf:daemon markers: each kind of handler takes kwargs of its own; use a separate function",
-		"spawning/spawning.go:13:1: //kopf:timer needs interval= (the time between calls) or idle= (the time without changes before a call), or both",
 		"spawning/spawning.go:14:24: sharp= needs interval=: it keeps the calls on the grid of the interval",
 		"spawning/spawning.go:20:1: handler id \"shared\" is already used for ex by One at line 17; set a distinct id=",
 		"spawning/spawning.go:23:23: when: changing has the wrong signature func(kw *kopf.ChangingKwargs) bool; want func(kw WatcherKwargs) bool or func(kw kopf.DaemonKwargs) bool",
 		"spawning/spawning.go:25:23: when: timerKwargs has the wrong signature func(kw kopf.TimerKwargs) bool; want func(kw WatcherKwargs) bool or func(kw kopf.DaemonKwargs) bool",
-		"spawning/spawning.go:29:47: handler Tick has the wrong signature: it returns (int, error); want func Tick(ctx context.Context, kw TickKwargs) (any, error) or func Tick(ctx context.Context, kw TickKwargs) error",
-		"spawning/spawning.go:32:34: handler Ptr has the wrong signature: the second parameter is *PtrKwargs, not PtrKwargs; want func Ptr(ctx context.Context, kw PtrKwargs) (any, error) or func Ptr(ctx context.Context, kw PtrKwargs) error",
+		"spawning/spawning.go:29:47: handler Tick has the wrong signature: it returns (int, bool); want func Tick(ctx context.Context, kw TickKwargs) (any, error), (T, error) or func Tick(ctx context.Context, kw TickKwargs) error",
+		"spawning/spawning.go:32:34: handler Ptr has the wrong signature: the second parameter is *PtrKwargs, not PtrKwargs; want func Ptr(ctx context.Context, kw PtrKwargs) (any, error), (T, error) or func Ptr(ctx context.Context, kw PtrKwargs) error",
 		"spawning/spawning.go:35:1: //kopf:on.event cannot share a function with //kopf:daemon markers: each kind of handler takes kwargs of its own; use a separate function",
 		"spawning/spawning.go:38:34: field: no \"nodeNmae\" in spec of corev1.Pod (corev1.PodSpec); did you mean nodeName?",
 		"syntax/filters.go:5:32: labels: fn:1x is not a callback reference: want fn: followed by the name of a function of the package; quote the value for a literal string",

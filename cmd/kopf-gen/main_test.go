@@ -188,7 +188,7 @@ func TestErrorsAreReportedTogether(t *testing.T) {
 	write(t, filepath.Join(dir, "a", "a.go"), "package a\n")
 	write(t, filepath.Join(dir, "b", "b.go"), "package b\n\nimport \"context\"\n\n//kopf:on.create ex\nfunc G(ctx context.Context) error { return nil }\n")
 	code, _, errOut = kopfGen(t, "verify")
-	want = "b/b.go:6:7: handler G has the wrong signature: it has 1 parameter; want func G(ctx context.Context, kw GKwargs) (any, error) or func G(ctx context.Context, kw GKwargs) error\n"
+	want = "b/b.go:6:7: handler G has the wrong signature: it has 1 parameter; want func G(ctx context.Context, kw GKwargs) (any, error), (T, error) or func G(ctx context.Context, kw GKwargs) error\n"
 	if code != 1 || errOut != want {
 		t.Errorf("exit %d, stderr:\n%s\nwant:\n%s", code, errOut, want)
 	}

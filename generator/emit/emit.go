@@ -18,7 +18,8 @@
 //
 //	func Register(r *kopf.Registry) error
 //
-// which adds every registration to r in source order (AddChanging,
+// which adds every registration to r in source order, those of one function
+// bottom to top as Python applies Kopf's decorators (AddChanging,
 // AddEvent, AddDaemon or AddTimer) with F behind the runtime's adapter of
 // its kind (kopf.ChangingFunc(F), kopf.ChangingFunc(kopf.NoResult(F)) for
 // handlers returning only an error, kopf.TypedChangingFunc(F),
@@ -66,6 +67,7 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -251,7 +253,9 @@ func kwargsDoc(pkg *model.Package, h *model.Handler) string {
 		what = "index function"
 	}
 	fmt.Fprintf(&b, "// %s are the arguments of the %s %s, registered by:\n//", h.Kwargs, what, h.Func)
-	for _, r := range pkg.Registrations {
+	// The registrations of one function are bottom to top (Kopf's
+	// decorator order): backwards, they list the markers as the source does.
+	for _, r := range slices.Backward(pkg.Registrations) {
 		if r.Handler != h {
 			continue
 		}
@@ -446,6 +450,7 @@ func (e *emitter) kwargsType(h *model.Handler) jen.Code {
 
 // fnLit renders the adapter of a handler to the registry's function:
 // kopf.ChangingFunc(F), kopf.ChangingFunc(kopf.NoResult(F)),
+// kopf.ChangingFunc(kopf.AnyResult(F)) for a result of its own type,
 // kopf.TypedChangingFunc(F), kopf.EventFunc(F), kopf.TypedEventFunc(F).
 func (e *emitter) fnLit(h *model.Handler) jen.Code {
 	adapter := h.Kind.Name() + "Func"
@@ -462,6 +467,9 @@ func (e *emitter) fnLit(h *model.Handler) jen.Code {
 	noResult := h.Kind == model.Event || h.Kind == model.Webhook
 	if !noResult && !h.ReturnsResult {
 		fn = kopf(noResultAdapter(h.Kind)).Call(fn)
+	}
+	if h.TypedResult {
+		fn = kopf("AnyResult").Call(fn)
 	}
 	if e.withIndices(h) {
 		fn = e.withIndicesLit(h, "WithIndices", fn)

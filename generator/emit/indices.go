@@ -89,7 +89,8 @@ func (e *emitter) indicesVar(g *jen.Group) {
 
 // indexFnLit renders an index function with its index:
 // kopf.IndexFunc(indices.F, F), with runtime/indexing's NoError(F) for a function
-// returning no error, kopf.ValueIndexFunc for a single value, and the
+// returning no error, kopf.ValueIndexFunc for a single value (with
+// runtime/indexing's Present(F) for a bare one), and the
 // Typed forms for typed resources.
 func (e *emitter) indexFnLit(h *model.Handler) jen.Code {
 	adapter := "IndexFunc"
@@ -99,6 +100,9 @@ func (e *emitter) indexFnLit(h *model.Handler) jen.Code {
 		fn = jen.Qual(indexingPath, "NoError").Call(fn)
 	case model.IndexValue:
 		adapter = "ValueIndexFunc"
+	case model.IndexBare:
+		adapter = "ValueIndexFunc"
+		fn = jen.Qual(indexingPath, "Present").Call(fn)
 	}
 	if h.Typed != nil {
 		adapter = "Typed" + adapter

@@ -710,6 +710,9 @@ func (p *parser) convertScalar(a Arg, n Node) any {
 				return s
 			}
 		}
+		if e := enumSuggestion(kopfEnumWord(s), a.Enum); e != "" {
+			return p.fail(a, n, "want one of %s, got %q; did you mean %s=%s?", strings.Join(a.Enum, ", "), s, a.Name, e)
+		}
 		return p.fail(a, n, "want one of %s, got %q", strings.Join(a.Enum, ", "), s)
 	case TypeResource:
 		sel, err := ParseSelector(s)
@@ -755,6 +758,15 @@ func parseDuration(s string) (time.Duration, bool) {
 	}
 	d, err := time.ParseDuration(s)
 	return d, err == nil
+}
+
+// kopfEnumWord returns the member's name of Kopf's spelling of an enum
+// value (PERMANENT for kopf.ErrorsMode.PERMANENT), or s itself.
+func kopfEnumWord(s string) string {
+	if i := strings.LastIndexByte(s, '.'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
 }
 
 // enumSuggestion returns the word of enum closest to s: the same word in

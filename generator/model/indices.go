@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"go/types"
 	"reflect"
+	"slices"
 
 	"github.com/kopf-go/kopf/generator/markers"
 	"github.com/kopf-go/kopf/runtime/kwargs"
@@ -42,6 +43,10 @@ const (
 	// IndexValue is (V, bool): Kopf's single value, under the key
 	// kopf.None; false contributes nothing (kopf.ValueIndexFunc).
 	IndexValue
+	// IndexBare is V alone, neither a map nor an error: Kopf's single
+	// value, always there (kopf.ValueIndexFunc through runtime/indexing's
+	// Present).
+	IndexBare
 )
 
 // IndexResult is what an index function returns.
@@ -54,7 +59,7 @@ type IndexResult struct {
 // indexSignature checks an index function's signature and infers its
 // index's key and value types from the result.
 func (b *builder) indexSignature(d *ast.FuncDecl, h *Handler) bool {
-	want := fmt.Sprintf("want func %s(ctx context.Context, kw %s) map[K]V, (map[K]V, error), or (V, bool) for a single value", h.Func, h.Kwargs)
+	want := fmt.Sprintf("want func %s(ctx context.Context, kw %s) map[K]V, (map[K]V, error), or V or (V, bool) for a single value", h.Func, h.Kwargs)
 	fail := func(p token.Pos, format string, args ...any) bool {
 		b.errorf(b.pos(p), "index function %s has the wrong signature: %s; %s", h.Func, fmt.Sprintf(format, args...), want)
 		return false
@@ -95,10 +100,12 @@ func (b *builder) indexSignature(d *ast.FuncDecl, h *Handler) bool {
 		res.Shape, res.Key, res.Value = IndexMapError, m.Key(), m.Elem()
 	case len(results) == 2 && types.Identical(types_[1], types.Typ[types.Bool]) && !types.Identical(types_[0], errType):
 		res.Shape, res.Value = IndexValue, types_[0]
+	case len(results) == 1 && !types.Identical(types_[0], errType) && !isDefinedMap(types_[0]):
+		res.Shape, res.Value = IndexBare, types_[0]
 	default:
 		return fail(p, "it returns %s", b.resultsString(results))
 	}
-	if res.Shape != IndexValue && isDefined(types_[0]) {
+	if res.Shape != IndexValue && res.Shape != IndexBare && isDefined(types_[0]) {
 		return fail(p, "it returns %s, a defined map type; return a map[K]V", b.resultsString(results[:1]))
 	}
 	ok := true
@@ -124,12 +131,21 @@ func (b *builder) indexSignature(d *ast.FuncDecl, h *Handler) bool {
 	return ok
 }
 
+// isDefinedMap reports whether t is a defined type whose underlying type
+// is a map: refused (return a map[K]V), not taken for a single value.
+func isDefinedMap(t types.Type) bool {
+	_, m := t.Underlying().(*types.Map)
+	return m && isDefined(t)
+}
+
 // indices collects the index functions and checks what the generated
 // Indices struct needs: one resource per index, and field names that hide
 // none of the kwargs that handlers embed.
 func (b *builder) indices() {
 	regs := map[*Handler][]*Registration{}
-	for _, r := range b.out.Registrations {
+	// Backwards: a function's registrations are bottom to top, and the
+	// error names the second marker in source order.
+	for _, r := range slices.Backward(b.out.Registrations) {
 		regs[r.Handler] = append(regs[r.Handler], r)
 	}
 	taken := kwargsNames()

@@ -52,9 +52,10 @@
 // daemon and timer markers become registry.DaemonHandler and
 // registry.TimerHandler registrations with their options
 // (initial_delay=, cancellation_backoff=, cancellation_timeout=,
-// cancellation_polling=; interval=, idle=, sharp=). A timer needs
-// interval= or idle= (or both), and sharp= needs interval=, as the
-// runtime's registry requires: errors at the marker, not at start-up.
+// cancellation_polling=; interval=, idle=, sharp=). A timer with neither
+// interval= nor idle= is Kopf's one-shot timer (called once per object);
+// sharp= needs interval=, as the runtime's registry requires: an error at
+// the marker, not at start-up.
 //
 // # Filters
 //
@@ -109,9 +110,11 @@
 // comment anywhere in a file that looks like a misspelt marker
 // ("// kopf:on.create", see markers.Table.NearMiss) is one; it is otherwise
 // ignored, as prose. So is a +kubebuilder: marker that kopf-gen does not
-// read (markers.Table.KubebuilderWarning), and a +kubebuilder:rbac marker
+// read (markers.Table.KubebuilderWarning), a +kubebuilder:rbac marker
 // placed where controller-gen does not read it or that controller-tools
-// cannot parse (see RBACRule).
+// cannot parse (see RBACRule), and kw.Old or kw.New read in a typed field
+// handler that never reads kw.Changing.Old or kw.Changing.New (see
+// fieldOldNew).
 //
 // # RBAC
 //
@@ -120,9 +123,16 @@
 // (where controller-gen reads them) become the package's RBAC rules; see
 // RBACRule.
 //
+// # Order of stacked markers
+//
 // Handlers and registrations are ordered by file name, then by position in
 // the file: the order in which Kopf would have registered them, and the
-// order in which the reactor runs the handlers of one cause.
+// order in which the reactor runs the handlers of one cause. The
+// registrations of markers stacked on one function are in the reverse
+// order of their markers (of the first marker of each merged
+// registration): bottom to top, as Python applies the decorators that
+// the markers copy, so that Kopf's decorators copied as they read run
+// their handlers in Kopf's order.
 package model
 
 import (
@@ -135,6 +145,7 @@ import (
 	"go/types"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -163,7 +174,8 @@ type Package struct {
 	Dir     string
 	// Handlers are the marked functions, in source order.
 	Handlers []*Handler
-	// Registrations are the handler registrations, in source order.
+	// Registrations are the handler registrations, in source order, but
+	// those of one function bottom to top (see Order of stacked markers).
 	Registrations []*Registration
 	// Imports are the packages of typed resources that the generated file
 	// refers to, with the names it imports them as, sorted by path.
@@ -197,8 +209,10 @@ type Handler struct {
 	// kind's kwargs type (kopf.ChangingKwargs, kopf.EventKwargs, or their
 	// typed forms for a typed resource).
 	Kwargs string
-	// ReturnsResult is true for (any, error) results, false for error.
+	// ReturnsResult is true for (any, error) and (T, error) results, false
+	// for error; TypedResult is true for (T, error), T not any.
 	ReturnsResult bool
+	TypedResult   bool
 	// Kind is the kind of every marker of the function.
 	Kind Kind
 	// Typed is the typed resource of every registration of the handler, or
@@ -718,9 +732,12 @@ func (b *builder) funcDecl(d *ast.FuncDecl, ms []*markers.Marker) {
 		b.resolveCallbacks(h, r, from[i])
 	}
 	b.out.Handlers = append(b.out.Handlers, h)
+	b.fieldOldNew(d, h, regs)
+	first := len(b.out.Registrations)
 	for i, r := range regs {
 		b.add(r, from[i])
 	}
+	slices.Reverse(b.out.Registrations[first:]) // Kopf's decorator order: see Order of stacked markers
 }
 
 // commonTyped returns the typed resource of every registration, or nil if
@@ -745,7 +762,7 @@ func (b *builder) signature(d *ast.FuncDecl, h *Handler) bool {
 	if h.Kind == Reconcile {
 		return b.reconcileSignature(d, h)
 	}
-	want := fmt.Sprintf("want func %s(ctx context.Context, kw %s) (any, error) or func %[1]s(ctx context.Context, kw %[2]s) error", h.Func, h.Kwargs)
+	want := fmt.Sprintf("want func %s(ctx context.Context, kw %s) (any, error), (T, error) or func %[1]s(ctx context.Context, kw %[2]s) error", h.Func, h.Kwargs)
 	switch h.Kind {
 	case Event:
 		want = fmt.Sprintf("want func %s(ctx context.Context, kw %s) error (event handlers return no result)", h.Func, h.Kwargs)
@@ -784,6 +801,9 @@ func (b *builder) signature(d *ast.FuncDecl, h *Handler) bool {
 		h.ReturnsResult = false
 	case len(results) == 2 && h.Kind != Event && h.Kind != Webhook && b.isAny(results[0]) && b.is(results[1], errType):
 		h.ReturnsResult = true
+	case len(results) == 2 && h.Kind != Event && h.Kind != Webhook && b.typeOf(results[0]) != nil && !b.is(results[0], errType) && b.is(results[1], errType):
+		// A result of its own type (a probe's int): kopf.AnyResult(F).
+		h.ReturnsResult, h.TypedResult = true, true
 	default:
 		p := d.Type.Params.Closing
 		if d.Type.Results != nil {
@@ -997,10 +1017,8 @@ func (b *builder) checkOptions(h *Handler, r *Registration, m *markers.Marker) b
 		}
 	}
 	if m.Name == markers.Timer {
-		if r.Interval == 0 && r.Idle == 0 {
-			b.errorf(m.Pos, "%s%s needs interval= (the time between calls) or idle= (the time without changes before a call), or both", markers.Prefix, m.Name)
-			ok = false
-		}
+		// Neither interval= nor idle=: Kopf's one-shot timer, called once
+		// per object (see registry.AddTimer).
 		if a, set := m.Arg("sharp"); set && r.Sharp && r.Interval == 0 {
 			b.errorf(a.NamePos, "sharp= needs interval=: it keeps the calls on the grid of the interval")
 			ok = false
@@ -1083,6 +1101,11 @@ func (b *builder) add(r *Registration, m *markers.Marker) {
 	}
 	for _, reason := range prev.Reasons {
 		for _, again := range r.Reasons {
+			if reason == again && !sameOptions(prev, r) {
+				b.errorf(m.Pos, "%s%s repeats handler id %q for %s of %s with other options or filters than %s: Kopf calls %s once when either marker matches, kopf-go has one registration per id and cause; check both filters in one marker (a when= callback), or set a distinct id= (a new id: the old one's progress and status.<id> are not carried over)",
+					markers.Prefix, m.Name, r.ID, reason, target(r), where(prev.Pos, m.Pos), r.Handler.Func)
+				return
+			}
 			if reason == again {
 				b.errorf(m.Pos, "duplicate %s%s: handler id %q is already registered for %s of %s at %s; set a distinct id=",
 					markers.Prefix, m.Name, r.ID, reason, target(r), where(prev.Pos, m.Pos))

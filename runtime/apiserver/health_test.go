@@ -274,3 +274,20 @@ func TestServerWarningsLoggedOnce(t *testing.T) {
 		t.Errorf("logged:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// TestServerWarningsAboutTheObject: a warning in a response to a request
+// made with a handler's context (which carries its object's logger) is
+// logged about the object, with its prefix; other requests' warnings go
+// to the operator's logger.
+func TestServerWarningsAboutTheObject(t *testing.T) {
+	var out testutil.Buffer
+	logger := logging.New(&out, logging.Plain, slog.LevelInfo)
+	w := NewWarnings(logger)
+	ctx := logging.WithLogger(context.Background(), logging.ForObject(logger, "ns/obj"))
+	w.HandleWarningHeaderWithContext(ctx, 299, "-", `unknown field "spec.x"`)
+	w.HandleWarningHeaderWithContext(context.Background(), 299, "-", "v1 is deprecated")
+	want := "[ns/obj] The API server warns: unknown field \"spec.x\"\nThe API server warns: v1 is deprecated\n"
+	if got := out.String(); got != want {
+		t.Errorf("logged:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+
+	"github.com/kopf-go/kopf/runtime/logging"
 )
 
 // Warnings logs the warnings that the API server sends in responses
@@ -25,7 +27,10 @@ func NewWarnings(logger *slog.Logger) *Warnings {
 // maxWarnings bounds the texts remembered; past it, they are forgotten.
 const maxWarnings = 256
 
-func (w *Warnings) HandleWarningHeaderWithContext(_ context.Context, code int, _ string, text string) {
+// HandleWarningHeaderWithContext logs a warning once per text: through
+// the logger of the object in ctx (logging.WithLogger: a handler's
+// request about its object), else the operator's logger.
+func (w *Warnings) HandleWarningHeaderWithContext(ctx context.Context, code int, _ string, text string) {
 	if code != 299 || text == "" {
 		return
 	}
@@ -37,6 +42,6 @@ func (w *Warnings) HandleWarningHeaderWithContext(_ context.Context, code int, _
 	w.seen[text] = true
 	w.mu.Unlock()
 	if !seen {
-		w.logger.Warn("The API server warns: " + text)
+		logging.FromContext(ctx, w.logger).Warn("The API server warns: " + text)
 	}
 }

@@ -46,6 +46,7 @@ type runFlags struct {
 	logRefKey  string
 	logPrefix  *bool // nil: the format's default
 	kubeconfig string
+	settings   []string // --setting group.name=value, in order
 }
 
 // addRunFlags registers the run command's flags: `kopf run`'s, with its
@@ -78,6 +79,7 @@ func addRunFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.StringVar(&o.ReadinessEndpoint, "readiness", o.ReadinessEndpoint, "serve the readiness probe at this URL, e.g. http://0.0.0.0:8080/readyz")
 	fl.Var(&shardsFlag{p: &o.Sharding}, "shards", "split the objects among the replicas that run with the same --shards, in this many buckets (alone: 64; docs/sharding.md)")
 	fl.Lookup("shards").NoOptDefVal = "64"
+	fl.StringArrayVar(&f.settings, "setting", nil, "set one of the operator's settings, in Kopf's names: group.name=value, e.g. execution.default_backoff=1.5 (seconds); repeatable; over the settings set in code, under those of on.startup handlers")
 }
 
 // runEnv lists the environment variables that `kopf run` reads, by flag:
@@ -103,6 +105,7 @@ func runEnv() []envVar {
 		{"log-prefix", []string{"KOPF_RUN_LOG_PREFIX"}},
 		{"liveness", []string{"KOPF_RUN_LIVENESS_ENDPOINT"}},
 		{"shards", []string{"KOPF_RUN_SHARDS"}},
+		{"setting", []string{"KOPF_RUN_SETTINGS"}}, // kopf-go's: Kopf's runner takes settings in code only
 	}
 }
 
@@ -145,7 +148,7 @@ func setFromEnv(fl *pflag.FlagSet, f *pflag.Flag, value string) error {
 			return err
 		}
 		return fl.Set(f.Name, strconv.FormatBool(b))
-	case "stringSlice":
+	case "stringSlice", "stringArray":
 		for _, item := range strings.Fields(value) {
 			if err := fl.Set(f.Name, item); err != nil {
 				return err
@@ -248,6 +251,11 @@ func (f *runFlags) complete(fl *pflag.FlagSet, logOut io.Writer) error {
 	o.LivenessEndpoint = cmp.Or(o.LivenessEndpoint, fl.Lookup("liveness").DefValue)
 	o.ReadinessEndpoint = cmp.Or(o.ReadinessEndpoint, fl.Lookup("readiness").DefValue)
 	o.Standalone = o.Standalone || fl.Lookup("standalone").DefValue == "true"
+	s, err := setSettings(o.Settings, f.settings)
+	if err != nil {
+		return err
+	}
+	o.Settings = s
 	lo, err := f.loggerOptions() // a bad --log-format is an error even with a Logger
 	if err != nil {
 		return err

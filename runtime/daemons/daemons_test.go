@@ -122,6 +122,7 @@ func TestTimerSchedules(t *testing.T) {
 		{"initial delay", registry.TimerHandler{Interval: time.Second, InitialDelay: 5 * time.Second}, 0, 7500 * time.Millisecond, secs(5, 6, 7)},
 		{"idle since the object appeared", registry.TimerHandler{Interval: time.Second, Idle: 3 * time.Second}, 0, 5500 * time.Millisecond, secs(3, 4, 5)},
 		{"idle only: once per quiet period", registry.TimerHandler{Idle: 2 * time.Second}, 0, 10 * time.Second, secs(2)},
+		{"one-shot: neither interval nor idle", registry.TimerHandler{InitialDelay: time.Second}, 0, 10 * time.Second, secs(1)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -144,6 +145,41 @@ func TestTimerSchedules(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestTimerOneShot: a timer with neither interval nor idle (Kopf's
+// one-shot timer) is retried until it succeeds, then is done for the
+// object and not restarted by matching again, as a daemon that returned.
+func TestTimerOneShot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, nil)
+		calls := 0
+		th := registry.TimerHandler{ID: "once", Backoff: 2 * time.Second, Fn: func(context.Context, *kwargs.Timer) (any, error) {
+			h.mark()
+			calls++
+			if calls == 1 {
+				return nil, errors.New("boom")
+			}
+			return "done", nil
+		}}
+		h.o.Match(nil, []*registry.TimerHandler{&th})
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		if got, want := h.startTimes(), secs(0, 2); !equalDurations(got, want) {
+			t.Errorf("ticks at %v, want %v", got, want)
+		}
+		h.wantLog("Timer 'once' succeeded.")
+		if !h.o.Done() {
+			t.Error("a one-shot timer that succeeded is still running")
+		}
+		h.o.Match(nil, []*registry.TimerHandler{&th})
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		if calls != 2 {
+			t.Errorf("the timer ran %d times, want 2: it is restarted", calls)
+		}
+		h.e.Shutdown()
+	})
 }
 
 func TestTimerIdlePostponedByChanges(t *testing.T) {

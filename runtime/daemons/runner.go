@@ -256,11 +256,16 @@ func (r *runner) after(a *attempt) {
 		r.exitLocked() // unlocks
 		return
 	}
-	if r.daemon != nil {
+	if r.daemon != nil || r.timer.Interval == 0 && r.timer.Idle == 0 {
+		// A daemon that returned, and a one-shot timer (neither interval
+		// nor idle) that succeeded or failed for good, are done for the
+		// object and never restarted, as Kopf's.
 		if out.Final() {
 			r.done = true
 			r.mu.Unlock()
-			a.logger.Debug(r.name() + " has exited on its own and will not be retried or restarted.")
+			if r.daemon != nil {
+				a.logger.Debug(r.name() + " has exited on its own and will not be retried or restarted.")
+			}
 			r.cancel(nil)
 			r.signal(nil)
 			o.finished(r, true, nil)

@@ -68,6 +68,13 @@ func NoError[KW any, K comparable, V any](fn func(context.Context, KW) map[K]V) 
 	return func(ctx context.Context, kw KW) (map[K]V, error) { return fn(ctx, kw), nil }
 }
 
+// Present adapts an index function returning a bare single value (Kopf's
+// index function returning a value that is not a dict) to the (V, bool)
+// form: the value is always there.
+func Present[KW, V any](fn func(context.Context, KW) V) func(context.Context, KW) (V, bool) {
+	return func(ctx context.Context, kw KW) (V, bool) { return fn(ctx, kw), true }
+}
+
 // seq returns the pairs of a map; nil for a nil map (Kopf's None: the
 // result is ignored), none for an empty one (the object leaves the index).
 func seq[K comparable, V any](m map[K]V) iter.Seq2[K, V] {

@@ -115,7 +115,10 @@ func (o *operator) connect(ctx context.Context) (context.Context, stopFunc, erro
 		handlersCfg.UserAgent = cfg.UserAgent
 	}
 	if cfg.WarningHandler == nil && cfg.WarningHandlerWithContext == nil {
+		// The handlers' clients too (else client-go's default prints them
+		// as unprefixed lines), about the object of a handler's request.
 		cfg.WarningHandlerWithContext = apiserver.NewWarnings(o.logger)
+		handlersCfg.WarningHandlerWithContext = cfg.WarningHandlerWithContext
 	}
 	if o.opts.Sharding != nil {
 		o.shards = newShards(cfg, o.opts, o.identity) // its Leases' client, before the in-flight bound

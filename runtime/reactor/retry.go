@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/kopf-go/kopf/runtime/logging"
 	"github.com/kopf-go/kopf/runtime/settings"
 )
 
@@ -126,18 +127,14 @@ func retriable(err error) bool {
 		apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err)
 }
 
-type loggerKey struct{}
-
 // withLogger returns ctx carrying the object's logger, for the messages
-// about the object's requests.
+// about the object's requests (and the API server's warnings to the
+// handlers' clients): logging.WithLogger.
 func withLogger(ctx context.Context, logger *slog.Logger) context.Context {
-	return context.WithValue(ctx, loggerKey{}, logger)
+	return logging.WithLogger(ctx, logger)
 }
 
 // loggerFrom returns the logger that withLogger put into ctx, or fallback.
 func loggerFrom(ctx context.Context, fallback *slog.Logger) *slog.Logger {
-	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
-		return l
-	}
-	return fallback
+	return logging.FromContext(ctx, fallback)
 }

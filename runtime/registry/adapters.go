@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"reflect"
 
 	"github.com/kopf-go/kopf/runtime/kwargs"
 )
@@ -19,6 +20,29 @@ import (
 // returns a result too (always nil: nothing is stored in status).
 func NoResult[K any](fn func(context.Context, K) error) func(context.Context, K) (any, error) {
 	return func(ctx context.Context, kw K) (any, error) { return nil, fn(ctx, kw) }
+}
+
+// AnyResult adapts a handler that returns a result of a type of its own
+// (an int of a probe, a *Greeting of a changing handler) to the form that
+// returns any. A nil pointer, map, slice or interface is no result (Kopf's
+// None: nothing is stored), not a typed nil.
+func AnyResult[K, T any](fn func(context.Context, K) (T, error)) func(context.Context, K) (any, error) {
+	return func(ctx context.Context, kw K) (any, error) {
+		v, err := fn(ctx, kw)
+		if rv := reflect.ValueOf(&v).Elem(); !rv.IsValid() || isNil(rv) {
+			return nil, err
+		}
+		return v, err
+	}
+}
+
+// isNil reports whether v is a nil of a kind that can be.
+func isNil(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Interface, reflect.Func, reflect.Chan:
+		return v.IsNil()
+	}
+	return false
 }
 
 // ChangingFunc adapts a changing handler of the body-only kwargs.

@@ -94,7 +94,8 @@ type TimerHandler struct {
 	// Interval is the time between calls: from the end of one to the start
 	// of the next, or with Sharp from the start of one to the start of the
 	// next (a grid: a slow call skips the ticks it overlaps). 0: no
-	// interval (with Idle: once per quiet period after each change).
+	// interval (with Idle: once per quiet period after each change;
+	// without: once per object, Kopf's one-shot timer).
 	Interval time.Duration
 	// Idle is how long the object must be unchanged (its essence: spec,
 	// labels, annotations, ... but not status) before a call.
@@ -158,16 +159,15 @@ func (r *Registry) AddDaemon(h DaemonHandler) error {
 }
 
 // AddTimer registers a timer. An id must be unique per resource among its
-// daemons and timers. A timer needs an Interval or an Idle (or both).
+// daemons and timers. A timer with neither an Interval nor an Idle is
+// Kopf's one-shot timer: it is called once per object (retried until it
+// succeeds or fails for good) and never again, as a daemon that returns.
 func (r *Registry) AddTimer(h TimerHandler) error {
 	if err := checkSpawning("timer", h.ID, h.Fn != nil, h.Errors, h.Timeout, h.Retries, h.Backoff, r.spawningIDs(h.Selector)); err != nil {
 		return err
 	}
 	if h.Interval < 0 || h.Idle < 0 || h.InitialDelay < 0 {
 		return fmt.Errorf("timer %q: interval, idle and initial_delay must not be negative", h.ID)
-	}
-	if h.Interval == 0 && h.Idle == 0 {
-		return fmt.Errorf("timer %q has neither interval nor idle: give it interval= (seconds between calls) or idle= (seconds without changes before a call)", h.ID)
 	}
 	if h.Sharp && h.Interval == 0 {
 		return fmt.Errorf("timer %q is sharp without an interval: give it interval= or drop sharp", h.ID)

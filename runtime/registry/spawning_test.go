@@ -46,7 +46,7 @@ func TestAddTimerValidates(t *testing.T) {
 		{"idle", TimerHandler{ID: "t", Selector: examples, Fn: timerFn, Idle: time.Second}, ""},
 		{"no id", TimerHandler{Fn: timerFn, Interval: time.Second}, "timer has no id"},
 		{"no function", TimerHandler{ID: "t", Interval: time.Second}, `timer "t" has no function`},
-		{"no schedule", TimerHandler{ID: "t", Fn: timerFn}, `timer "t" has neither interval nor idle`},
+		{"one-shot: neither interval nor idle, as Kopf allows", TimerHandler{ID: "t", Fn: timerFn}, ""},
 		{"sharp without interval", TimerHandler{ID: "t", Fn: timerFn, Idle: time.Second, Sharp: true}, `timer "t" is sharp without an interval`},
 		{"negative interval", TimerHandler{ID: "t", Fn: timerFn, Interval: -time.Second}, `timer "t": interval, idle and initial_delay must not be negative`},
 	} {

@@ -42,3 +42,9 @@ func LoginFn(ctx context.Context, kw LoginFnKwargs) (*kopf.ConnectionInfo, error
 //
 //kopf:on.probe id=count
 func Count(ctx context.Context, kw CountKwargs) (any, error) { return 1, nil }
+
+// Pods is a probe of a result of its own type, as Kopf's probes return
+// any value: kopf.AnyResult adapts it.
+//
+//kopf:on.probe
+func Pods(ctx context.Context, kw PodsKwargs) (int, error) { return 3, nil }

@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"context"
 	"reflect"
 	"testing"
 	"time"
@@ -32,7 +33,7 @@ func TestActivities(t *testing.T) {
 		}},
 		{kopf.ActivityCleanup, []reg{{ID: "hook"}}},
 		{kopf.ActivityAuthentication, []reg{{ID: "login_fn", Errors: kopf.ErrorsPermanent}}},
-		{kopf.ActivityProbe, []reg{{ID: "count"}}},
+		{kopf.ActivityProbe, []reg{{ID: "count"}, {ID: "pods"}}},
 	} {
 		var got []reg
 		for _, h := range r.ActivityHandlers(tt.activity) {
@@ -42,4 +43,23 @@ func TestActivities(t *testing.T) {
 			t.Errorf("%s handlers:\n got %+v\nwant %+v", tt.activity, got, tt.want)
 		}
 	}
+}
+
+// TestTypedResult: a probe returning an int (kopf.AnyResult) gives it as
+// its result.
+func TestTypedResult(t *testing.T) {
+	r := kopf.NewRegistry()
+	if err := Register(r); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range r.ActivityHandlers(kopf.ActivityProbe) {
+		if h.ID != "pods" {
+			continue
+		}
+		if got, err := h.Fn(context.Background(), &kopf.ActivityKwargs{}); got != 3 || err != nil {
+			t.Errorf("Fn() = %#v, %v; want 3", got, err)
+		}
+		return
+	}
+	t.Fatal("no probe pods")
 }

@@ -34,6 +34,11 @@ type LoginFnKwargs = kopf.ActivityKwargs
 //	//kopf:on.probe id=count
 type CountKwargs = kopf.ActivityKwargs
 
+// PodsKwargs are the arguments of the handler Pods, registered by:
+//
+//	//kopf:on.probe
+type PodsKwargs = kopf.ActivityKwargs
+
 // Register adds the package's handlers to r, in source order, and returns the
 // first error of the registry.
 func Register(r *kopf.Registry) error {
@@ -58,14 +63,14 @@ func Register(r *kopf.Registry) error {
 	}
 	if err := r.AddActivity(kopf.ActivityHandler{
 		ID:       "hook",
-		Activity: kopf.ActivityStartup,
+		Activity: kopf.ActivityCleanup,
 		Fn:       kopf.ActivityFunc(kopf.NoResult(Hook)),
 	}); err != nil {
 		return err
 	}
 	if err := r.AddActivity(kopf.ActivityHandler{
 		ID:       "hook",
-		Activity: kopf.ActivityCleanup,
+		Activity: kopf.ActivityStartup,
 		Fn:       kopf.ActivityFunc(kopf.NoResult(Hook)),
 	}); err != nil {
 		return err
@@ -82,6 +87,13 @@ func Register(r *kopf.Registry) error {
 		ID:       "count",
 		Activity: kopf.ActivityProbe,
 		Fn:       kopf.ActivityFunc(Count),
+	}); err != nil {
+		return err
+	}
+	if err := r.AddActivity(kopf.ActivityHandler{
+		ID:       "pods",
+		Activity: kopf.ActivityProbe,
+		Fn:       kopf.ActivityFunc(kopf.AnyResult(Pods)),
 	}); err != nil {
 		return err
 	}

@@ -123,21 +123,6 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddWebhook(kopf.WebhookHandler{
-		ID:         "pod_images",
-		Selector:   kopf.Selector{Version: "v1", Name: "pods", Core: true},
-		Kind:       kopf.WebhookValidating,
-		Fn:         kopf.TypedAdmissionFunc(PodImages),
-		Operations: []string{"CREATE"},
-		Filter: kopf.Filter{
-			Annotations: map[string]kopf.Matcher{
-				"example.com/checked": kopf.Absent(),
-			},
-		},
-		When: kopfregistry.TypedAdmissionWhen(hasContainers),
-	}); err != nil {
-		return err
-	}
-	if err := r.AddWebhook(kopf.WebhookHandler{
 		ID:         "pod_images_on_update/spec.nodeName",
 		Selector:   kopf.Selector{Version: "v1", Name: "pods", Core: true},
 		Kind:       kopf.WebhookValidating,
@@ -149,6 +134,21 @@ func Register(r *kopf.Registry) error {
 				return isNode(value)
 			})),
 		},
+	}); err != nil {
+		return err
+	}
+	if err := r.AddWebhook(kopf.WebhookHandler{
+		ID:         "pod_images",
+		Selector:   kopf.Selector{Version: "v1", Name: "pods", Core: true},
+		Kind:       kopf.WebhookValidating,
+		Fn:         kopf.TypedAdmissionFunc(PodImages),
+		Operations: []string{"CREATE"},
+		Filter: kopf.Filter{
+			Annotations: map[string]kopf.Matcher{
+				"example.com/checked": kopf.Absent(),
+			},
+		},
+		When: kopfregistry.TypedAdmissionWhen(hasContainers),
 	}); err != nil {
 		return err
 	}

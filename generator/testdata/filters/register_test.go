@@ -40,19 +40,21 @@ func TestRegistrations(t *testing.T) {
 		FieldHandler bool
 		When         bool
 	}
+	// The markers stacked on one function register bottom to top, as
+	// Python applies Kopf's decorators.
 	want := map[kopf.Reason][]reg{
 		kopf.ReasonCreate: {
 			{ID: "labelled", Reasons: []kopf.Reason{kopf.ReasonCreate}},
-			{ID: "fields/spec.replicas", Reasons: []kopf.Reason{kopf.ReasonCreate, kopf.ReasonUpdate}, Field: []string{"spec", "replicas"}, FieldHandler: true, When: true},
 			{ID: "mode/metadata.annotations.example.com/mode", Reasons: []kopf.Reason{kopf.ReasonCreate, kopf.ReasonUpdate}, Field: []string{"metadata", "annotations", "example.com/mode"}, FieldHandler: true},
-			{ID: "flag/spec.flag", Reasons: []kopf.Reason{kopf.ReasonCreate}, Field: []string{"spec", "flag"}},
-			{ID: "ratio/spec.ratio", Reasons: []kopf.Reason{kopf.ReasonCreate}, Field: []string{"spec", "ratio"}},
+			{ID: "fields/spec.replicas", Reasons: []kopf.Reason{kopf.ReasonCreate, kopf.ReasonUpdate}, Field: []string{"spec", "replicas"}, FieldHandler: true, When: true},
 			{ID: "count/spec.count", Reasons: []kopf.Reason{kopf.ReasonCreate}, Field: []string{"spec", "count"}},
+			{ID: "ratio/spec.ratio", Reasons: []kopf.Reason{kopf.ReasonCreate}, Field: []string{"spec", "ratio"}},
+			{ID: "flag/spec.flag", Reasons: []kopf.Reason{kopf.ReasonCreate}, Field: []string{"spec", "flag"}},
 			{ID: "implicit/spec.field", Reasons: []kopf.Reason{kopf.ReasonResume, kopf.ReasonCreate}, Field: []string{"spec", "field"}},
 		},
 		kopf.ReasonUpdate: {
-			{ID: "fields/spec.replicas", Reasons: []kopf.Reason{kopf.ReasonCreate, kopf.ReasonUpdate}, Field: []string{"spec", "replicas"}, FieldHandler: true, When: true},
 			{ID: "mode/metadata.annotations.example.com/mode", Reasons: []kopf.Reason{kopf.ReasonCreate, kopf.ReasonUpdate}, Field: []string{"metadata", "annotations", "example.com/mode"}, FieldHandler: true},
+			{ID: "fields/spec.replicas", Reasons: []kopf.Reason{kopf.ReasonCreate, kopf.ReasonUpdate}, Field: []string{"spec", "replicas"}, FieldHandler: true, When: true},
 			{ID: "values/spec.any", Reasons: []kopf.Reason{kopf.ReasonUpdate}, Field: []string{"spec", "any"}},
 		},
 		kopf.ReasonResume: {
@@ -167,10 +169,11 @@ func TestWhen(t *testing.T) {
 
 func TestEventHandlers(t *testing.T) {
 	hs := registry(t).EventHandlers(kopfexamples)
-	if len(hs) != 2 || hs[0].ID != "watch" || hs[1].ID != "nodes/spec.node" {
+	// Bottom to top, as Kopf's decorators.
+	if len(hs) != 2 || hs[1].ID != "watch" || hs[0].ID != "nodes/spec.node" {
 		t.Fatalf("event handlers = %+v", hs)
 	}
-	watch, nodes := hs[0], hs[1]
+	watch, nodes := hs[1], hs[0]
 	if watch.Param != "p" || watch.Field != nil || !reflect.DeepEqual(nodes.Field, []string{"spec", "node"}) {
 		t.Errorf("options: %+v, %+v", watch, nodes)
 	}

@@ -94,23 +94,6 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:           "fields/spec.replicas",
-		Selector:     kopf.Selector{Name: "kopfexamples"},
-		Reasons:      []kopf.Reason{kopf.ReasonCreate, kopf.ReasonUpdate},
-		Fn:           kopf.ChangingFunc(Fields),
-		Field:        []string{"spec", "replicas"},
-		FieldHandler: true,
-		Filter: kopf.Filter{
-			Old: kopf.Check(kopf.Equal(1)),
-			New: kopf.Check(kopf.Callback(func(value any, _ bool, kw kopf.ResourceKwargs) bool {
-				return isLarge(value, kw)
-			})),
-		},
-		When: kopfregistry.ChangingWhen(isReady),
-	}); err != nil {
-		return err
-	}
-	if err := r.AddChanging(kopf.ChangingHandler{
 		ID:           "mode/metadata.annotations.example.com/mode",
 		Selector:     kopf.Selector{Name: "kopfexamples"},
 		Reasons:      []kopf.Reason{kopf.ReasonCreate, kopf.ReasonUpdate},
@@ -125,64 +108,19 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "flag/spec.flag",
-		Selector: kopf.Selector{Name: "kopfexamples"},
-		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn:       kopf.ChangingFunc(kopf.NoResult(Values)),
-		Field:    []string{"spec", "flag"},
+		ID:           "fields/spec.replicas",
+		Selector:     kopf.Selector{Name: "kopfexamples"},
+		Reasons:      []kopf.Reason{kopf.ReasonCreate, kopf.ReasonUpdate},
+		Fn:           kopf.ChangingFunc(Fields),
+		Field:        []string{"spec", "replicas"},
+		FieldHandler: true,
 		Filter: kopf.Filter{
-			Value: kopf.Check(kopf.Equal(true)),
+			Old: kopf.Check(kopf.Equal(1)),
+			New: kopf.Check(kopf.Callback(func(value any, _ bool, kw kopf.ResourceKwargs) bool {
+				return isLarge(value, kw)
+			})),
 		},
-	}); err != nil {
-		return err
-	}
-	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "ratio/spec.ratio",
-		Selector: kopf.Selector{Name: "kopfexamples"},
-		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn:       kopf.ChangingFunc(kopf.NoResult(Values)),
-		Field:    []string{"spec", "ratio"},
-		Filter: kopf.Filter{
-			Value: kopf.Check(kopf.Equal(0.5)),
-		},
-	}); err != nil {
-		return err
-	}
-	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "count/spec.count",
-		Selector: kopf.Selector{Name: "kopfexamples"},
-		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn:       kopf.ChangingFunc(kopf.NoResult(Values)),
-		Field:    []string{"spec", "count"},
-		Filter: kopf.Filter{
-			Value: kopf.Check(kopf.Equal(-3)),
-		},
-	}); err != nil {
-		return err
-	}
-	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "values/spec.word",
-		Selector: kopf.Selector{Name: "kopfexamples"},
-		Reasons:  []kopf.Reason{kopf.ReasonResume},
-		Fn:       kopf.ChangingFunc(kopf.NoResult(Values)),
-		Field:    []string{"spec", "word"},
-		Filter: kopf.Filter{
-			Value: kopf.Check(kopf.Equal("hello")),
-		},
-		When: kopfregistry.ChangingWhen(isChanging),
-	}); err != nil {
-		return err
-	}
-	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "values/spec.gone",
-		Selector: kopf.Selector{Name: "kopfexamples"},
-		Reasons:  []kopf.Reason{kopf.ReasonDelete},
-		Fn:       kopf.ChangingFunc(kopf.NoResult(Values)),
-		Optional: true,
-		Field:    []string{"spec", "gone"},
-		Filter: kopf.Filter{
-			Value: kopf.Check(kopf.Absent()),
-		},
+		When: kopfregistry.ChangingWhen(isReady),
 	}); err != nil {
 		return err
 	}
@@ -202,6 +140,68 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
+		ID:       "values/spec.gone",
+		Selector: kopf.Selector{Name: "kopfexamples"},
+		Reasons:  []kopf.Reason{kopf.ReasonDelete},
+		Fn:       kopf.ChangingFunc(kopf.NoResult(Values)),
+		Optional: true,
+		Field:    []string{"spec", "gone"},
+		Filter: kopf.Filter{
+			Value: kopf.Check(kopf.Absent()),
+		},
+	}); err != nil {
+		return err
+	}
+	if err := r.AddChanging(kopf.ChangingHandler{
+		ID:       "values/spec.word",
+		Selector: kopf.Selector{Name: "kopfexamples"},
+		Reasons:  []kopf.Reason{kopf.ReasonResume},
+		Fn:       kopf.ChangingFunc(kopf.NoResult(Values)),
+		Field:    []string{"spec", "word"},
+		Filter: kopf.Filter{
+			Value: kopf.Check(kopf.Equal("hello")),
+		},
+		When: kopfregistry.ChangingWhen(isChanging),
+	}); err != nil {
+		return err
+	}
+	if err := r.AddChanging(kopf.ChangingHandler{
+		ID:       "count/spec.count",
+		Selector: kopf.Selector{Name: "kopfexamples"},
+		Reasons:  []kopf.Reason{kopf.ReasonCreate},
+		Fn:       kopf.ChangingFunc(kopf.NoResult(Values)),
+		Field:    []string{"spec", "count"},
+		Filter: kopf.Filter{
+			Value: kopf.Check(kopf.Equal(-3)),
+		},
+	}); err != nil {
+		return err
+	}
+	if err := r.AddChanging(kopf.ChangingHandler{
+		ID:       "ratio/spec.ratio",
+		Selector: kopf.Selector{Name: "kopfexamples"},
+		Reasons:  []kopf.Reason{kopf.ReasonCreate},
+		Fn:       kopf.ChangingFunc(kopf.NoResult(Values)),
+		Field:    []string{"spec", "ratio"},
+		Filter: kopf.Filter{
+			Value: kopf.Check(kopf.Equal(0.5)),
+		},
+	}); err != nil {
+		return err
+	}
+	if err := r.AddChanging(kopf.ChangingHandler{
+		ID:       "flag/spec.flag",
+		Selector: kopf.Selector{Name: "kopfexamples"},
+		Reasons:  []kopf.Reason{kopf.ReasonCreate},
+		Fn:       kopf.ChangingFunc(kopf.NoResult(Values)),
+		Field:    []string{"spec", "flag"},
+		Filter: kopf.Filter{
+			Value: kopf.Check(kopf.Equal(true)),
+		},
+	}); err != nil {
+		return err
+	}
+	if err := r.AddChanging(kopf.ChangingHandler{
 		ID:       "implicit/spec.field",
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonResume, kopf.ReasonCreate},
@@ -213,6 +213,20 @@ func Register(r *kopf.Registry) error {
 			},
 			Value: kopf.Check(kopf.Present()),
 		},
+	}); err != nil {
+		return err
+	}
+	if err := r.AddEvent(kopf.EventHandler{
+		ID:       "nodes/spec.node",
+		Selector: kopf.Selector{Name: "kopfexamples"},
+		Fn:       kopf.EventFunc(Watch),
+		Field:    []string{"spec", "node"},
+		Filter: kopf.Filter{
+			Value: kopf.Check(kopf.Callback(func(value any, _ bool, _ kopf.ResourceKwargs) bool {
+				return isNode(value)
+			})),
+		},
+		When: kopfregistry.EventWhen(isListed),
 	}); err != nil {
 		return err
 	}
@@ -234,29 +248,15 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddEvent(kopf.EventHandler{
-		ID:       "nodes/spec.node",
-		Selector: kopf.Selector{Name: "kopfexamples"},
-		Fn:       kopf.EventFunc(Watch),
-		Field:    []string{"spec", "node"},
-		Filter: kopf.Filter{
-			Value: kopf.Check(kopf.Callback(func(value any, _ bool, _ kopf.ResourceKwargs) bool {
-				return isNode(value)
-			})),
-		},
-		When: kopfregistry.EventWhen(isListed),
+		ID:       "everythingKopf",
+		Selector: kopf.Selector{Group: "kopf.dev", Name: "*"},
+		Fn:       kopf.EventFunc(Everything),
 	}); err != nil {
 		return err
 	}
 	if err := r.AddEvent(kopf.EventHandler{
 		ID:       "everything",
 		Selector: kopf.Selector{Name: "*"},
-		Fn:       kopf.EventFunc(Everything),
-	}); err != nil {
-		return err
-	}
-	if err := r.AddEvent(kopf.EventHandler{
-		ID:       "everythingKopf",
-		Selector: kopf.Selector{Group: "kopf.dev", Name: "*"},
 		Fn:       kopf.EventFunc(Everything),
 	}); err != nil {
 		return err

@@ -52,8 +52,9 @@ func TestRegistrations(t *testing.T) {
 		{kopfexamples, kopf.ReasonUpdate, []reg{{ID: "update-fn", Selector: ex("kopf.dev", "v1"), Reasons: []kopf.Reason{kopf.ReasonUpdate},
 			Param: "first", Errors: kopf.ErrorsPermanent, Timeout: 90 * time.Second, Retries: 3, Backoff: 90 * time.Second}}},
 		{kopfexamples, kopf.ReasonCreate, []reg{
-			{ID: "create-a", Selector: ex("kopf.dev", ""), Reasons: []kopf.Reason{kopf.ReasonCreate}, Param: "a", Errors: kopf.ErrorsIgnored},
+			// Stacked markers register bottom to top, as Kopf's decorators.
 			{ID: "create-b", Selector: ex("kopf.dev", ""), Reasons: []kopf.Reason{kopf.ReasonCreate}, Param: "b", Errors: kopf.ErrorsTemporary, Timeout: 250 * time.Millisecond},
+			{ID: "create-a", Selector: ex("kopf.dev", ""), Reasons: []kopf.Reason{kopf.ReasonCreate}, Param: "a", Errors: kopf.ErrorsIgnored},
 			{ID: "later", Selector: ex("", ""), Reasons: []kopf.Reason{kopf.ReasonCreate}, Backoff: time.Hour},
 		}},
 		{kopfexamples, kopf.ReasonDelete, []reg{{ID: "many", Selector: kopf.Selector{Name: "KopfExample"}, Reasons: []kopf.Reason{kopf.ReasonDelete}}}},

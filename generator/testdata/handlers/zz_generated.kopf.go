@@ -77,12 +77,10 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "create-a",
-		Selector: kopf.Selector{Group: "kopf.dev", Name: "kopfexamples"},
-		Reasons:  []kopf.Reason{kopf.ReasonCreate},
+		ID:       "many",
+		Selector: kopf.Selector{Name: "KopfExample"},
+		Reasons:  []kopf.Reason{kopf.ReasonDelete},
 		Fn:       kopf.ChangingFunc(kopf.NoResult(Many)),
-		Param:    "a",
-		Errors:   kopf.ErrorsIgnored,
 	}); err != nil {
 		return err
 	}
@@ -98,10 +96,12 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "many",
-		Selector: kopf.Selector{Name: "KopfExample"},
-		Reasons:  []kopf.Reason{kopf.ReasonDelete},
+		ID:       "create-a",
+		Selector: kopf.Selector{Group: "kopf.dev", Name: "kopfexamples"},
+		Reasons:  []kopf.Reason{kopf.ReasonCreate},
 		Fn:       kopf.ChangingFunc(kopf.NoResult(Many)),
+		Param:    "a",
+		Errors:   kopf.ErrorsIgnored,
 	}); err != nil {
 		return err
 	}

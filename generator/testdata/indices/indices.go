@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kopf-go/kopf"
 )
 
 // PodKey identifies a pod in an index.
@@ -45,6 +47,14 @@ func Phases(ctx context.Context, kw PhasesKwargs) (string, bool) {
 
 func hasPhase(kw PhasesKwargs) bool { return kw.Status != nil }
 
+// Names returns a bare value (Kopf's index function returning a value
+// that is not a dict): always there, under kopf.None.
+//
+//kopf:index kopfexamples
+func Names(ctx context.Context, kw NamesKwargs) string {
+	return kw.Name
+}
+
 // Seen records what the handlers saw of the indices.
 var Seen = map[string]int{}
 
@@ -53,6 +63,9 @@ var Seen = map[string]int{}
 //kopf:on.create kopfexamples when=ready
 func Create(ctx context.Context, kw CreateKwargs) (any, error) {
 	Seen["create"] = kw.ByLabel.Len()
+	if names, ok := kw.Names.Get(kopf.None{}); ok {
+		Seen["names"] = names.Len()
+	}
 	return nil, nil
 }
 

@@ -85,7 +85,7 @@ func TestIndices(t *testing.T) {
 		}
 	}
 	// by_label: (app, x), (tier, db); running: 2 pods; phases: one value.
-	if want := map[string]int{"create": 2, "watch": 2, "monitor": 2, "tick": 1, "admit": 2}; !reflect.DeepEqual(Seen, want) {
+	if want := map[string]int{"names": 1, "create": 2, "watch": 2, "monitor": 2, "tick": 1, "admit": 2}; !reflect.DeepEqual(Seen, want) {
 		t.Errorf("the handlers saw %v, want %v", Seen, want)
 	}
 }

@@ -28,6 +28,10 @@ type Indices struct {
 	//
 	//	//kopf:index kopfexamples when=hasPhase
 	Phases kopf.Index[kopf.None, string]
+	// Names is filled by Names, registered by:
+	//
+	//	//kopf:index kopfexamples
+	Names kopf.Index[kopf.None, string]
 }
 
 // ByLabelKwargs are the arguments of the index function ByLabel, registered by:
@@ -44,6 +48,11 @@ type IsRunningKwargs = kopf.TypedIndexKwargs[corev1.Pod]
 //
 //	//kopf:index kopfexamples when=hasPhase
 type PhasesKwargs = kopf.IndexKwargs
+
+// NamesKwargs are the arguments of the index function Names, registered by:
+//
+//	//kopf:index kopfexamples
+type NamesKwargs = kopf.IndexKwargs
 
 // CreateKwargs are the arguments of the handler Create, registered by:
 //
@@ -92,6 +101,7 @@ func Register(r *kopf.Registry) error {
 		ByLabel:   kopf.NewIndex[[2]string, string](),
 		IsRunning: kopf.NewIndex[PodKey, bool](),
 		Phases:    kopf.NewIndex[kopf.None, string](),
+		Names:     kopf.NewIndex[kopf.None, string](),
 	}
 	if err := r.AddIndex(kopf.IndexHandler{
 		ID:       "by_label",
@@ -120,6 +130,13 @@ func Register(r *kopf.Registry) error {
 		Selector: kopf.Selector{Name: "kopfexamples"},
 		Fn:       kopf.ValueIndexFunc(indices.Phases, Phases),
 		When:     kopfregistry.IndexWhen(hasPhase),
+	}); err != nil {
+		return err
+	}
+	if err := r.AddIndex(kopf.IndexHandler{
+		ID:       "names",
+		Selector: kopf.Selector{Name: "kopfexamples"},
+		Fn:       kopf.ValueIndexFunc(indices.Names, kopfindexing.Present(Names)),
 	}); err != nil {
 		return err
 	}

@@ -90,8 +90,9 @@ func TestTimers(t *testing.T) {
 		{kopfexamples, []reg{
 			{ID: "every_few_seconds", Selector: examples, Errors: kopf.ErrorsIgnored, Retries: 2,
 				Interval: 2 * time.Second, Idle: 5 * time.Second, InitialDelay: 500 * time.Millisecond, Sharp: true, When: true},
-			{ID: "fast", Selector: examples, Interval: time.Second},
+			// Stacked markers register bottom to top, as Kopf's decorators.
 			{ID: "slow", Selector: examples, Param: "slow", Interval: time.Hour},
+			{ID: "fast", Selector: examples, Interval: time.Second},
 		}},
 		{pods, []reg{{ID: "restarts", Selector: corePods, Interval: 10 * time.Second}}},
 	} {

@@ -100,19 +100,19 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddTimer(kopf.TimerHandler{
-		ID:       "fast",
-		Selector: kopf.Selector{Group: "kopf.dev", Name: "kopfexamples"},
-		Fn:       kopf.TimerFunc(Stacked),
-		Interval: time.Second,
-	}); err != nil {
-		return err
-	}
-	if err := r.AddTimer(kopf.TimerHandler{
 		ID:       "slow",
 		Selector: kopf.Selector{Group: "kopf.dev", Name: "kopfexamples"},
 		Fn:       kopf.TimerFunc(Stacked),
 		Param:    "slow",
 		Interval: time.Hour,
+	}); err != nil {
+		return err
+	}
+	if err := r.AddTimer(kopf.TimerHandler{
+		ID:       "fast",
+		Selector: kopf.Selector{Group: "kopf.dev", Name: "kopfexamples"},
+		Fn:       kopf.TimerFunc(Stacked),
+		Interval: time.Second,
 	}); err != nil {
 		return err
 	}

@@ -81,7 +81,8 @@ func TestTypedChanging(t *testing.T) {
 	for _, h := range registry(t).ChangingHandlers(kopfexamples, kopf.ReasonUpdate) {
 		ids = append(ids, h.ID)
 	}
-	if want := []string{"depth/spec.nested.depth", "extra/spec.extra.anything", "raw/status.raw.a.b.c", "label/metadata.labels.app", "started/spec.started.whatever"}; !reflect.DeepEqual(ids, want) {
+	// Stacked markers register bottom to top, as Kopf's decorators.
+	if want := []string{"started/spec.started.whatever", "label/metadata.labels.app", "raw/status.raw.a.b.c", "extra/spec.extra.anything", "depth/spec.nested.depth"}; !reflect.DeepEqual(ids, want) {
 		t.Errorf("update handlers = %v, want %v", ids, want)
 	}
 }
@@ -118,29 +119,30 @@ func TestTypedEvent(t *testing.T) {
 func TestBuiltins(t *testing.T) {
 	r := registry(t)
 	hs := r.EventHandlers(pods)
-	if len(hs) != 2 || hs[0].ID != "pods/spec.nodeName" || hs[1].ID != "all" {
+	// Bottom to top, as Kopf's decorators.
+	if len(hs) != 2 || hs[1].ID != "pods/spec.nodeName" || hs[0].ID != "all" {
 		t.Fatalf("pod event handlers = %+v", hs)
 	}
-	if want := (kopf.Selector{Version: "v1", Name: "pods", Core: true}); hs[0].Selector != want {
-		t.Errorf("v1/pods selector = %#v", hs[0].Selector)
+	if want := (kopf.Selector{Version: "v1", Name: "pods", Core: true}); hs[1].Selector != want {
+		t.Errorf("v1/pods selector = %#v", hs[1].Selector)
 	}
 	kw := &kopf.EventKwargs{Base: kopf.ResourceKwargs{
 		Body: kopf.Body{"spec": map[string]any{"nodeName": "node-1"}},
 		Spec: kopf.Spec{"nodeName": "node-1"},
 		Memo: kopf.Memo{},
 	}}
-	if !hs[0].When(kw) {
+	if !hs[1].When(kw) {
 		t.Error("when=isScheduled")
 	}
-	if err := hs[0].Fn(context.Background(), kw); err != nil || kw.Memo["node"] != "node-1" {
+	if err := hs[1].Fn(context.Background(), kw); err != nil || kw.Memo["node"] != "node-1" {
 		t.Errorf("Fn() = %v, memo %v", err, kw.Memo)
 	}
 
 	scale := r.ChangingHandlers(deployments, kopf.ReasonUpdate)
-	if len(scale) != 2 || scale[0].ID != "scale/spec.replicas" || scale[1].ID != "template/spec.template.metadata.labels.app" {
+	if len(scale) != 2 || scale[1].ID != "scale/spec.replicas" || scale[0].ID != "template/spec.template.metadata.labels.app" {
 		t.Fatalf("deployment handlers = %+v", scale)
 	}
-	got, err := scale[0].Fn(context.Background(), &kopf.ChangingKwargs{Base: kopf.ResourceKwargs{
+	got, err := scale[1].Fn(context.Background(), &kopf.ChangingKwargs{Base: kopf.ResourceKwargs{
 		Body: kopf.Body{"spec": map[string]any{"replicas": int64(4)}},
 	}})
 	if err != nil || got != int32(4) {

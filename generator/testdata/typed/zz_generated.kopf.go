@@ -51,43 +51,11 @@ type MixedKwargs = kopf.ChangingKwargs
 // first error of the registry.
 func Register(r *kopf.Registry) error {
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "create",
-		Selector: kopf.Selector{Group: "kopf.dev", Version: "v1", Name: "kopfexamples"},
-		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn:       kopf.TypedChangingFunc(Create),
-	}); err != nil {
-		return err
-	}
-	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "depth/spec.nested.depth",
-		Selector: kopf.Selector{Name: "kopfexamples"},
+		ID:       "started/spec.started.whatever",
+		Selector: kopf.Selector{Group: "kopf.dev", Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonUpdate},
 		Fn:       kopf.TypedChangingFunc(Create),
-		Field:    []string{"spec", "nested", "depth"},
-		Filter: kopf.Filter{
-			Value: kopf.Check(kopf.Present()),
-		},
-	}); err != nil {
-		return err
-	}
-	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "extra/spec.extra.anything",
-		Selector: kopf.Selector{Name: "KopfExample"},
-		Reasons:  []kopf.Reason{kopf.ReasonUpdate},
-		Fn:       kopf.TypedChangingFunc(Create),
-		Field:    []string{"spec", "extra", "anything"},
-		Filter: kopf.Filter{
-			Value: kopf.Check(kopf.Present()),
-		},
-	}); err != nil {
-		return err
-	}
-	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "raw/status.raw.a.b.c",
-		Selector: kopf.Selector{Name: "kopfexample"},
-		Reasons:  []kopf.Reason{kopf.ReasonUpdate},
-		Fn:       kopf.TypedChangingFunc(Create),
-		Field:    []string{"status", "raw", "a", "b", "c"},
+		Field:    []string{"spec", "started", "whatever"},
 		Filter: kopf.Filter{
 			Value: kopf.Check(kopf.Present()),
 		},
@@ -107,14 +75,46 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "started/spec.started.whatever",
-		Selector: kopf.Selector{Group: "kopf.dev", Name: "kopfexamples"},
+		ID:       "raw/status.raw.a.b.c",
+		Selector: kopf.Selector{Name: "kopfexample"},
 		Reasons:  []kopf.Reason{kopf.ReasonUpdate},
 		Fn:       kopf.TypedChangingFunc(Create),
-		Field:    []string{"spec", "started", "whatever"},
+		Field:    []string{"status", "raw", "a", "b", "c"},
 		Filter: kopf.Filter{
 			Value: kopf.Check(kopf.Present()),
 		},
+	}); err != nil {
+		return err
+	}
+	if err := r.AddChanging(kopf.ChangingHandler{
+		ID:       "extra/spec.extra.anything",
+		Selector: kopf.Selector{Name: "KopfExample"},
+		Reasons:  []kopf.Reason{kopf.ReasonUpdate},
+		Fn:       kopf.TypedChangingFunc(Create),
+		Field:    []string{"spec", "extra", "anything"},
+		Filter: kopf.Filter{
+			Value: kopf.Check(kopf.Present()),
+		},
+	}); err != nil {
+		return err
+	}
+	if err := r.AddChanging(kopf.ChangingHandler{
+		ID:       "depth/spec.nested.depth",
+		Selector: kopf.Selector{Name: "kopfexamples"},
+		Reasons:  []kopf.Reason{kopf.ReasonUpdate},
+		Fn:       kopf.TypedChangingFunc(Create),
+		Field:    []string{"spec", "nested", "depth"},
+		Filter: kopf.Filter{
+			Value: kopf.Check(kopf.Present()),
+		},
+	}); err != nil {
+		return err
+	}
+	if err := r.AddChanging(kopf.ChangingHandler{
+		ID:       "create",
+		Selector: kopf.Selector{Group: "kopf.dev", Version: "v1", Name: "kopfexamples"},
+		Reasons:  []kopf.Reason{kopf.ReasonCreate},
+		Fn:       kopf.TypedChangingFunc(Create),
 	}); err != nil {
 		return err
 	}
@@ -133,6 +133,13 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddEvent(kopf.EventHandler{
+		ID:       "all",
+		Selector: kopf.Selector{Name: "po"},
+		Fn:       kopf.TypedEventFunc(Pods),
+	}); err != nil {
+		return err
+	}
+	if err := r.AddEvent(kopf.EventHandler{
 		ID:       "pods/spec.nodeName",
 		Selector: kopf.Selector{Version: "v1", Name: "pods", Core: true},
 		Fn:       kopf.TypedEventFunc(Pods),
@@ -144,10 +151,15 @@ func Register(r *kopf.Registry) error {
 	}); err != nil {
 		return err
 	}
-	if err := r.AddEvent(kopf.EventHandler{
-		ID:       "all",
-		Selector: kopf.Selector{Name: "po"},
-		Fn:       kopf.TypedEventFunc(Pods),
+	if err := r.AddChanging(kopf.ChangingHandler{
+		ID:       "template/spec.template.metadata.labels.app",
+		Selector: kopf.Selector{Group: "apps", Version: "v1", Name: "deployments"},
+		Reasons:  []kopf.Reason{kopf.ReasonUpdate},
+		Fn:       kopf.TypedChangingFunc(Scale),
+		Field:    []string{"spec", "template", "metadata", "labels", "app"},
+		Filter: kopf.Filter{
+			Value: kopf.Check(kopf.Present()),
+		},
 	}); err != nil {
 		return err
 	}
@@ -167,18 +179,6 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "template/spec.template.metadata.labels.app",
-		Selector: kopf.Selector{Group: "apps", Version: "v1", Name: "deployments"},
-		Reasons:  []kopf.Reason{kopf.ReasonUpdate},
-		Fn:       kopf.TypedChangingFunc(Scale),
-		Field:    []string{"spec", "template", "metadata", "labels", "app"},
-		Filter: kopf.Filter{
-			Value: kopf.Check(kopf.Present()),
-		},
-	}); err != nil {
-		return err
-	}
-	if err := r.AddChanging(kopf.ChangingHandler{
 		ID:       "config",
 		Selector: kopf.Selector{Name: "configmaps"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
@@ -193,16 +193,16 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "mixed-pods",
-		Selector: kopf.Selector{Name: "pods"},
+		ID:       "mixed-examples",
+		Selector: kopf.Selector{Name: "kopfexamples"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
 		Fn:       kopf.ChangingFunc(kopf.NoResult(Mixed)),
 	}); err != nil {
 		return err
 	}
 	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "mixed-examples",
-		Selector: kopf.Selector{Name: "kopfexamples"},
+		ID:       "mixed-pods",
+		Selector: kopf.Selector{Name: "pods"},
 		Reasons:  []kopf.Reason{kopf.ReasonCreate},
 		Fn:       kopf.ChangingFunc(kopf.NoResult(Mixed)),
 	}); err != nil {

@@ -18,6 +18,14 @@ type PaintKwargs = kopf.TypedChangingKwargs[v1.Widget]
 // first error of the registry.
 func Register(r *kopf.Registry) error {
 	if err := r.AddChanging(kopf.ChangingHandler{
+		ID:       "paint",
+		Selector: kopf.Selector{Name: "Widget"},
+		Reasons:  []kopf.Reason{kopf.ReasonCreate},
+		Fn:       kopf.TypedChangingFunc(Paint),
+	}); err != nil {
+		return err
+	}
+	if err := r.AddChanging(kopf.ChangingHandler{
 		ID:       "paint/spec.parts.wheel.count",
 		Selector: kopf.Selector{Group: "example.com", Version: "v1alpha1", Name: "widget"},
 		Reasons:  []kopf.Reason{kopf.ReasonUpdate},
@@ -27,14 +35,6 @@ func Register(r *kopf.Registry) error {
 			Value: kopf.Check(kopf.Present()),
 		},
 		When: kopfregistry.TypedChangingWhen(isBlue),
-	}); err != nil {
-		return err
-	}
-	if err := r.AddChanging(kopf.ChangingHandler{
-		ID:       "paint",
-		Selector: kopf.Selector{Name: "Widget"},
-		Reasons:  []kopf.Reason{kopf.ReasonCreate},
-		Fn:       kopf.TypedChangingFunc(Paint),
 	}); err != nil {
 		return err
 	}
