@@ -62,6 +62,13 @@ type Reactor struct {
 	// reactor wakes an object with it when its daemons are done (see
 	// watching.Event.Wakeup).
 	Requeue func(watching.Event)
+	// Selects, if set, says whether the watch's label and field selectors
+	// select an object: the watch reports an object that stops being
+	// selected as Deleted although it exists, so the reactor reads such an
+	// object again, and one that exists but is not selected has left them:
+	// it is released (its daemons stopped, its finalizer removed) without
+	// any handler (see selecting.go). Nil: the watch selects everything.
+	Selects func(body.Body) bool
 	// Memo is the operator's memo: each object's memo starts as a shallow
 	// copy of it (Kopf's copy.copy of the operator's memo), made when the
 	// object is first seen, so that what its handlers store is the
@@ -203,6 +210,7 @@ func (r *Reactor) Process(ctx context.Context, ev watching.Event, s *queueing.St
 // process is Process; it returns the object's memory, whose tally sums up
 // the processing.
 func (r *Reactor) process(ctx context.Context, ev watching.Event, s *queueing.Stream) *memory {
+	ev, err := r.reread(ctx, ev) // a selecting watch's Deleted: gone, or left the selectors?
 	var logger *slog.Logger
 	if b := body.Body(ev.Object); b.Kind() != "" { // not a stub of a vanished object
 		logger = posting.ForObject(r.Logger, b) // posted with settings.Posting.Loggers
@@ -210,12 +218,21 @@ func (r *Reactor) process(ctx context.Context, ev watching.Event, s *queueing.St
 		logger = logging.ForObject(r.Logger, ev.Key) // prints the same; never posted
 	}
 	ctx = withLogger(ctx, logger) // the requests' retries are logged about the object
+	if err != nil {
+		logger.Error(fmt.Sprintf("%v; trying again.", err))
+		s.Requeue(ev, r.rereadDelay())
+		return &memory{} // nothing is known of the object yet
+	}
 	mem := r.memory(ev.Key, body.Body(ev.Object).Meta().UID())
 	mem.tally = tally{}
 	if ev.Initial {
 		mem.noticedByListing = true
 	}
 	if r.resume(ctx, ev, s, mem, logger) {
+		return mem
+	}
+	if r.left(ev) {
+		r.leave(ctx, ev, s, mem, logger) // not a deletion: no handler runs
 		return mem
 	}
 	if !ev.Wakeup {
