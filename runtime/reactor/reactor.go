@@ -94,8 +94,12 @@ type memory struct {
 	// so resume handlers apply to it; resumed: they are done.
 	noticedByListing bool
 	resumed          bool
-	// released: our finalizer is removed from the deleting object.
-	released bool
+	// released: our finalizer is removed from the deleting object;
+	// deletionHandled: its delete handlers are done, and the finalizer
+	// waits only for its daemons and timers to exit (their wake-up's
+	// cycle must not run the handlers again from an older body).
+	released        bool
+	deletionHandled bool
 	// rejected is the essence (encoded) whose handling the API server
 	// refused to store (an invalid patch): it is not handled again until
 	// the essence changes, whatever else (e.g. status) changes meanwhile.
