@@ -21,6 +21,9 @@ type (
 	QueueingSettings = settings.Queueing
 	// WatchingSettings are Kopf's settings.watching.
 	WatchingSettings = settings.Watching
+	// WatchSelector is an explicit selector of a resource's watch
+	// (WatchingSettings.Selectors; docs/filters.md).
+	WatchSelector = settings.Selector
 	// NetworkingSettings are Kopf's settings.networking.
 	NetworkingSettings = settings.Networking
 	// PostingSettings are Kopf's settings.posting.

@@ -34,7 +34,10 @@ import (
 // then at the index gate until the indices are filled. Sharding is two
 // hooks: its filter admits only this replica's objects into the queue
 // (and forwards to the queue's Put), its lane skips the objects no longer
-// owned and stamps the owned ones (see package shardstage).
+// owned and stamps the owned ones (see package shardstage). The watchers
+// carry the resource's label and field selectors, if any (selectors.go),
+// and the reactor then tells an object that left them from a deleted one
+// (reactor.Reactor.Selects).
 //
 // A resource with reconcile handlers that own or watch other resources
 // has a side branch (reconcile.go): their watchers map each event to the
@@ -49,6 +52,7 @@ type pipeline struct {
 
 	// The watch side.
 	namespaces []string             // the watches' namespaces; "": one cluster-wide watch
+	selectors  watchSelectors       // the watches' label and field selectors (selectors.go)
 	inScope    func(ns string) bool // nil: every namespace a watch sees is served
 	indexer    *indexing.Indexer    // nil: the resource has no indices
 	queued     bool                 // false: a resource with indices only stops at the indexer
@@ -67,6 +71,12 @@ func (o *operator) newPipeline(ctx context.Context, res resources.Resource) *pip
 		Patcher: reactor.ClientPatcher{Resource: res, Client: client, REST: o.clients.rest}}
 	p := &pipeline{res: res, client: client, reactor: r}
 	p.namespaces, p.inScope = o.watchedNamespaces(res)
+	if sel, err := selectorsOf(o.reg, res, o.opts.Settings.Watching); err != nil {
+		o.opts.Logger.Error(fmt.Sprintf("%v; %s is not watched.", err, res))
+		p.namespaces = nil
+	} else if p.selectors = sel; sel.any() {
+		r.Selects = sel.selects // an object that leaves the selectors is not deleted
+	}
 	if handlers := o.reg.IndexHandlers(res); len(handlers) > 0 {
 		p.indexer = &indexing.Indexer{Resource: res, Handlers: handlers, Logger: o.opts.Logger, Backoff: o.opts.Settings.Execution.DefaultBackoff}
 	}
@@ -179,11 +189,16 @@ func (o *operator) startWatches(ctx context.Context, p *pipeline) {
 			where += " in " + ns
 		}
 		report := apiserver.NewWatchReporter(where, o.server, o.opts.Logger, timeout)
+		if p.selectors.any() {
+			o.opts.Logger.Info(p.selectors.describe(where))
+		}
 		w := &watching.Watcher{
 			REST:              o.clients.rest,
 			Path:              p.res.Path(ns),
 			Client:            p.client,
 			Namespace:         ns,
+			LabelSelector:     p.selectors.labelSelector(),
+			FieldSelector:     p.selectors.fieldSelector(),
 			Callback:          func(ev watching.Event) { p.admit(ctx, ev) },
 			Name:              where,
 			InactivityTimeout: timeout,

@@ -53,8 +53,8 @@ func (r *Reactor) cycle(ctx context.Context, b body.Body, mem *memory, s *queuei
 	if c.free() {
 		return nil
 	}
-	if !r.Registry.HasChanging(r.Resource) {
-		return r.spawningCycle(ctx, c)
+	if !r.Registry.HasChanging(r.Resource) || (c.deleting && c.mem.deletionHandled) {
+		return r.spawningCycle(ctx, c) // the finalizer only
 	}
 	if !r.detect(c) {
 		return nil
@@ -93,6 +93,7 @@ func (r *Reactor) cycle(ctx context.Context, b body.Body, mem *memory, s *queuei
 		if c.detected.Reason == causes.Delete && c.hasFinalizer {
 			if r.hasSpawning() && !c.mem.spawnDone {
 				c.logger.Debug(fmt.Sprintf("Waiting for the daemons and timers to exit before releasing the object: %v.", c.mem.daemons.Running()))
+				c.mem.deletionHandled = true
 				return nil // woken when they are done
 			}
 			if r.reconcileHolds(c.mem) {

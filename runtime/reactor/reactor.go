@@ -62,6 +62,13 @@ type Reactor struct {
 	// reactor wakes an object with it when its daemons are done (see
 	// watching.Event.Wakeup).
 	Requeue func(watching.Event)
+	// Selects, if set, says whether the watch's label and field selectors
+	// select an object: the watch reports an object that stops being
+	// selected as Deleted although it exists, so the reactor reads such an
+	// object again, and one that exists but is not selected has left them:
+	// it is released (its daemons stopped, its finalizer removed) without
+	// any handler (see selecting.go). Nil: the watch selects everything.
+	Selects func(body.Body) bool
 	// Memo is the operator's memo: each object's memo starts as a shallow
 	// copy of it (Kopf's copy.copy of the operator's memo), made when the
 	// object is first seen, so that what its handlers store is the
@@ -87,8 +94,12 @@ type memory struct {
 	// so resume handlers apply to it; resumed: they are done.
 	noticedByListing bool
 	resumed          bool
-	// released: our finalizer is removed from the deleting object.
-	released bool
+	// released: our finalizer is removed from the deleting object;
+	// deletionHandled: its delete handlers are done, and the finalizer
+	// waits only for its daemons and timers to exit (their wake-up's
+	// cycle must not run the handlers again from an older body).
+	released        bool
+	deletionHandled bool
 	// rejected is the essence (encoded) whose handling the API server
 	// refused to store (an invalid patch): it is not handled again until
 	// the essence changes, whatever else (e.g. status) changes meanwhile.
@@ -209,19 +220,20 @@ func (r *Reactor) Process(ctx context.Context, ev watching.Event, s *queueing.St
 // process is Process; it returns the object's memory, whose tally sums up
 // the processing.
 func (r *Reactor) process(ctx context.Context, ev watching.Event, s *queueing.Stream) *memory {
-	var logger *slog.Logger
-	if b := body.Body(ev.Object); b.Kind() != "" { // not a stub of a vanished object
-		logger = posting.ForObject(r.Logger, b) // posted with settings.Posting.Loggers
-	} else {
-		logger = logging.ForObject(r.Logger, ev.Key) // prints the same; never posted
+	ctx, ev, logger, ok := r.begin(ctx, ev, s)
+	if !ok {
+		return &memory{} // nothing is known of the object yet
 	}
-	ctx = withLogger(ctx, logger) // the requests' retries are logged about the object
 	mem := r.memory(ev.Key, body.Body(ev.Object).Meta().UID())
 	mem.tally = tally{}
 	if ev.Initial {
 		mem.noticedByListing = true
 	}
 	if r.reconcileWake(ctx, ev, s, mem, logger) || r.resume(ctx, ev, s, mem, logger) {
+		return mem
+	}
+	if r.left(ev) {
+		r.leave(ctx, ev, s, mem, logger) // not a deletion: no handler runs
 		return mem
 	}
 	if !ev.Wakeup {
@@ -259,6 +271,28 @@ func (r *Reactor) process(ctx context.Context, ev watching.Event, s *queueing.St
 	r.reconcile(ctx, ev, s, mem, logger) // the last step: after Kopf's handlers
 	r.settle(ctx, ev, s, mem, logger, 0, err)
 	return mem
+}
+
+// begin prepares an event's processing: a selecting watch's Deleted is
+// read again (gone, or left the selectors?), and the object gets its
+// logger, which the context carries too (the requests' retries are logged
+// about the object). False if the object could not be read: the event is
+// requeued.
+func (r *Reactor) begin(ctx context.Context, ev watching.Event, s *queueing.Stream) (context.Context, watching.Event, *slog.Logger, bool) {
+	ev, err := r.reread(ctx, ev)
+	var logger *slog.Logger
+	if b := body.Body(ev.Object); b.Kind() != "" { // not a stub of a vanished object
+		logger = posting.ForObject(r.Logger, b) // posted with settings.Posting.Loggers
+	} else {
+		logger = logging.ForObject(r.Logger, ev.Key) // prints the same; never posted
+	}
+	ctx = withLogger(ctx, logger)
+	if err != nil {
+		logger.Error(fmt.Sprintf("%v; trying again.", err))
+		s.Requeue(ev, r.rereadDelay())
+		return ctx, ev, logger, false
+	}
+	return ctx, ev, logger, true
 }
 
 // What the reactor's own requeue of an object waits for (memory.wait).

@@ -139,6 +139,28 @@ type Watching struct {
 	// sending a bookmark, before it is re-established (Kopf's
 	// inactivity_timeout; 0: never). Default: 70 s.
 	InactivityTimeout time.Duration
+	// InferSelectors makes the watch of a resource carry the label
+	// selector that every handler of the resource requires (each handler,
+	// daemon, timer and index has labels={key: value} or {key: PRESENT}
+	// for the key): the API server then sends only the objects that some
+	// handler may match (docs/filters.md). Off: every object is listed,
+	// watched and filtered by the handlers' filters, as Kopf does. Kopf has
+	// no such setting. Default: on.
+	InferSelectors bool
+	// Selectors are explicit selectors of resources' watches, by resource
+	// ("kopfexamples.v1.kopf.dev", "kopfexamples.kopf.dev", or a plural
+	// alone: "pods"), as Kopf's pull request #1311 proposes: an object
+	// they do not select is never seen, as if no handler matched it. A
+	// label selector is ANDed with the inferred one. Default: none.
+	Selectors map[string]Selector
+}
+
+// Selector is an explicit selector of a resource's watch, in the syntax of
+// kubectl's --selector and --field-selector (metav1.ListOptions): "" for
+// none.
+type Selector struct {
+	Labels string // e.g. "app=x,tier in (a,b)"
+	Fields string // e.g. "metadata.namespace!=kube-system"
 }
 
 // Networking governs the operator's own API requests (Kopf's
@@ -240,7 +262,7 @@ func Default() *Settings {
 			ErrorDelays:        seconds(1, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 377, 610),
 			ErrorJitter:        0.5,
 		},
-		Watching: Watching{InactivityTimeout: 70 * time.Second},
+		Watching: Watching{InactivityTimeout: 70 * time.Second, InferSelectors: true},
 		Networking: Networking{
 			RequestTimeout: 300 * time.Second,
 			MaxInFlight:    16,

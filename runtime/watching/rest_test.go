@@ -317,7 +317,8 @@ func TestWatcherOverREST(t *testing.T) {
 }
 
 // When the server does not stream listings, the watcher lists in pages
-// (limit and continue) and watches from the list's resourceVersion.
+// (limit and continue) and watches from the list's resourceVersion; every
+// request carries the watcher's selectors.
 func TestWatcherListsInPages(t *testing.T) {
 	rec := &recorder{respond: func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
@@ -342,7 +343,8 @@ func TestWatcherListsInPages(t *testing.T) {
 
 	events := make(chan Event, 100)
 	ctx, cancel := context.WithCancel(t.Context())
-	w := &Watcher{REST: restClient(t, srv.URL), Path: examplesPath, Callback: func(ev Event) { events <- ev }, Name: "test"}
+	w := &Watcher{REST: restClient(t, srv.URL), Path: examplesPath, Callback: func(ev Event) { events <- ev }, Name: "test",
+		LabelSelector: "app=x", FieldSelector: "metadata.name!=z"}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -363,5 +365,12 @@ func TestWatcherListsInPages(t *testing.T) {
 	want := map[string]Type{"default/a@1": Listed, "default/b@2": Listed, "default/a@43": Deleted}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("events %v, want %v", got, want)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for _, r := range rec.requests {
+		if q := r.URL.Query(); q.Get("labelSelector") != "app=x" || q.Get("fieldSelector") != "metadata.name!=z" {
+			t.Errorf("a request without the selectors: %s", r.URL)
+		}
 	}
 }

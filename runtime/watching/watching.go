@@ -106,7 +106,14 @@ type Watcher struct {
 	// client lists, watches and decodes.
 	Client    dynamic.NamespaceableResourceInterface
 	Namespace string
-	Callback  Callback
+	// LabelSelector and FieldSelector, if set, are sent with every listing
+	// and watch request (metav1.ListOptions' syntax): the API server sends
+	// only the objects they select. An object that stops being selected
+	// comes as a Deleted event although it still exists; telling the two
+	// apart is the caller's (see reactor.Reactor.Selects).
+	LabelSelector string
+	FieldSelector string
+	Callback      Callback
 	// Name identifies the watcher in client-go's own logs.
 	Name string
 	// InactivityTimeout re-establishes a watch that has sent nothing, not
@@ -162,6 +169,7 @@ func (w *Watcher) Run(ctx context.Context) {
 }
 
 func (w *Watcher) list(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	w.selecting(&opts)
 	for {
 		var list runtime.Object
 		var err error
@@ -180,6 +188,7 @@ func (w *Watcher) watch(ctx context.Context, opts metav1.ListOptions) (watch.Int
 	var wi watch.Interface
 	var err error
 	var stream uint64
+	w.selecting(&opts)
 	// Over REST, the stream watcher's own goroutine tells of the events
 	// and of the stream's end (see trackDecoder); over the dynamic client,
 	// a goroutine in between does (see tracked).
@@ -216,6 +225,12 @@ func (w *Watcher) watch(ctx context.Context, opts metav1.ListOptions) (watch.Int
 		w.OnWatching()
 	}
 	return tracked(wi, w.InactivityTimeout, w.OnStall, w.status.event, func() { w.status.closed(stream) }), nil
+}
+
+// selecting puts the watcher's selectors into a request's options.
+func (w *Watcher) selecting(opts *metav1.ListOptions) {
+	opts.LabelSelector = w.LabelSelector
+	opts.FieldSelector = w.FieldSelector
 }
 
 // failed reports a failed request and says whether to send it again now.
