@@ -84,6 +84,10 @@ func TestSelectorsOfEveryKindOfHandler(t *testing.T) {
 		"index": func(r *registry.Registry, f filters.Filter) error {
 			return r.AddIndex(registry.IndexHandler{ID: "i", Selector: sel, Filter: f, Fn: nopIndex{}})
 		},
+		"reconcile": func(r *registry.Registry, f filters.Filter) error {
+			return r.AddReconcile(registry.ReconcileHandler{ID: "r", Selector: sel, Filter: f,
+				Fn: func(context.Context, *kwargs.Reconcile) (registry.ReconcileResult, error) { return registry.ReconcileResult{}, nil }})
+		},
 	}
 	for name, add := range kinds {
 		for _, tt := range []struct {
