@@ -299,7 +299,7 @@ func plan(m *model.Package, existing string) (File, bool, error) {
 		have = b
 	}
 	ours := have != nil && IsGenerated(have)
-	if len(m.Handlers) == 0 {
+	if len(m.Handlers) == 0 && len(m.Conversions) == 0 {
 		if !ours {
 			return File{}, false, nil
 		}

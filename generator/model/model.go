@@ -178,6 +178,9 @@ type Package struct {
 	// RBAC are the rules of the rbac markers (//kopf:rbac,
 	// +kubebuilder:rbac), by file, in source order (see rbac.go).
 	RBAC []*RBACRule
+	// Conversions are the conversions between versions of kinds
+	// (//kopf:conversion), one per spoke (see conversion.go).
+	Conversions []*Conversion
 }
 
 // Import is a package imported by the generated file.
@@ -460,8 +463,11 @@ func Build(ctx context.Context, pkg *load.Package, table *markers.Table) (*Packa
 	}
 	b.depResources()
 	for _, mf := range marked {
-		b.funcDecl(mf.decl, mf.markers)
+		if !b.conversionDecl(mf.decl, mf.markers) {
+			b.funcDecl(mf.decl, mf.markers)
+		}
 	}
+	b.conversionPairs()
 	b.indices()
 	b.checkGeneratedNames()
 	b.warns.Sort()
@@ -509,6 +515,8 @@ type builder struct {
 	imports map[string]Import
 	// callbacks are the functions used as callbacks, for the name checks.
 	callbacks map[string]bool
+	// conversions are the conversion functions, in source order.
+	conversions []*ConversionFunc
 }
 
 func (b *builder) pos(p token.Pos) token.Position { return b.pkg.Fset.Position(p) }
