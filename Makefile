@@ -29,6 +29,9 @@ EXAMPLES_GEN_FLAGS := --deepcopy --clients=generated
 # The e2e tests' operator written with markers, and its flags (its //go:generate line says the same).
 E2E_GEN_DIR   := e2e/workloads/internal/deployop
 E2E_GEN_FLAGS := --deepcopy --manifests=config
+# The example of versioned APIs also generates its CRD (both versions, the conversion webhook) and role.
+VERSIONS_GEN := cd examples/versions && $(CURDIR)/bin/kopf-gen
+VERSIONS_GEN_ARGS := --deepcopy --manifests=config --role-name=versions-operator . ../apis/greetings/...
 CLUSTER_DIR   := $(CURDIR)/.cache/cluster
 # `make cluster CLUSTER_FLAGS=-controllers`: with controllers, a scheduler and a simulated node.
 CLUSTER_FLAGS ?=
@@ -101,6 +104,7 @@ lint:
 verify: kopf-gen
 	cd examples && $(CURDIR)/bin/kopf-gen verify $(EXAMPLES_GEN_FLAGS) ./...
 	cd $(E2E_GEN_DIR) && $(CURDIR)/bin/kopf-gen verify $(E2E_GEN_FLAGS)
+	$(VERSIONS_GEN) verify $(VERSIONS_GEN_ARGS)
 
 ## go-min: the examples compile at the runtime's minimum Go, the root go.mod's go directive (an
 ## operator's go.mod may declare no newer): generated code must not use newer language features.
@@ -112,6 +116,7 @@ go-min:
 generate: kopf-gen
 	cd examples && $(CURDIR)/bin/kopf-gen generate $(EXAMPLES_GEN_FLAGS) ./...
 	cd $(E2E_GEN_DIR) && $(CURDIR)/bin/kopf-gen generate $(E2E_GEN_FLAGS)
+	$(VERSIONS_GEN) generate $(VERSIONS_GEN_ARGS)
 
 ## kopf-gen: build kopf-gen from its module (cmd/kopf-gen/go.mod) into bin/.
 kopf-gen:

@@ -3,9 +3,13 @@
 package applyconfiguration
 
 import (
-	v1 "github.com/kopf-go/kopf/examples/apis/kopf/v1"
+	v1 "github.com/kopf-go/kopf/examples/apis/greetings/v1"
+	v1alpha1 "github.com/kopf-go/kopf/examples/apis/greetings/v1alpha1"
+	kopfv1 "github.com/kopf-go/kopf/examples/apis/kopf/v1"
+	greetingsv1 "github.com/kopf-go/kopf/examples/generated/applyconfiguration/greetings/v1"
+	greetingsv1alpha1 "github.com/kopf-go/kopf/examples/generated/applyconfiguration/greetings/v1alpha1"
 	internal "github.com/kopf-go/kopf/examples/generated/applyconfiguration/internal"
-	kopfv1 "github.com/kopf-go/kopf/examples/generated/applyconfiguration/kopf/v1"
+	applyconfigurationkopfv1 "github.com/kopf-go/kopf/examples/generated/applyconfiguration/kopf/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
 	managedfields "k8s.io/apimachinery/pkg/util/managedfields"
@@ -15,15 +19,27 @@ import (
 // apply configuration type exists for the given GroupVersionKind.
 func ForKind(kind schema.GroupVersionKind) interface{} {
 	switch kind {
-	// Group=kopf.dev, Version=v1
-	case v1.SchemeGroupVersion.WithKind("CreateFnStatus"):
-		return &kopfv1.CreateFnStatusApplyConfiguration{}
-	case v1.SchemeGroupVersion.WithKind("KopfExample"):
-		return &kopfv1.KopfExampleApplyConfiguration{}
-	case v1.SchemeGroupVersion.WithKind("KopfExampleSpec"):
-		return &kopfv1.KopfExampleSpecApplyConfiguration{}
-	case v1.SchemeGroupVersion.WithKind("KopfExampleStatus"):
-		return &kopfv1.KopfExampleStatusApplyConfiguration{}
+	// Group=greetings.kopf.dev, Version=v1
+	case v1.SchemeGroupVersion.WithKind("Greeting"):
+		return &greetingsv1.GreetingApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("GreetingSpec"):
+		return &greetingsv1.GreetingSpecApplyConfiguration{}
+
+		// Group=greetings.kopf.dev, Version=v1alpha1
+	case v1alpha1.SchemeGroupVersion.WithKind("Greeting"):
+		return &greetingsv1alpha1.GreetingApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("GreetingSpec"):
+		return &greetingsv1alpha1.GreetingSpecApplyConfiguration{}
+
+		// Group=kopf.dev, Version=v1
+	case kopfv1.SchemeGroupVersion.WithKind("CreateFnStatus"):
+		return &applyconfigurationkopfv1.CreateFnStatusApplyConfiguration{}
+	case kopfv1.SchemeGroupVersion.WithKind("KopfExample"):
+		return &applyconfigurationkopfv1.KopfExampleApplyConfiguration{}
+	case kopfv1.SchemeGroupVersion.WithKind("KopfExampleSpec"):
+		return &applyconfigurationkopfv1.KopfExampleSpecApplyConfiguration{}
+	case kopfv1.SchemeGroupVersion.WithKind("KopfExampleStatus"):
+		return &applyconfigurationkopfv1.KopfExampleStatusApplyConfiguration{}
 
 	}
 	return nil

@@ -3,6 +3,8 @@
 package scheme
 
 import (
+	greetingsv1 "github.com/kopf-go/kopf/examples/apis/greetings/v1"
+	greetingsv1alpha1 "github.com/kopf-go/kopf/examples/apis/greetings/v1alpha1"
 	kopfv1 "github.com/kopf-go/kopf/examples/apis/kopf/v1"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
@@ -15,6 +17,8 @@ var Scheme = runtime.NewScheme()
 var Codecs = serializer.NewCodecFactory(Scheme)
 var ParameterCodec = runtime.NewParameterCodec(Scheme)
 var localSchemeBuilder = runtime.SchemeBuilder{
+	greetingsv1.AddToScheme,
+	greetingsv1alpha1.AddToScheme,
 	kopfv1.AddToScheme,
 }
 
