@@ -106,11 +106,14 @@ var shared = []string{
 // metrics' (runtime/metrics; controller-runtime links it too, so operators
 // that mix both link it once); client_model is its data model, which the
 // metrics' tests read. spf13/pflag is cobra's flag set, which the operator
-// binary's flags (runtime/cli) use directly.
+// binary's flags (runtime/cli) use directly. sigs.k8s.io/randfill is
+// apimachinery's fuzzer (metav1 imports it, so every operator links it
+// already): kopftest.RoundTrip fills objects with it.
 var runtimeRequires = []string{
 	"github.com/go-json-experiment/json", "github.com/go-logr/logr", "github.com/spf13/cobra", "github.com/spf13/pflag",
 	"golang.org/x/crypto", "k8s.io/api", "k8s.io/apimachinery", "k8s.io/client-go", "k8s.io/klog/v2", "k8s.io/utils",
 	"github.com/prometheus/client_golang", "github.com/prometheus/client_model",
+	"sigs.k8s.io/randfill",
 }
 
 // mustNotRequire are modules that the root go.mod must not list at all,

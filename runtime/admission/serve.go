@@ -72,6 +72,12 @@ type Config struct {
 	// KUBERNETES_SERVICE_HOST is set): the default server is then a
 	// Service.
 	InCluster *bool
+	// Handlers are served by the same server next to the webhooks, each
+	// at <root>/<its name> (e.g. package conversion's Handler at
+	// <root>/convert): that path is then not a webhook handler's id.
+	// The server starts if the registry has webhook handlers or if there
+	// are Handlers.
+	Handlers map[string]http.Handler
 }
 
 // Server is a running admission webhook server.
@@ -83,10 +89,23 @@ type Server struct {
 	Addr  net.Addr
 	certs *certStore
 	stop  func()
+	// clientConfig is how the API server reaches the server's root.
+	clientConfig func() admissionregv1.WebhookClientConfig
 }
 
 // CABundle returns the CA bundle that verifies the server's certificate.
 func (s *Server) CABundle() []byte { return s.certs.CABundle() }
+
+// ClientConfig is how the API server reaches <root>/<name> of the server
+// (one of Config.Handlers): its Service or its URL, with the CA bundle of
+// now (empty while there is no certificate yet).
+func (s *Server) ClientConfig(name string) admissionregv1.WebhookClientConfig {
+	return withHandlerID(s.clientConfig(), name)
+}
+
+// OnCABundle registers fn to be called with every new CA bundle (the
+// certificate generated, renewed, or its files changed).
+func (s *Server) OnCABundle(fn func(caBundle []byte)) { s.certs.onCABundle(fn) }
 
 // Stop stops the server: the managed configurations are cleaned up (see
 // the package doc), then the listener closed and the requests in flight
@@ -103,9 +122,9 @@ var ErrNoServer = errors.New("Admission handlers exist, but no admission server/
 // with settings.Admission.Managed, the managed webhook configurations; it
 // returns once the server listens and the configurations are applied
 // once. It returns nil and no error if the registry has no webhook
-// handlers.
+// handlers and there are no Config.Handlers.
 func Start(ctx context.Context, cfg Config) (*Server, error) {
-	if !cfg.Registry.HasWebhooks() {
+	if !cfg.Registry.HasWebhooks() && len(cfg.Handlers) == 0 {
 		return nil, nil
 	}
 	st := &startup{cfg: cfg, logger: cfg.Logger, store: &certStore{}}
@@ -335,6 +354,24 @@ func (st *startup) handler(ctx context.Context) *Handler {
 	return h
 }
 
+// mux serves the Config.Handlers at <root>/<name>, and the webhooks at
+// every other path.
+func (st *startup) mux(webhooks *Handler) http.Handler {
+	if len(st.cfg.Handlers) == 0 {
+		return webhooks
+	}
+	root := strings.TrimSuffix(webhooks.Root, "/")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if name, ok := strings.CutPrefix(r.URL.Path, root+"/"); ok {
+			if h, ok := st.cfg.Handlers[name]; ok {
+				h.ServeHTTP(w, r)
+				return
+			}
+		}
+		webhooks.ServeHTTP(w, r)
+	})
+}
+
 // serve listens and serves the webhooks over TLS with the certificate of
 // the store; the Server's stop stops the background work (the manager
 // cleans up meanwhile), then the server.
@@ -349,7 +386,7 @@ func (st *startup) serve(ctx context.Context) (*Server, error) {
 		return nil, fmt.Errorf("listening for webhooks: %w", err)
 	}
 	srv := &http.Server{
-		Handler:           st.handler(ctx),
+		Handler:           st.mux(st.handler(ctx)),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       timeout + 10*time.Second,
 		WriteTimeout:      timeout + 10*time.Second,
@@ -374,6 +411,7 @@ func (st *startup) serve(ctx context.Context) (*Server, error) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	logger.Debug(fmt.Sprintf("Listening for webhooks at %s", buildURL("https", "*", port, ws.Path)))
 	s := &Server{Addr: ln.Addr(), certs: st.store}
+	s.clientConfig = func() admissionregv1.WebhookClientConfig { return st.clientConfig(s) }
 	if ws.Service == nil {
 		host, _ := hosts(ws)
 		s.URL = buildURL("https", host, port, ws.Path)
@@ -414,7 +452,7 @@ func (st *startup) clientConfig(s *Server) admissionregv1.WebhookClientConfig {
 // (and this replica's Lease) in the background, if they are managed.
 func (st *startup) startManager(ctx context.Context, s *Server) error {
 	name := st.cfg.Settings.Admission.Managed
-	if name == "" {
+	if name == "" || !st.cfg.Registry.HasWebhooks() {
 		return nil
 	}
 	arc, err := admissionregv1client.NewForConfigAndClient(st.cfg.RESTConfig, st.hc)
