@@ -157,10 +157,15 @@ func (b *builder) conversionPairs() {
 	bySpoke := map[*Typed]*Conversion{}
 	var order []*Conversion
 	for _, f := range b.conversions {
-		hub := b.hubOf(f.From)
-		if hub == nil {
+		hub, hubs := b.hubOf(f.From)
+		switch {
+		case hubs == 0:
 			b.errorf(f.Pos, "conversion %s: %s has no storage version among %s; mark the version that the API server stores with %s, and convert to and from it",
 				f.Func, f.From.Kind(), b.versionsOf(f.From), markers.StorageVersion)
+			continue
+		case hubs > 1:
+			b.errorf(f.Pos, "conversion %s: %s has %d versions marked %s; a kind has one storage version, the hub of its conversions",
+				f.Func, f.From.Kind(), hubs, markers.StorageVersion)
 			continue
 		}
 		if f.From != hub && f.To != hub {
@@ -206,19 +211,17 @@ func (b *builder) conversionPairs() {
 }
 
 // hubOf returns the storage version of a typed resource's kind among the
-// typed resources the package knows, or nil if there is none (or more
-// than one: that is reported with the CRD).
-func (b *builder) hubOf(t *Typed) *Typed {
+// typed resources the package knows, and how many of them are marked so.
+func (b *builder) hubOf(t *Typed) (*Typed, int) {
 	var hub *Typed
+	n := 0
 	for _, o := range b.typed {
 		if o.Builtin == nil && o.Storage && o.Group == t.Group && o.Kind() == t.Kind() {
-			if hub != nil {
-				return nil
-			}
 			hub = o
+			n++
 		}
 	}
-	return hub
+	return hub, n
 }
 
 // versionsOf lists the versions of a typed resource's kind that the
