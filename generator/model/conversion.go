@@ -242,7 +242,8 @@ func (b *builder) versionsOf(t *Typed) string {
 
 // storageMarked reports whether the doc comment holding the marker at pos
 // (the //kopf:resource of a type, in the package or one it imports) has
-// the storage-version marker.
+// the storage-version marker, or the comment group right above it (after
+// one blank line), where controller-tools reads a type's markers too.
 func (b *builder) storageMarked(pos token.Position) bool {
 	files := b.pkg.Files
 	for _, dep := range b.pkg.Deps {
@@ -252,17 +253,28 @@ func (b *builder) storageMarked(pos token.Position) bool {
 		if f.AST == nil || b.pkg.Fset.Position(f.AST.Pos()).Filename != pos.Filename {
 			continue
 		}
-		for _, cg := range f.AST.Comments {
+		for i, cg := range f.AST.Comments {
 			start, end := b.pkg.Fset.Position(cg.Pos()), b.pkg.Fset.Position(cg.End())
 			if pos.Offset < start.Offset || pos.Offset >= end.Offset {
 				continue
 			}
-			for _, c := range cg.List {
-				if text := strings.TrimSpace(strings.TrimPrefix(c.Text, "//")); text == markers.StorageVersion {
-					return true
-				}
+			if hasStorageMarker(cg) {
+				return true
 			}
-			return false
+			if i == 0 {
+				return false
+			}
+			prev := f.AST.Comments[i-1]
+			return b.pkg.Fset.Position(prev.End()).Line == start.Line-2 && hasStorageMarker(prev)
+		}
+	}
+	return false
+}
+
+func hasStorageMarker(cg *ast.CommentGroup) bool {
+	for _, c := range cg.List {
+		if strings.TrimSpace(strings.TrimPrefix(c.Text, "//")) == markers.StorageVersion {
+			return true
 		}
 	}
 	return false
