@@ -4,7 +4,12 @@
 // whichever version it was written in; the API server converts through
 // the operator's conversion webhook (conversions.go), served on the
 // admission server (docs/versions.md).
+//
+// Its CRD (both versions, the conversion webhook) and role are generated
+// with the line below, as `make generate` does.
 package main
+
+//go:generate go tool kopf-gen --deepcopy --manifests=config --role-name=versions-operator . ../apis/greetings/...
 
 import (
 	"context"
