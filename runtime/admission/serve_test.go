@@ -168,3 +168,58 @@ func TestStartWithTheAPIServerDown(t *testing.T) {
 		t.Errorf("the log:\n%s", logs.String())
 	}
 }
+
+// TestStartWithHandlersOnly: Config.Handlers start the server without
+// webhook handlers, are served at <root>/<name> next to the webhooks,
+// and ClientConfig and OnCABundle tell how the API server reaches them.
+func TestStartWithHandlersOnly(t *testing.T) {
+	dir := t.TempDir()
+	ca := writeCerts(t, dir)
+	s := &settings.Settings{Admission: settings.Admission{Server: &settings.WebhookServer{
+		Addr: "127.0.0.1", Port: freePortT(t), Path: "/hooks",
+		CertFile: filepath.Join(dir, "tls.crt"), KeyFile: filepath.Join(dir, "tls.key"), CAFile: filepath.Join(dir, "ca.crt"),
+		CheckInterval: 20 * time.Millisecond,
+	}}}
+	extra := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("extra at " + r.URL.Path)) })
+	srv, err := Start(t.Context(), Config{Registry: registry.New(), Settings: s, Logger: slog.New(slog.DiscardHandler),
+		RESTConfig: &rest.Config{Host: "https://127.0.0.1:1"}, Handlers: map[string]http.Handler{"convert": extra}})
+	if err != nil || srv == nil {
+		t.Fatalf("Start: %v, %v", srv, err)
+	}
+	t.Cleanup(srv.Stop)
+	cc := srv.ClientConfig("convert")
+	if cc.URL == nil || *cc.URL != srv.URL+"/convert" || !bytes.Equal(cc.CABundle, ca) || cc.Service != nil {
+		t.Errorf("client config: %+v (server at %s)", cc, srv.URL)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, DisableKeepAlives: true}}
+	for path, want := range map[string]string{"/hooks/convert": "extra at /hooks/convert", "/hooks/other": `No webhook handler "other" serves`} {
+		resp, err := client.Post("https://"+srv.Addr.String()+path, "application/json", strings.NewReader(review("CREATE", "", example, "")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body bytes.Buffer
+		_, _ = body.ReadFrom(resp.Body)
+		_ = resp.Body.Close()
+		if !strings.Contains(body.String(), want) {
+			t.Errorf("POST %s: %d %q, want %q", path, resp.StatusCode, body.String(), want)
+		}
+	}
+	changed := make(chan []byte, 1)
+	srv.OnCABundle(func(b []byte) {
+		select {
+		case changed <- b:
+		default:
+		}
+	})
+	ca2 := writeCerts(t, dir)
+	select {
+	case got := <-changed:
+		if !bytes.Equal(got, ca2) {
+			t.Error("OnCABundle: not the new CA")
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("OnCABundle: not called for a new CA")
+	}
+}

@@ -12,7 +12,9 @@
 // runtime sets the apiVersion and kind of every intermediate and final
 // result; a result without metadata keeps the object's; a result whose
 // metadata differs from the object's other than in labels and annotations
-// is refused (the API server would refuse it with a vaguer message). A
+// is refused (the API server refuses a changed name, namespace or uid,
+// and silently restores the rest: a conversion that edits metadata is
+// thus seen at once, in its own words). A
 // conversion runs through execution.Guard: its error or panic fails the
 // whole review (the API server needs every object converted) with a
 // message naming the object, the versions and the error, logged at ERROR;

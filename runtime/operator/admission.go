@@ -49,6 +49,9 @@ func serveAdmission(ctx context.Context, cfg *rest.Config, reg *registry.Registr
 		Context:    withValues,
 		Handlers:   extra,
 	})
+	if err != nil && !reg.HasWebhooks() {
+		return nil, fmt.Errorf("the conversions are served by the admission server: %w", err)
+	}
 	if err != nil {
 		return nil, err
 	}
