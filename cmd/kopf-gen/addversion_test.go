@@ -132,3 +132,29 @@ func TestAddVersionRefuses(t *testing.T) {
 		}
 	}
 }
+
+// A source package without the package DeepCopy marker gets a doc.go in
+// the new version that has it, with the group; the source's own storage
+// marker stays where it is, and the copy has none.
+func TestAddVersionWritesDocGo(t *testing.T) {
+	src := strings.Replace(widgetV1alpha1, "// +k8s:deepcopy-gen=package\n", "", 1)
+	src = strings.Replace(src, "//kopf:resource example.com/v1alpha1/widgets", "// +kubebuilder:storageversion\n//\n//kopf:resource example.com/v1alpha1/widgets", 1)
+	dir := chdirModule(t, map[string]string{"api/v1alpha1/types.go": src, "main.go": widgetOperator})
+	code, stdout, stderr := kopfGen(t, "add-version", "./api/v1alpha1", "v1beta1")
+	if code != 0 {
+		t.Fatalf("add-version: %d\n%s%s", code, stdout, stderr)
+	}
+	if strings.Contains(stdout, "marked v1alpha1.Widget") {
+		t.Errorf("add-version marked a storage version again:\n%s", stdout)
+	}
+	want := "// Package v1beta1 is the v1beta1 version of the API group example.com.\n//\n// +k8s:deepcopy-gen=package\n// +groupName=example.com\npackage v1beta1\n"
+	if doc := readFile(t, filepath.Join(dir, "api/v1beta1/doc.go")); doc != want {
+		t.Errorf("doc.go:\n%s\nwant:\n%s", doc, want)
+	}
+	if got := readFile(t, filepath.Join(dir, "api/v1beta1/types.go")); strings.Contains(got, "storageversion") || !strings.Contains(got, "//kopf:resource example.com/v1beta1/widgets\n") {
+		t.Errorf("the copy:\n%s", got)
+	}
+	if got := readFile(t, filepath.Join(dir, "api/v1alpha1/types.go")); got != src {
+		t.Errorf("the source changed:\n%s", got)
+	}
+}
