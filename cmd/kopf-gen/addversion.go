@@ -18,7 +18,6 @@ import (
 	"golang.org/x/mod/modfile"
 
 	"github.com/kopf-go/kopf/generator/markers"
-	"github.com/kopf-go/kopf/runtime/resources"
 )
 
 // newAddVersionCmd is `kopf-gen add-version SRC VERSION`: a new version of
@@ -52,6 +51,9 @@ the conversions, and run kopf-gen generate.`,
 	return cmd
 }
 
+// selector is the resource of a //kopf:resource marker.
+type selector struct{ Group, Version, Name string }
+
 // versionName is what add-version accepts as a version: Kubernetes'
 // convention (v1, v1beta2, v2alpha1).
 var versionName = regexp.MustCompile(`^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$`)
@@ -59,7 +61,7 @@ var versionName = regexp.MustCompile(`^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$`)
 // apiKind is a //kopf:resource type of the source package.
 type apiKind struct {
 	name    string
-	sel     resources.Selector
+	sel     selector
 	storage bool
 	file    string
 	// marker is the text of its //kopf:resource marker.
@@ -220,7 +222,7 @@ func fileKinds(fset *token.FileSet, table *markers.Table, f *ast.File, path stri
 			if err != nil {
 				return nil, err
 			}
-			k.sel = m.Positional[0].Go.(resources.Selector)
+			k.sel.Group, k.sel.Version, k.sel.Name = markers.ResourceOf(m)
 			k.marker = c.Text
 		}
 		if k.sel.Version != "" {
