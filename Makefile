@@ -26,11 +26,14 @@ TEST_TIMEOUT  ?= 20m
 # kopf-gen's flags for examples/: the DeepCopy methods and the typed clients
 # of examples/apis (its //go:generate line says the same from its directory).
 EXAMPLES_GEN_FLAGS := --deepcopy --clients=generated
-# and examples/memcached's manifests (its CRD and role), from it and its API.
+# The memcached example also generates its manifests (its CRD and role), from it and its API.
 MEMCACHED_GEN_ARGS := --deepcopy --manifests=memcached/config ./memcached ./apis/cache/v1alpha1
 # The e2e tests' operator written with markers, and its flags (its //go:generate line says the same).
 E2E_GEN_DIR   := e2e/workloads/internal/deployop
 E2E_GEN_FLAGS := --deepcopy --manifests=config
+# The example of versioned APIs also generates its CRD (both versions, the conversion webhook) and role.
+VERSIONS_GEN := cd examples/versions && $(CURDIR)/bin/kopf-gen
+VERSIONS_GEN_ARGS := --deepcopy --manifests=config --role-name=versions-operator . ../apis/greetings/...
 CLUSTER_DIR   := $(CURDIR)/.cache/cluster
 # `make cluster CLUSTER_FLAGS=-controllers`: with controllers, a scheduler and a simulated node.
 CLUSTER_FLAGS ?=
@@ -112,6 +115,7 @@ verify: kopf-gen
 	cd examples && $(CURDIR)/bin/kopf-gen verify $(EXAMPLES_GEN_FLAGS) ./...
 	cd examples && $(CURDIR)/bin/kopf-gen verify $(MEMCACHED_GEN_ARGS)
 	cd $(E2E_GEN_DIR) && $(CURDIR)/bin/kopf-gen verify $(E2E_GEN_FLAGS)
+	$(VERSIONS_GEN) verify $(VERSIONS_GEN_ARGS)
 
 ## go-min: the examples compile at the runtime's minimum Go, the root go.mod's go directive (an
 ## operator's go.mod may declare no newer): generated code must not use newer language features.
@@ -124,6 +128,7 @@ generate: kopf-gen
 	cd examples && $(CURDIR)/bin/kopf-gen generate $(EXAMPLES_GEN_FLAGS) ./...
 	cd examples && $(CURDIR)/bin/kopf-gen generate $(MEMCACHED_GEN_ARGS)
 	cd $(E2E_GEN_DIR) && $(CURDIR)/bin/kopf-gen generate $(E2E_GEN_FLAGS)
+	$(VERSIONS_GEN) generate $(VERSIONS_GEN_ARGS)
 
 ## kopf-gen: build kopf-gen from its module (cmd/kopf-gen/go.mod) into bin/.
 kopf-gen:

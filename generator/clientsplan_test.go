@@ -121,7 +121,8 @@ func TestClientsOrphansAndChecks(t *testing.T) {
 	}
 	ctx := context.Background()
 	types := readFile(t, filepath.Join("testdata", "clients", "kopf", "v1", "types.go"))
-	dir := testModule(t, map[string]string{"api/kopf/v1/types.go": types})
+	doc := readFile(t, filepath.Join("testdata", "clients", "kopf", "v1", "doc.go"))
+	dir := testModule(t, map[string]string{"api/kopf/v1/types.go": types, "api/kopf/v1/doc.go": doc})
 	opts := Options{Dir: dir, Patterns: []string{"./api/..."}, DeepCopy: true, Clients: "generated"}
 	files, _, err := Generate(ctx, opts)
 	if err != nil {

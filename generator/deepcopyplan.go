@@ -29,7 +29,9 @@ func (p *plans) deepCopyPackages(pkgs []*load.Package) []string {
 		for i, f := range pkg.Files {
 			asts[i] = f.AST
 		}
-		if bad := manifests.CheckDeepCopy(pkg.Fset, asts); len(bad) > 0 {
+		bad := manifests.CheckDeepCopy(pkg.Fset, asts)
+		bad = append(bad, manifests.CheckDeepCopyPackage(pkg.Fset, asts, pkg.Types)...)
+		if len(bad) > 0 {
 			p.errs = append(p.errs, bad...)
 			continue
 		}

@@ -48,8 +48,10 @@
 // directory, rbac/role.yaml (the ClusterRole the handlers need, from every
 // package's markers, with their rbac markers' rules, and a Role per
 // namespace of those with namespace=) and crd/<group>_<plural>.yaml (the CRD of every
-// //kopf:resource type declared in the matched packages), and, when the
-// packages have admission webhook handlers, webhook/service.yaml (the
+// //kopf:resource type declared in the matched packages; one per kind,
+// with every version and, with conversions, their webhook: see package
+// manifests), and, when the packages have admission webhook handlers or
+// conversions, webhook/service.yaml (the
 // webhooks' Service) and rbac/webhook_role.yaml (the Role of their
 // certificate Secret), which are removed when they have none any more;
 // with
@@ -299,7 +301,7 @@ func plan(m *model.Package, existing string) (File, bool, error) {
 		have = b
 	}
 	ours := have != nil && IsGenerated(have)
-	if len(m.Handlers) == 0 {
+	if len(m.Handlers) == 0 && len(m.Conversions) == 0 {
 		if !ours {
 			return File{}, false, nil
 		}

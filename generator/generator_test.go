@@ -49,7 +49,7 @@ func TestGolden(t *testing.T) {
 		rel, _ := filepath.Rel(dir, f.Path)
 		got = append(got, filepath.ToSlash(rel))
 	}
-	if want := []string{"activities/zz_generated.kopf.go", "admission/zz_generated.kopf.go", "clients/kopf/v1/zz_generated.register.go", "filters/zz_generated.kopf.go", "handlers/zz_generated.kopf.go", "indices/zz_generated.kopf.go", "minimal/zz_generated.kopf.go", "reconcile/zz_generated.kopf.go", "spawning/zz_generated.kopf.go", "typed/zz_generated.kopf.go", "widgets/zz_generated.kopf.go"}; !reflect.DeepEqual(got, want) {
+	if want := []string{"activities/zz_generated.kopf.go", "admission/zz_generated.kopf.go", "clients/kopf/v1/zz_generated.register.go", "conversions/zz_generated.kopf.go", "filters/zz_generated.kopf.go", "handlers/zz_generated.kopf.go", "indices/zz_generated.kopf.go", "minimal/zz_generated.kopf.go", "reconcile/zz_generated.kopf.go", "spawning/zz_generated.kopf.go", "typed/zz_generated.kopf.go", "widgets/zz_generated.kopf.go"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("generated files %v, want %v", got, want)
 	}
 	if *update {

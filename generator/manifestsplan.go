@@ -42,6 +42,7 @@ func planManifests(ctx context.Context, opts Options, pkgs []*load.Package, mode
 		}
 		for _, m := range models {
 			req.Resources = append(req.Resources, m.Resources...)
+			req.Conversions = append(req.Conversions, m.Conversions...)
 		}
 	}
 	if opts.DeepCopy {

@@ -9,14 +9,15 @@ import (
 
 // planWebhooks plans the manifests of admission webhooks (the Service and
 // the Role of the certificate Secret, see package manifests) when the
-// packages have webhook handlers, and the removal of generated ones when
+// packages have webhook handlers or conversions (served on the same
+// server), and the removal of generated ones when
 // they have none.
 func (p *plans) planWebhooks(dir, name string, models []*model.Package) error {
 	paths := []string{
 		filepath.Join(dir, filepath.FromSlash(manifests.WebhookServiceFile)),
 		filepath.Join(dir, filepath.FromSlash(manifests.WebhookRoleFile)),
 	}
-	if validating, mutating := manifests.WebhookKinds(models); !validating && !mutating {
+	if validating, mutating := manifests.WebhookKinds(models); !validating && !mutating && !manifests.HasConversions(models) {
 		for _, path := range paths {
 			if err := p.keep(planOrphan(path, isGeneratedYAML)); err != nil {
 				return err

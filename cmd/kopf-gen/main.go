@@ -12,6 +12,9 @@
 //	                                      proxy; print the KUBEBUILDER_ASSETS directory
 //	kopf-gen kustomize DIR [--image NAME=IMAGE] [-o FILE]
 //	                                      render a kustomization as kustomize build does
+//	kopf-gen add-version SRC VERSION [--conversions DIR]
+//	                                      add a version to the kinds of the API package in SRC:
+//	                                      the package VERSION beside it, the conversions' stubs
 //	kopf-gen markers                      describe every marker and argument
 //	kopf-gen version                      print the version recorded in generated headers
 //
@@ -320,6 +323,7 @@ It prints the warnings that generate prints, on stderr.`,
 		newInitCmd(),
 		newEnvtestCmd(),
 		newKustomizeCmd(),
+		newAddVersionCmd(),
 		&cobra.Command{
 			Use:   "markers",
 			Short: "Describe every marker and its arguments",

@@ -253,7 +253,11 @@ func TestClientsFlag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := chdirModule(t, map[string]string{"api/kopf/v1/types.go": string(types)})
+	doc, err := os.ReadFile("../../generator/testdata/clients/kopf/v1/doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := chdirModule(t, map[string]string{"api/kopf/v1/types.go": string(types), "api/kopf/v1/doc.go": string(doc)})
 	flags := []string{"--deepcopy", "--clients=pkg/generated", "./api/..."}
 	code, out, errOut := kopfGen(t, append([]string{"verify"}, flags...)...)
 	if code != 1 || !strings.Contains(out, "+++ b/pkg/generated/clientset/versioned/clientset.go\n") ||

@@ -150,7 +150,7 @@ func (e *emitter) typeCode(t types.Type) jen.Code {
 
 // File renders the generated file of a package with handlers.
 func File(pkg *model.Package, version string) ([]byte, error) {
-	if len(pkg.Handlers) == 0 {
+	if len(pkg.Handlers) == 0 && len(pkg.Conversions) == 0 {
 		return nil, fmt.Errorf("package %s has no handlers to generate code for", pkg.PkgPath)
 	}
 	e := &emitter{pkg: pkg}
@@ -180,7 +180,7 @@ func File(pkg *model.Package, version string) ([]byte, error) {
 	}
 
 	var litErr error
-	f.Comment(fmt.Sprintf("// %s adds the package's handlers to r, in source order, and returns the\n// first error of the registry.", model.RegisterFunc))
+	f.Comment(registerDoc(pkg))
 	f.Func().Id(model.RegisterFunc).Params(jen.Id("r").Op("*").Qual(KopfPath, "Registry")).Error().BlockFunc(func(g *jen.Group) {
 		e.indicesVar(g)
 		for _, reg := range pkg.Registrations {
@@ -198,6 +198,7 @@ func File(pkg *model.Package, version string) ([]byte, error) {
 				jen.Err().Op("!=").Nil(),
 			).Block(jen.Return(jen.Err()))
 		}
+		conversions(g, pkg)
 		g.Return(jen.Nil())
 	})
 

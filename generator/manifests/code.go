@@ -41,6 +41,9 @@ type CodeRequest struct {
 	Dir string
 	// Resources are the typed resources to generate CRDs for.
 	Resources []*model.Typed
+	// Conversions are the conversions between the versions of their
+	// kinds (see conversion.go).
+	Conversions []*model.Conversion
 	// DeepCopy are the import paths of the packages to generate DeepCopy
 	// methods for (those without DeepCopy markers get none).
 	DeepCopy []string
@@ -170,6 +173,7 @@ func crds(req CodeRequest, byPath map[string]*loader.Package, collector *ctmarke
 	parser := &crd.Parser{Collector: collector, Checker: checker}
 	crd.AddKnownTypes(parser)
 	ok := setGroupVersions(parser, req.Resources, byPath, &errs)
+	checkStorage(ok, &errs)
 	for _, t := range ok {
 		pkg := byPath[t.Object.Obj().Pkg().Path()]
 		checkInterfaces(parser, pkg, t.Object.Obj().Name(), map[crd.TypeIdent]bool{}, &errs)
@@ -178,8 +182,11 @@ func crds(req CodeRequest, byPath map[string]*loader.Package, collector *ctmarke
 		return errs
 	}
 	done := map[schema.GroupKind]bool{}
+	versions, _ := kinds(ok)
 	for _, t := range ok {
-		addCRD(parser, t, req.Version, done, out, &errs)
+		addCRD(parser, t, req.Version, done, out, &errs, func(c *apiextensionsv1.CustomResourceDefinition) {
+			setConversion(c, versions[schema.GroupKind{Group: t.Group, Kind: t.Kind()}], req.Conversions, &errs)
+		})
 	}
 	return errs
 }
@@ -224,8 +231,8 @@ func setGroupVersions(parser *crd.Parser, resources []*model.Typed, byPath map[s
 }
 
 // addCRD renders the CRD of a typed resource into out, once per group and
-// kind (done), with the resource's plural.
-func addCRD(parser *crd.Parser, t *model.Typed, version string, done map[schema.GroupKind]bool, out *CodeResult, errs *scanner.ErrorList) {
+// kind (done), with the resource's plural and its conversion (convert).
+func addCRD(parser *crd.Parser, t *model.Typed, version string, done map[schema.GroupKind]bool, out *CodeResult, errs *scanner.ErrorList, convert func(*apiextensionsv1.CustomResourceDefinition)) {
 	plural, kind := PluralAndKind(t)
 	if kind != t.Object.Obj().Name() {
 		errs.Add(t.Pos, fmt.Sprintf("%s%s names the kind %s, but the type is %s: CRD generation takes the kind from the type's name; rename the type or name the plural",
@@ -254,6 +261,7 @@ func addCRD(parser *crd.Parser, t *model.Typed, version string, done map[schema.
 		return
 	}
 	crd.FixTopLevelMetadata(c)
+	convert(&c)
 	preserveStatus(&c)
 	content, err := renderCRD(c, version)
 	if err != nil {

@@ -65,6 +65,7 @@ func Role(pkgs []*model.Package, opts RoleOptions) ([]byte, error) {
 	}
 	validating, mutating := WebhookKinds(pkgs)
 	writeWebhookRules(w, validating, mutating)
+	writeConversionRules(w, pkgs)
 	if opts.Peering {
 		writePeeringRules(w)
 	}

@@ -735,5 +735,6 @@ func kopfDefinitions() []Definition {
 				Doc:  "the resource, with its version: group/version/plural, group/version/Kind, plural.version.group or v1/plural (core)",
 			}},
 		},
+		conversionDefinition(),
 	}
 }

@@ -250,7 +250,7 @@ func TestParseErrors(t *testing.T) {
 		{"//kopf: this is great", []wantErr{{col: 8, msg: "missing marker name after //kopf: (no space is allowed after the colon)"}}},
 		{"//kopf:on.create ex\nid=x", []wantErr{{col: 20, msg: "a marker must fit on one line"}}},
 		{"//kopf:on.craete ex", []wantErr{{col: 8, msg: "unknown marker //kopf:on.craete; did you mean //kopf:on.create?"}}},
-		{"//kopf:frobnicate", []wantErr{{at: "frobnicate", msg: "unknown marker //kopf:frobnicate; known markers: on.resume, on.create, on.update, on.delete, on.field, on.event, daemon, timer, on.startup, on.cleanup, on.login, on.probe, on.validate, on.mutate, index, on.reconcile, rbac, resource, test.values"}}},
+		{"//kopf:frobnicate", []wantErr{{at: "frobnicate", msg: "unknown marker //kopf:frobnicate; known markers: on.resume, on.create, on.update, on.delete, on.field, on.event, daemon, timer, on.startup, on.cleanup, on.login, on.probe, on.validate, on.mutate, index, on.reconcile, rbac, resource, conversion, test.values"}}},
 
 		// rbac: controller-gen's arguments, as lists.
 		{"//kopf:rbac groups=[apps] resources=[deployments]", []wantErr{{col: 8, msg: "missing verbs=[a, ...]: //kopf:rbac requires it (the verbs: get, list, watch, create, update, patch, delete, deletecollection, ... or *)"}}},

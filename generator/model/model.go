@@ -190,6 +190,9 @@ type Package struct {
 	// RBAC are the rules of the rbac markers (//kopf:rbac,
 	// +kubebuilder:rbac), by file, in source order (see rbac.go).
 	RBAC []*RBACRule
+	// Conversions are the conversions between versions of kinds
+	// (//kopf:conversion), one per spoke (see conversion.go).
+	Conversions []*Conversion
 }
 
 // Import is a package imported by the generated file.
@@ -485,8 +488,11 @@ func Build(ctx context.Context, pkg *load.Package, table *markers.Table) (*Packa
 	}
 	b.depResources()
 	for _, mf := range marked {
-		b.funcDecl(mf.decl, mf.markers)
+		if !b.conversionDecl(mf.decl, mf.markers) {
+			b.funcDecl(mf.decl, mf.markers)
+		}
 	}
+	b.conversionPairs()
 	b.indices()
 	b.reconcileWithIndices()
 	b.checkGeneratedNames()
@@ -535,6 +541,8 @@ type builder struct {
 	imports map[string]Import
 	// callbacks are the functions used as callbacks, for the name checks.
 	callbacks map[string]bool
+	// conversions are the conversion functions, in source order.
+	conversions []*ConversionFunc
 }
 
 func (b *builder) pos(p token.Pos) token.Position { return b.pkg.Fset.Position(p) }

@@ -42,6 +42,9 @@ type Typed struct {
 	Pos token.Position
 	// Builtin is the built-in resource, or nil.
 	Builtin *builtins.Resource
+	// Storage is true when the type is marked as its kind's storage
+	// version (+kubebuilder:storageversion, see conversion.go).
+	Storage bool
 }
 
 // describe names the resource and its type, e.g. "kopf.dev/v1/kopfexamples
@@ -102,6 +105,7 @@ func (b *builder) resource(m *markers.Marker, spec *ast.TypeSpec, pkg *types.Pac
 		Version: sel.Version,
 		Names:   []string{sel.Name},
 		Pos:     m.Pos,
+		Storage: b.storageMarked(m.Pos),
 	}
 	for _, n := range []string{name, strings.ToLower(name)} {
 		if !slices.Contains(t.Names, n) {

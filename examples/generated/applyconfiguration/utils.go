@@ -4,10 +4,14 @@ package applyconfiguration
 
 import (
 	v1alpha1 "github.com/kopf-go/kopf/examples/apis/cache/v1alpha1"
-	v1 "github.com/kopf-go/kopf/examples/apis/kopf/v1"
+	v1 "github.com/kopf-go/kopf/examples/apis/greetings/v1"
+	greetingsv1alpha1 "github.com/kopf-go/kopf/examples/apis/greetings/v1alpha1"
+	kopfv1 "github.com/kopf-go/kopf/examples/apis/kopf/v1"
 	cachev1alpha1 "github.com/kopf-go/kopf/examples/generated/applyconfiguration/cache/v1alpha1"
+	greetingsv1 "github.com/kopf-go/kopf/examples/generated/applyconfiguration/greetings/v1"
+	applyconfigurationgreetingsv1alpha1 "github.com/kopf-go/kopf/examples/generated/applyconfiguration/greetings/v1alpha1"
 	internal "github.com/kopf-go/kopf/examples/generated/applyconfiguration/internal"
-	kopfv1 "github.com/kopf-go/kopf/examples/generated/applyconfiguration/kopf/v1"
+	applyconfigurationkopfv1 "github.com/kopf-go/kopf/examples/generated/applyconfiguration/kopf/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
 	managedfields "k8s.io/apimachinery/pkg/util/managedfields"
@@ -25,15 +29,27 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 	case v1alpha1.SchemeGroupVersion.WithKind("MemcachedStatus"):
 		return &cachev1alpha1.MemcachedStatusApplyConfiguration{}
 
+		// Group=greetings.kopf.dev, Version=v1
+	case v1.SchemeGroupVersion.WithKind("Greeting"):
+		return &greetingsv1.GreetingApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("GreetingSpec"):
+		return &greetingsv1.GreetingSpecApplyConfiguration{}
+
+		// Group=greetings.kopf.dev, Version=v1alpha1
+	case greetingsv1alpha1.SchemeGroupVersion.WithKind("Greeting"):
+		return &applyconfigurationgreetingsv1alpha1.GreetingApplyConfiguration{}
+	case greetingsv1alpha1.SchemeGroupVersion.WithKind("GreetingSpec"):
+		return &applyconfigurationgreetingsv1alpha1.GreetingSpecApplyConfiguration{}
+
 		// Group=kopf.dev, Version=v1
-	case v1.SchemeGroupVersion.WithKind("CreateFnStatus"):
-		return &kopfv1.CreateFnStatusApplyConfiguration{}
-	case v1.SchemeGroupVersion.WithKind("KopfExample"):
-		return &kopfv1.KopfExampleApplyConfiguration{}
-	case v1.SchemeGroupVersion.WithKind("KopfExampleSpec"):
-		return &kopfv1.KopfExampleSpecApplyConfiguration{}
-	case v1.SchemeGroupVersion.WithKind("KopfExampleStatus"):
-		return &kopfv1.KopfExampleStatusApplyConfiguration{}
+	case kopfv1.SchemeGroupVersion.WithKind("CreateFnStatus"):
+		return &applyconfigurationkopfv1.CreateFnStatusApplyConfiguration{}
+	case kopfv1.SchemeGroupVersion.WithKind("KopfExample"):
+		return &applyconfigurationkopfv1.KopfExampleApplyConfiguration{}
+	case kopfv1.SchemeGroupVersion.WithKind("KopfExampleSpec"):
+		return &applyconfigurationkopfv1.KopfExampleSpecApplyConfiguration{}
+	case kopfv1.SchemeGroupVersion.WithKind("KopfExampleStatus"):
+		return &applyconfigurationkopfv1.KopfExampleStatusApplyConfiguration{}
 
 	}
 	return nil

@@ -7,6 +7,8 @@ import (
 	http "net/http"
 
 	cachev1alpha1 "github.com/kopf-go/kopf/examples/generated/clientset/versioned/typed/cache/v1alpha1"
+	greetingsv1 "github.com/kopf-go/kopf/examples/generated/clientset/versioned/typed/greetings/v1"
+	greetingsv1alpha1 "github.com/kopf-go/kopf/examples/generated/clientset/versioned/typed/greetings/v1alpha1"
 	kopfv1 "github.com/kopf-go/kopf/examples/generated/clientset/versioned/typed/kopf/v1"
 	discovery "k8s.io/client-go/discovery"
 	rest "k8s.io/client-go/rest"
@@ -16,19 +18,33 @@ import (
 type Interface interface {
 	Discovery() discovery.DiscoveryInterface
 	CacheV1alpha1() cachev1alpha1.CacheV1alpha1Interface
+	GreetingsV1() greetingsv1.GreetingsV1Interface
+	GreetingsV1alpha1() greetingsv1alpha1.GreetingsV1alpha1Interface
 	KopfV1() kopfv1.KopfV1Interface
 }
 
 // Clientset contains the clients for groups.
 type Clientset struct {
 	*discovery.DiscoveryClient
-	cacheV1alpha1 *cachev1alpha1.CacheV1alpha1Client
-	kopfV1        *kopfv1.KopfV1Client
+	cacheV1alpha1     *cachev1alpha1.CacheV1alpha1Client
+	greetingsV1       *greetingsv1.GreetingsV1Client
+	greetingsV1alpha1 *greetingsv1alpha1.GreetingsV1alpha1Client
+	kopfV1            *kopfv1.KopfV1Client
 }
 
 // CacheV1alpha1 retrieves the CacheV1alpha1Client
 func (c *Clientset) CacheV1alpha1() cachev1alpha1.CacheV1alpha1Interface {
 	return c.cacheV1alpha1
+}
+
+// GreetingsV1 retrieves the GreetingsV1Client
+func (c *Clientset) GreetingsV1() greetingsv1.GreetingsV1Interface {
+	return c.greetingsV1
+}
+
+// GreetingsV1alpha1 retrieves the GreetingsV1alpha1Client
+func (c *Clientset) GreetingsV1alpha1() greetingsv1alpha1.GreetingsV1alpha1Interface {
+	return c.greetingsV1alpha1
 }
 
 // KopfV1 retrieves the KopfV1Client
@@ -84,6 +100,14 @@ func NewForConfigAndClient(c *rest.Config, httpClient *http.Client) (*Clientset,
 	if err != nil {
 		return nil, err
 	}
+	cs.greetingsV1, err = greetingsv1.NewForConfigAndClient(&configShallowCopy, httpClient)
+	if err != nil {
+		return nil, err
+	}
+	cs.greetingsV1alpha1, err = greetingsv1alpha1.NewForConfigAndClient(&configShallowCopy, httpClient)
+	if err != nil {
+		return nil, err
+	}
 	cs.kopfV1, err = kopfv1.NewForConfigAndClient(&configShallowCopy, httpClient)
 	if err != nil {
 		return nil, err
@@ -110,6 +134,8 @@ func NewForConfigOrDie(c *rest.Config) *Clientset {
 func New(c rest.Interface) *Clientset {
 	var cs Clientset
 	cs.cacheV1alpha1 = cachev1alpha1.New(c)
+	cs.greetingsV1 = greetingsv1.New(c)
+	cs.greetingsV1alpha1 = greetingsv1alpha1.New(c)
 	cs.kopfV1 = kopfv1.New(c)
 
 	cs.DiscoveryClient = discovery.NewDiscoveryClient(c)

@@ -4,6 +4,8 @@ package scheme
 
 import (
 	cachev1alpha1 "github.com/kopf-go/kopf/examples/apis/cache/v1alpha1"
+	greetingsv1 "github.com/kopf-go/kopf/examples/apis/greetings/v1"
+	greetingsv1alpha1 "github.com/kopf-go/kopf/examples/apis/greetings/v1alpha1"
 	kopfv1 "github.com/kopf-go/kopf/examples/apis/kopf/v1"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
@@ -17,6 +19,8 @@ var Codecs = serializer.NewCodecFactory(Scheme)
 var ParameterCodec = runtime.NewParameterCodec(Scheme)
 var localSchemeBuilder = runtime.SchemeBuilder{
 	cachev1alpha1.AddToScheme,
+	greetingsv1.AddToScheme,
+	greetingsv1alpha1.AddToScheme,
 	kopfv1.AddToScheme,
 }
 
