@@ -86,7 +86,9 @@ func TestSelectorsOfEveryKindOfHandler(t *testing.T) {
 		},
 		"reconcile": func(r *registry.Registry, f filters.Filter) error {
 			return r.AddReconcile(registry.ReconcileHandler{ID: "r", Selector: sel, Filter: f,
-				Fn: func(context.Context, *kwargs.Reconcile) (registry.ReconcileResult, error) { return registry.ReconcileResult{}, nil }})
+				Fn: func(context.Context, *kwargs.Reconcile) (registry.ReconcileResult, error) {
+					return registry.ReconcileResult{}, nil
+				}})
 		},
 	}
 	for name, add := range kinds {
