@@ -451,6 +451,10 @@ func Pods(ctx context.Context, kw PodsKwargs) error { return nil }
 //kopf:timer v1/pods interval=1 when=untypedTimer
 func PodTimer(ctx context.Context, kw PodTimerKwargs) error { return nil }
 
+//kopf:daemon ex initial_delay=fn:seconds
+func Slow(ctx context.Context, kw SlowKwargs) error { return nil }
+
+func seconds(kw kopf.DaemonKwargs) float64 { return 1 }
 func changing(kw *kopf.ChangingKwargs) bool { return true }
 func ownKwargs(kw WatcherKwargs) bool { return true }
 func timerKwargs(kw kopf.TimerKwargs) bool { return true }
@@ -539,6 +543,7 @@ func untypedTimer(kw kopf.TimerKwargs) bool { return true }
 		"spawning/spawning.go:32:34: handler Ptr has the wrong signature: the second parameter is *PtrKwargs, not PtrKwargs; want func Ptr(ctx context.Context, kw PtrKwargs) (any, error), (T, error) or func Ptr(ctx context.Context, kw PtrKwargs) error",
 		"spawning/spawning.go:35:1: //kopf:on.event cannot share a function with //kopf:daemon markers: each kind of handler takes kwargs of its own; use a separate function",
 		"spawning/spawning.go:38:34: field: no \"nodeNmae\" in spec of corev1.Pod (corev1.PodSpec); did you mean nodeName?",
+		"spawning/spawning.go:44:32: initial_delay: seconds has the wrong signature func(kw kopf.DaemonKwargs) float64; want func(kw SlowKwargs) time.Duration or func(kw kopf.DaemonKwargs) time.Duration",
 		"syntax/filters.go:5:32: labels: fn:1x is not a callback reference: want fn: followed by the name of a function of the package; quote the value for a literal string",
 		"syntax/filters.go:5:39: labels: empty key",
 		"syntax/filters.go:5:52: value: want a filter value (a literal, PRESENT, ABSENT or fn:NAME), got a map",

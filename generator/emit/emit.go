@@ -410,6 +410,9 @@ func (e *emitter) spawningFields(f *fields, r *model.Registration) error {
 			f.add(d.name, durationLit(d.d))
 		}
 	}
+	if r.InitialDelayFn != nil {
+		f.add("InitialDelayFn", e.callbackLit(r.Handler, r.InitialDelayFn, "Delay"))
+	}
 	return nil
 }
 
@@ -485,7 +488,14 @@ func (e *emitter) fnLit(h *model.Handler) jen.Code {
 // runtime/registry (ChangingWhen, TypedChangingWhen, EventWhen,
 // TypedEventWhen, ...).
 func (e *emitter) whenLit(h *model.Handler, cb *model.Callback) jen.Code {
-	adapter := h.Kind.Name() + "When"
+	return e.callbackLit(h, cb, "When")
+}
+
+// callbackLit renders a callback of the forms of when= through its adapter
+// of runtime/registry: the kind's name and what (When, or Delay for
+// initial_delay=fn:F: DaemonDelay, TypedTimerDelay, ...).
+func (e *emitter) callbackLit(h *model.Handler, cb *model.Callback, what string) jen.Code {
+	adapter := h.Kind.Name() + what
 	if h.Typed != nil && cb.Form == model.WhenKwargs {
 		adapter = "Typed" + adapter
 	}

@@ -46,8 +46,13 @@ func (t Target) String() string {
 // time.Duration, resources.Selector (TypeResource), map[string]string
 // (TypeStringMap), []string (TypeStringList, TypeFieldPath), [Match]
 // (TypeMatch), [][KeyMatch] (TypeMatchMap) and []resources.Selector
-// (TypeResources).
+// (TypeResources); a [Func] for a callback fn:NAME of an argument that is
+// OrFunc.
 type Type int
+
+// Func is the value of an OrFunc argument given as a callback fn:NAME: the
+// name of a function of the package.
+type Func string
 
 // The argument types.
 const (
@@ -126,6 +131,10 @@ type Arg struct {
 	// Positive requires numbers and durations to be > 0 and strings and
 	// lists to be non-empty.
 	Positive bool
+	// OrFunc lets a TypeDuration argument be a callback fn:NAME instead of
+	// a value (Kopf's initial_delay= function); its Go value is then a
+	// [Func].
+	OrFunc bool
 	// Required makes a named argument mandatory. Positional arguments are
 	// always required.
 	Required bool
@@ -146,6 +155,9 @@ func (a Arg) Syntax(positional bool) string {
 }
 
 func (a Arg) valueSyntax() string {
+	if a.OrFunc {
+		return a.Type.String() + "|fn:F"
+	}
 	switch a.Type {
 	case TypeEnum:
 		return strings.Join(a.Enum, "|")
@@ -541,8 +553,9 @@ func changeArgs() []Arg {
 
 // initialDelayArg is the initial_delay= of daemons and timers.
 func initialDelayArg(what string) Arg {
-	return Arg{Name: "initial_delay", Type: TypeDuration, Positive: true, Default: "none (at once)",
-		Doc: "wait this long after the object appears or starts matching the filters before the first " + what}
+	return Arg{Name: "initial_delay", Type: TypeDuration, Positive: true, OrFunc: true, Default: "none (at once)",
+		Doc: "wait this long after the object appears or starts matching the filters before the first " + what +
+			"; fn:F computes it per object: func(kw K) time.Duration with K as for when="}
 }
 
 // daemonArgs are the options of daemons: when they start and how they are

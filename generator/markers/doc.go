@@ -152,8 +152,9 @@
 //	//kopf:daemon kopfexamples backoff=3 cancellation_backoff=1.0 cancellation_timeout=0.5 annotations={someannotation: somevalue}
 //	//kopf:timer kopfexamples idle=5 interval=2
 //
-// Kopf's initial_delay may also be a function computing the delay; here it
-// is a duration only.
+// initial_delay= may also be a function computing the delay per object, as
+// Kopf's: initial_delay=fn:F, F taking the kwargs of when= and returning a
+// time.Duration.
 //
 // # Reconcile handlers
 //

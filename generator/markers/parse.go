@@ -570,6 +570,13 @@ func (p *parser) convert(a Arg, n Node) any {
 	if n.Kind != NodeBare && n.Kind != NodeQuoted {
 		return p.fail(a, n, "want %s, got %s", describe(a), n.Kind)
 	}
+	if a.OrFunc && n.Kind == NodeBare && strings.HasPrefix(n.Text, CallbackPrefix) {
+		name := strings.TrimPrefix(n.Text, CallbackPrefix)
+		if !token.IsIdentifier(name) {
+			return p.fail(a, n, "want the name of a function of the package after fn:, got %q", n.Text)
+		}
+		return Func(name)
+	}
 	return p.convertScalar(a, n)
 }
 
@@ -697,6 +704,9 @@ func (p *parser) convertScalar(a Arg, n Node) any {
 		return p.fail(a, n, "want true or false, got %q", s)
 	case TypeDuration:
 		d, ok := parseDuration(s)
+		if !ok && a.OrFunc && token.IsIdentifier(s) {
+			return p.fail(a, n, "want a duration such as 90s, 1.5m, 1h30m or 90 (seconds), or a function fn:F, got %q; did you mean fn:%s?", s, s)
+		}
 		if !ok {
 			return p.fail(a, n, "want a duration such as 90s, 1.5m, 1h30m or 90 (seconds), got %q", s)
 		}

@@ -145,6 +145,8 @@ func TestParseValid(t *testing.T) {
 			args{"id": "t", "param": "p", "errors": "permanent", "timeout": time.Minute, "retries": 3, "backoff": 3 * time.Second,
 				"interval": 2 * time.Second, "idle": 5 * time.Second, "sharp": true, "initial_delay": 1500 * time.Millisecond,
 				"labels": []KeyMatch{{"a", absent}}, "when": "w", "field": []string{"spec"}, "value": fn("v")}},
+		{"//kopf:daemon ex initial_delay=fn:delayOf", Daemon, []any{sel("", "", "ex")}, args{"initial_delay": Func("delayOf")}},
+		{"//kopf:timer ex initial_delay=fn:delayOf", Timer, []any{sel("", "", "ex")}, args{"initial_delay": Func("delayOf")}},
 		{"//kopf:resource kopf.dev/v1/kopfexamples", Resource, []any{sel("kopf.dev", "v1", "kopfexamples")}, nil},
 
 		// Layout: order, tabs, trailing space.
@@ -243,6 +245,8 @@ func TestParseErrors(t *testing.T) {
 		errs []wantErr
 	}{
 		// Marker names.
+		{"//kopf:timer ex initial_delay=fn:a.b", []wantErr{{at: "fn:a.b", msg: `initial_delay: want the name of a function of the package after fn:, got "fn:a.b"`}}},
+		{"//kopf:timer ex initial_delay=delayOf", []wantErr{{at: "delayOf", msg: `initial_delay: want a duration such as 90s, 1.5m, 1h30m or 90 (seconds), or a function fn:F, got "delayOf"; did you mean fn:delayOf?`}}},
 		{"// kopf:on.create ex", []wantErr{{col: 1, msg: "not a marker: a marker comment starts with //kopf:"}}},
 		{"//kopf:", []wantErr{{col: 8, msg: "missing marker name after //kopf: (no space is allowed after the colon)"}}},
 		{"//kopf: on.create ex", []wantErr{{col: 8, msg: "missing marker name after //kopf:; did you mean //kopf:on.create? markers have no space after the colon"}}},
@@ -625,8 +629,8 @@ func TestHelpCoversTheTable(t *testing.T) {
 		"//kopf:on.field <resource> [id=string] [param=string] [errors=ignored|temporary|permanent] [timeout=duration] [retries=int] [backoff=duration] [labels={k: v|\"v\"|PRESENT|ABSENT|fn:F, ...}] [annotations={k: v|\"v\"|PRESENT|ABSENT|fn:F, ...}] [when=F] field=a.b.c|[a, b, c] [value=value|\"string\"|PRESENT|ABSENT|fn:F] [old=value|\"string\"|PRESENT|ABSENT|fn:F] [new=value|\"string\"|PRESENT|ABSENT|fn:F]\n",
 		"//kopf:on.event <resource> [id=string] [param=string] [labels=",
 		"//kopf:resource <resource>\n",
-		"//kopf:daemon <resource> [id=string] [param=string] [errors=ignored|temporary|permanent] [timeout=duration] [retries=int] [backoff=duration] [initial_delay=duration] [cancellation_backoff=duration] [cancellation_timeout=duration] [cancellation_polling=duration] [labels=",
-		"//kopf:timer <resource> [id=string] [param=string] [errors=ignored|temporary|permanent] [timeout=duration] [retries=int] [backoff=duration] [interval=duration] [idle=duration] [sharp=bool] [initial_delay=duration] [labels=",
+		"//kopf:daemon <resource> [id=string] [param=string] [errors=ignored|temporary|permanent] [timeout=duration] [retries=int] [backoff=duration] [initial_delay=duration|fn:F] [cancellation_backoff=duration] [cancellation_timeout=duration] [cancellation_polling=duration] [labels=",
+		"//kopf:timer <resource> [id=string] [param=string] [errors=ignored|temporary|permanent] [timeout=duration] [retries=int] [backoff=duration] [interval=duration] [idle=duration] [sharp=bool] [initial_delay=duration|fn:F] [labels=",
 		"//kopf:index <resource> [id=string] [param=string] [errors=ignored|temporary|permanent] [timeout=duration] [retries=int] [backoff=duration] [labels=",
 		"//kopf:on.validate <resource> [id=string] [param=string] [operations=[CREATE|UPDATE|DELETE|CONNECT, ...]] [subresource=string] [persistent=bool] [side_effects=bool] [ignore_failures=bool] [labels=",
 		"//kopf:on.mutate <resource> [id=string] [param=string] [operations=[CREATE|UPDATE|DELETE|CONNECT, ...]] [subresource=string] [persistent=bool] [side_effects=bool] [ignore_failures=bool] [labels=",

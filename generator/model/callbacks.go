@@ -23,6 +23,7 @@ const (
 	whenCallback   callbackKind = iota // when=
 	stringCallback                     // labels=, annotations=
 	anyCallback                        // value=, old=, new=
+	delayCallback                      // initial_delay=fn:F
 )
 
 // resolveCallbacks checks every callback of a registration against the
@@ -33,6 +34,10 @@ func (b *builder) resolveCallbacks(h *Handler, r *Registration, m *markers.Marke
 		if cb := b.callback(h, r.When.Func, a.Pos, "when", whenCallback); cb != nil {
 			r.When = cb
 		}
+	}
+	if r.InitialDelayFn != nil {
+		a, _ := m.Arg("initial_delay")
+		r.InitialDelayFn = b.callback(h, r.InitialDelayFn.Func, a.Pos, "initial_delay", delayCallback)
 	}
 	for _, maps := range []struct {
 		name    string
@@ -92,14 +97,18 @@ func (b *builder) callback(h *Handler, name string, pos token.Position, label st
 // the errors.
 func (b *builder) callbackWant(h *Handler, kind callbackKind) string {
 	switch kind {
-	case whenCallback:
+	case whenCallback, delayCallback:
+		result := "bool"
+		if kind == delayCallback {
+			result = "time.Duration"
+		}
 		kind := "kopf." + h.Kind.Name() + "Kwargs"
 		if h.Typed != nil {
 			typed := "kopf.Typed" + h.Kind.Name() + "Kwargs"
-			return fmt.Sprintf("func(kw %s) bool, func(kw %s[%s]) bool or func(kw %s) bool",
-				h.Kwargs, typed, types.TypeString(h.Typed.Object, b.qualifier), kind)
+			return fmt.Sprintf("func(kw %s) %s, func(kw %s[%s]) %[2]s or func(kw %s) %[2]s",
+				h.Kwargs, result, typed, types.TypeString(h.Typed.Object, b.qualifier), kind)
 		}
-		return fmt.Sprintf("func(kw %s) bool or func(kw %s) bool", h.Kwargs, kind)
+		return fmt.Sprintf("func(kw %s) %s or func(kw %s) %[2]s", h.Kwargs, result, kind)
 	case stringCallback:
 		return "func(value string) bool, func(value *string) bool (nil: absent), or either with kw kopf.ResourceKwargs after the value"
 	default:
@@ -132,7 +141,14 @@ func (b *builder) callbackFunc(name string, pos token.Position, label, want stri
 // is false when the signature fits no form.
 func (b *builder) callbackForm(h *Handler, kind callbackKind, sig *ast.FuncType) (form CallbackForm, own, ok bool) {
 	params, results := flatten(sig.Params), flatten(sig.Results)
-	if len(results) != 1 || !b.is(results[0], types.Typ[types.Bool]) {
+	if len(results) != 1 {
+		return 0, false, false
+	}
+	if kind == delayCallback {
+		if !isNamed(b.typeOf(results[0]), "time", "Duration") {
+			return 0, false, false
+		}
+	} else if !b.is(results[0], types.Typ[types.Bool]) {
 		return 0, false, false
 	}
 	for _, p := range params {
@@ -141,7 +157,7 @@ func (b *builder) callbackForm(h *Handler, kind callbackKind, sig *ast.FuncType)
 		}
 	}
 	switch kind {
-	case whenCallback:
+	case whenCallback, delayCallback:
 		return b.whenForm(h, params)
 	case stringCallback:
 		form, ok := b.stringForm(params)

@@ -364,7 +364,11 @@ type Registration struct {
 	// InitialDelay is a daemon's or timer's initial_delay= (0 when not
 	// set); the cancellation options are a daemon's, Interval, Idle and
 	// Sharp a timer's.
-	InitialDelay        time.Duration
+	InitialDelay time.Duration
+	// InitialDelayFn is initial_delay=fn:F, nil when not set: F computes
+	// the delay per object (its forms are when='s, returning
+	// time.Duration).
+	InitialDelayFn      *Callback
 	CancellationBackoff time.Duration
 	CancellationTimeout time.Duration
 	CancellationPolling time.Duration
@@ -972,7 +976,11 @@ func (r *Registration) setResourceOption(a markers.NamedArg) bool {
 	case "deleted":
 		r.Deleted = a.Go.(bool)
 	case "initial_delay":
-		r.InitialDelay = a.Go.(time.Duration)
+		if fn, ok := a.Go.(markers.Func); ok {
+			r.InitialDelayFn = &Callback{Func: string(fn)}
+		} else {
+			r.InitialDelay = a.Go.(time.Duration)
+		}
 	case "cancellation_backoff":
 		r.CancellationBackoff = a.Go.(time.Duration)
 	case "cancellation_timeout":

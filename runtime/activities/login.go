@@ -23,6 +23,16 @@ var ErrNoCredentials = errors.New("no credentials were retrieved from the login 
 // among equals: a copy of its Config, which the caller may change. A
 // handler's result must be a *registry.ConnectionInfo with a Config.
 func Login(ctx context.Context, handlers []*registry.ActivityHandler, base kwargs.Activity) (*rest.Config, error) {
+	info, err := LoginInfo(ctx, handlers, base)
+	if err != nil {
+		return nil, err
+	}
+	return info.Config, nil
+}
+
+// LoginInfo is Login returning the whole ConnectionInfo of the
+// credentials chosen, with a copy of its Config.
+func LoginInfo(ctx context.Context, handlers []*registry.ActivityHandler, base kwargs.Activity) (*registry.ConnectionInfo, error) {
 	base.Activity = causes.ActivityAuthentication
 	results, err := Run(ctx, handlers, base)
 	if err != nil {
@@ -47,7 +57,9 @@ func Login(ctx context.Context, handlers []*registry.ActivityHandler, base kwarg
 	if best == nil {
 		return nil, ErrNoCredentials
 	}
-	return rest.CopyConfig(best.Config), nil
+	info := *best
+	info.Config = rest.CopyConfig(best.Config)
+	return &info, nil
 }
 
 // ClientLoginFunc loads the credentials as the operator would without

@@ -120,6 +120,12 @@ func TestTimerSchedules(t *testing.T) {
 		{"sharp: on the grid", registry.TimerHandler{Interval: time.Second, Sharp: true}, 300 * time.Millisecond, 3500 * time.Millisecond, secs(0, 1, 2, 3)},
 		{"sharp: a slow tick skips slots", registry.TimerHandler{Interval: time.Second, Sharp: true}, 1500 * time.Millisecond, 4500 * time.Millisecond, secs(0, 2, 4)},
 		{"initial delay", registry.TimerHandler{Interval: time.Second, InitialDelay: 5 * time.Second}, 0, 7500 * time.Millisecond, secs(5, 6, 7)},
+		{"initial delay as a function of the object", registry.TimerHandler{Interval: time.Second, InitialDelay: time.Hour, InitialDelayFn: func(kw *kwargs.Timer) time.Duration {
+			if kw.Body == nil {
+				return time.Hour
+			}
+			return 5 * time.Second
+		}}, 0, 7500 * time.Millisecond, secs(5, 6, 7)},
 		{"idle since the object appeared", registry.TimerHandler{Interval: time.Second, Idle: 3 * time.Second}, 0, 5500 * time.Millisecond, secs(3, 4, 5)},
 		{"idle only: once per quiet period", registry.TimerHandler{Idle: 2 * time.Second}, 0, 10 * time.Second, secs(2)},
 		{"one-shot: neither interval nor idle", registry.TimerHandler{InitialDelay: time.Second}, 0, 10 * time.Second, secs(1)},

@@ -84,15 +84,28 @@ func (r *runner) prepare() {
 
 // start schedules the first step, after the initial delay.
 func (r *runner) start() {
-	var delay time.Duration
-	if r.daemon != nil {
-		delay = r.daemon.InitialDelay
-	} else {
-		delay = r.timer.InitialDelay
-	}
+	delay := r.initialDelay()
 	r.mu.Lock()
 	r.scheduleLocked(delay)
 	r.mu.Unlock()
+}
+
+// initialDelay is the handler's initial delay, or what its InitialDelayFn
+// computes from the object's kwargs (Kopf's initial_delay= function).
+func (r *runner) initialDelay() time.Duration {
+	o := r.o
+	base := func() kwargs.Base {
+		return kwargs.FromBody(o.host.Resource, o.latestOwn().DeepCopy(), patches.New(), o.logger(), o.memo)
+	}
+	switch {
+	case r.daemon != nil && r.daemon.InitialDelayFn != nil:
+		return r.daemon.InitialDelayFn(&kwargs.Daemon{Base: base(), Param: r.daemon.Param})
+	case r.daemon != nil:
+		return r.daemon.InitialDelay
+	case r.timer.InitialDelayFn != nil:
+		return r.timer.InitialDelayFn(&kwargs.Timer{Base: base(), Param: r.timer.Param})
+	}
+	return r.timer.InitialDelay
 }
 
 // scheduleLocked runs the next step after d (at once if d <= 0), in a

@@ -107,13 +107,14 @@ func WithIndicesEvent[K, KW any, P interface {
 	}
 }
 
-// WithIndicesWhen is WithIndices for when= callbacks that take a
-// handler's kwargs with indices.
+// WithIndicesWhen is WithIndices for when= callbacks (R is bool) and
+// initial_delay=fn:F callbacks (R is time.Duration) that take a handler's
+// kwargs with indices.
 func WithIndicesWhen[K, KW any, P interface {
 	*KW
 	Embedded[K]
-}](proto KW, fn func(KW) bool) func(K) bool {
-	return func(kw K) bool {
+}, R any](proto KW, fn func(KW) R) func(K) R {
+	return func(kw K) R {
 		out := proto
 		*P(&out).embedded() = kw
 		return fn(out)

@@ -36,13 +36,21 @@ func activityKwargs(opts Options, activity causes.Activity) kwargs.Activity {
 // them, so that a 401 runs them again; the operator's own way to load the
 // credentials (opts.Login, or cfg as it is) is what activities.LoginViaClient
 // returns in them. Without login handlers, cfg is used if set, else
-// opts.Login loads it.
-func credentials(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts *Options) (*rest.Config, error) {
+// opts.Login loads it. namespace is the login handlers' DefaultNamespace
+// of the initial login ("" without one).
+func credentials(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts *Options) (_ *rest.Config, namespace string, _ error) {
 	handlers := reg.ActivityHandlers(causes.ActivityAuthentication)
 	if len(handlers) == 0 && cfg != nil {
-		return cfg, nil
+		return cfg, "", nil
 	}
 	login := opts.Login
+	initial := func(ctx context.Context) (*registry.ConnectionInfo, error) {
+		c, err := login(ctx)
+		if c == nil || err != nil {
+			return nil, err
+		}
+		return &registry.ConnectionInfo{Config: c}, nil
+	}
 	if len(handlers) > 0 {
 		builtin := activities.ClientLoginFunc(opts.Login)
 		if builtin == nil && cfg != nil {
@@ -57,24 +65,30 @@ func credentials(ctx context.Context, cfg *rest.Config, reg *registry.Registry, 
 			return activities.Login(ctx, handlers, base)
 		}
 		opts.Login = login
+		initial = func(ctx context.Context) (*registry.ConnectionInfo, error) {
+			if builtin != nil {
+				ctx = activities.WithClientLogin(ctx, builtin)
+			}
+			return activities.LoginInfo(ctx, handlers, base)
+		}
 	}
 	if login == nil {
-		return nil, errors.New("no credentials: neither a configuration nor a way to load it (Options.Login) is given")
+		return nil, "", errors.New("no credentials: neither a configuration nor a way to load it (Options.Login) is given")
 	}
 	logger := opts.Logger
 	logger.Info("Initial authentication has been initiated.")
-	loaded, err := login(ctx)
+	loaded, err := initial(ctx)
 	if err != nil {
 		if errors.Is(err, activities.ErrNoCredentials) {
 			logger.Warn(fmt.Sprintf("Initial authentication has failed: %v.", err))
 		}
-		return nil, fmt.Errorf("logging in: %w", err)
+		return nil, "", fmt.Errorf("logging in: %w", err)
 	}
 	if loaded == nil {
-		return nil, errors.New("logging in: no credentials were loaded")
+		return nil, "", errors.New("logging in: no credentials were loaded")
 	}
 	logger.Info("Initial authentication has finished.")
-	return loaded, nil
+	return loaded.Config, loaded.DefaultNamespace, nil
 }
 
 // activityContext is the context of the startup and cleanup handlers: the

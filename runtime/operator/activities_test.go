@@ -49,6 +49,8 @@ func TestCredentials(t *testing.T) {
 		// wantHost.
 		reloginHost string
 		quiet       bool // nothing is logged
+		// wantNamespace is the login handlers' DefaultNamespace.
+		wantNamespace string
 	}{
 		{name: "the configuration given", cfg: given, reg: registry.New(), wantHost: "https://given", quiet: true},
 		{name: "the configuration given, with a way to reload it", cfg: given, login: load, reg: registry.New(), wantHost: "https://given", relogin: true, reloginHost: "https://loaded", quiet: true},
@@ -56,8 +58,8 @@ func TestCredentials(t *testing.T) {
 			wantLog: []string{"Initial authentication has been initiated.", "Initial authentication has finished."}},
 		{name: "no credentials at all", reg: registry.New(), wantErr: "no credentials"},
 		{name: "login handlers over the configuration given", cfg: given, reg: login(func(context.Context, kwargs.Activity) (*registry.ConnectionInfo, error) {
-			return &registry.ConnectionInfo{Config: &rest.Config{Host: "https://handler"}}, nil
-		}), wantHost: "https://handler", relogin: true,
+			return &registry.ConnectionInfo{Config: &rest.Config{Host: "https://handler"}, DefaultNamespace: "operators"}, nil
+		}), wantHost: "https://handler", relogin: true, wantNamespace: "operators",
 			wantLog: []string{"Initial authentication has been initiated.", "Activity 'login_fn' succeeded.", "Initial authentication has finished."}},
 		{name: "LoginViaClient gives the configuration given", cfg: given, reg: viaClient, wantHost: "https://given", relogin: true},
 		{name: "LoginViaClient gives the built-in login's", login: load, reg: viaClient, wantHost: "https://loaded", relogin: true},
@@ -76,7 +78,10 @@ func TestCredentials(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf testutil.Buffer
 			opts := Options{Login: tt.login, Settings: settings.Default(), Memo: kwargs.Memo{}, Logger: logging.New(&buf, logging.Plain, slog.LevelInfo)}
-			got, err := credentials(t.Context(), tt.cfg, tt.reg, &opts)
+			got, namespace, err := credentials(t.Context(), tt.cfg, tt.reg, &opts)
+			if namespace != tt.wantNamespace {
+				t.Errorf("default namespace %q, want %q", namespace, tt.wantNamespace)
+			}
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("credentials: %v, want %q", err, tt.wantErr)

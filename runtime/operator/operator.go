@@ -91,25 +91,26 @@ type operator struct {
 	// unless settings.Peering.Identity says otherwise.
 	identity string
 
-	loaded          *rest.Config                 // login: the credentials
-	objectsMemo     kwargs.Memo                  // activities: what each object's memo copies (see objectsMemo)
-	metrics         *metrics.Metrics             // metrics; nil: no metrics (see MetricsAddress)
-	cfg             *rest.Config                 // connection: the operator's own requests
-	handlersCfg     *rest.Config                 // connection: the handlers' clients (RESTConfig)
-	server          string                       // connection: the API server's address, for the log
-	dropConnections func()                       // connection: closes every connection to the API server
-	health          *apiserver.Health            // connection: whether the API server answers
-	shards          *shards                      // connection: this replica's share of the objects; nil without sharding
-	ready           *readiness                   // health: calls Ready
-	monitor         *watchMonitor                // health endpoints: the endpoints' view of the watches; nil without endpoints
-	probe           atomic.Pointer[ProbeFunc]    // probes: the probe handlers' runner
-	releaser        *queueing.MemoryReleaser     // memory; nil: the memory is left to the Go runtime
-	clients         clients                      // clients
-	discovery       discovery.DiscoveryInterface // clients
-	paused          *pauseGate                   // peering: holds the workers while paused; nil standalone
-	workers         sync.WaitGroup               // workers: every goroutine stopped with the workers
-	daemons         *daemons.Engine              // daemons: runs the daemons and timers
-	indexed         *indexGate                   // daemons: holds the handlers until the indices are filled; nil without indices
+	loaded           *rest.Config                 // login: the credentials
+	defaultNamespace string                       // login: the login handlers' DefaultNamespace, of Events about cluster-scoped objects
+	objectsMemo      kwargs.Memo                  // activities: what each object's memo copies (see objectsMemo)
+	metrics          *metrics.Metrics             // metrics; nil: no metrics (see MetricsAddress)
+	cfg              *rest.Config                 // connection: the operator's own requests
+	handlersCfg      *rest.Config                 // connection: the handlers' clients (RESTConfig)
+	server           string                       // connection: the API server's address, for the log
+	dropConnections  func()                       // connection: closes every connection to the API server
+	health           *apiserver.Health            // connection: whether the API server answers
+	shards           *shards                      // connection: this replica's share of the objects; nil without sharding
+	ready            *readiness                   // health: calls Ready
+	monitor          *watchMonitor                // health endpoints: the endpoints' view of the watches; nil without endpoints
+	probe            atomic.Pointer[ProbeFunc]    // probes: the probe handlers' runner
+	releaser         *queueing.MemoryReleaser     // memory; nil: the memory is left to the Go runtime
+	clients          clients                      // clients
+	discovery        discovery.DiscoveryInterface // clients
+	paused           *pauseGate                   // peering: holds the workers while paused; nil standalone
+	workers          sync.WaitGroup               // workers: every goroutine stopped with the workers
+	daemons          *daemons.Engine              // daemons: runs the daemons and timers
+	indexed          *indexGate                   // daemons: holds the handlers until the indices are filled; nil without indices
 }
 
 func newOperator(reg *registry.Registry, opts Options) (*operator, error) {

@@ -23,8 +23,8 @@ import (
 
 // login produces the credentials (see credentials).
 func (o *operator) login(ctx context.Context) (context.Context, stopFunc, error) {
-	cfg, err := credentials(ctx, o.opts.Config, o.reg, &o.opts)
-	o.loaded = cfg
+	cfg, namespace, err := credentials(ctx, o.opts.Config, o.reg, &o.opts)
+	o.loaded, o.defaultNamespace = cfg, namespace
 	return ctx, nil, err
 }
 
@@ -218,7 +218,7 @@ func (o *operator) makeClients(ctx context.Context) (context.Context, stopFunc, 
 // settings.Posting.Loggers, Options.Logger posts the records about objects
 // too from now on (the operator's own lines, o.logger, do not).
 func (o *operator) startPoster(ctx context.Context) (context.Context, stopFunc, error) {
-	poster, err := posting.NewForConfig(o.cfg, o.opts.Settings.Posting, posting.Options{Level: o.opts.Settings.Posting.Level, Logger: o.logger})
+	poster, err := posting.NewForConfig(o.cfg, o.opts.Settings.Posting, posting.Options{Level: o.opts.Settings.Posting.Level, Logger: o.logger, DefaultNamespace: o.defaultNamespace})
 	if err != nil {
 		return ctx, nil, err
 	}

@@ -54,6 +54,10 @@ type ConnectionInfo struct {
 	// operator uses those of the highest priority, the first registered
 	// among equals (Kopf's priority=).
 	Priority int
+	// DefaultNamespace is Kopf's default_namespace: the namespace of the
+	// Kubernetes Events about cluster-scoped objects, as of the initial
+	// login ("": "default").
+	DefaultNamespace string
 }
 
 // LoginFunc adapts a login handler, which returns its credentials (nil:

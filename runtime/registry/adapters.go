@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"reflect"
+	"time"
 
 	"github.com/kopf-go/kopf/runtime/kwargs"
 )
@@ -157,6 +158,42 @@ func TypedDaemonWhen[T any](fn func(kwargs.TypedDaemon[T]) bool) func(*kwargs.Da
 		typed, err := kwargs.DecodeDaemon[T](kw)
 		if err != nil {
 			return true // the daemon runs and reports the decoding error
+		}
+		return fn(typed)
+	}
+}
+
+// DaemonDelay adapts an initial_delay=fn:F callback of a daemon of the
+// body-only kwargs.
+func DaemonDelay(fn func(kwargs.Daemon) time.Duration) func(*kwargs.Daemon) time.Duration {
+	return func(kw *kwargs.Daemon) time.Duration { return fn(*kw) }
+}
+
+// TypedDaemonDelay adapts an initial_delay=fn:F callback of a daemon of a
+// resource of Go type T.
+func TypedDaemonDelay[T any](fn func(kwargs.TypedDaemon[T]) time.Duration) func(*kwargs.Daemon) time.Duration {
+	return func(kw *kwargs.Daemon) time.Duration {
+		typed, err := kwargs.DecodeDaemon[T](kw)
+		if err != nil {
+			return 0 // the daemon runs at once and reports the decoding error
+		}
+		return fn(typed)
+	}
+}
+
+// TimerDelay adapts an initial_delay=fn:F callback of a timer of the
+// body-only kwargs.
+func TimerDelay(fn func(kwargs.Timer) time.Duration) func(*kwargs.Timer) time.Duration {
+	return func(kw *kwargs.Timer) time.Duration { return fn(*kw) }
+}
+
+// TypedTimerDelay adapts an initial_delay=fn:F callback of a timer of a
+// resource of Go type T.
+func TypedTimerDelay[T any](fn func(kwargs.TypedTimer[T]) time.Duration) func(*kwargs.Timer) time.Duration {
+	return func(kw *kwargs.Timer) time.Duration {
+		typed, err := kwargs.DecodeTimer[T](kw)
+		if err != nil {
+			return 0 // the timer runs at once and reports the decoding error
 		}
 		return fn(typed)
 	}

@@ -51,6 +51,10 @@ type DaemonHandler struct {
 
 	// InitialDelay is how long to wait before the first call (0: none).
 	InitialDelay time.Duration
+	// InitialDelayFn, if set, computes the initial delay instead (Kopf's
+	// initial_delay= as a function): called once per start of the daemon
+	// for an object, with the object's kwargs; a negative result is 0.
+	InitialDelayFn func(kw *kwargs.Daemon) time.Duration
 	// CancellationBackoff is how long the daemon is given to exit on its
 	// own after kw.Stopped is done and before its ctx is cancelled (0:
 	// ctx is cancelled at once, with kw.Stopped).
@@ -104,6 +108,9 @@ type TimerHandler struct {
 	Sharp bool
 	// InitialDelay is how long to wait before the first call (0: none).
 	InitialDelay time.Duration
+	// InitialDelayFn, if set, computes the initial delay instead, as for
+	// daemons.
+	InitialDelayFn func(kw *kwargs.Timer) time.Duration
 }
 
 func checkSpawning(kind, id string, hasFn bool, errs ErrorsMode, timeout time.Duration, retries int, backoff time.Duration, others []string) error {

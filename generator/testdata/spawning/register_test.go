@@ -127,6 +127,12 @@ func TestAdapters(t *testing.T) {
 	if got, err := ts[2].Fn(ctx, &kopf.TimerKwargs{Param: "slow"}); got != "slow" || err != nil {
 		t.Errorf("slow timer = %v, %v", got, err)
 	}
+	if got := ds[1].InitialDelayFn(&kopf.DaemonKwargs{Base: kopf.ResourceKwargs{Labels: map[string]string{"slow": "yes"}}}); got != time.Minute {
+		t.Errorf("sync daemon's initial_delay=fn:delayOf = %v; want 1m", got)
+	}
+	if ds[0].InitialDelayFn != nil || ts[0].InitialDelayFn != nil {
+		t.Error("an initial_delay= duration has an InitialDelayFn")
+	}
 	if ts[0].When(&kopf.TimerKwargs{}) {
 		t.Error("isDue matched an object without the annotation")
 	}
@@ -143,6 +149,9 @@ func TestAdapters(t *testing.T) {
 	restarts := r.TimerHandlers(pods)[0]
 	if got, err := restarts.Fn(ctx, &kopf.TimerKwargs{Base: kopf.ResourceKwargs{Body: pod}}); got != 2 || err != nil {
 		t.Errorf("typed timer = %v, %v", got, err)
+	}
+	if got := restarts.InitialDelayFn(&kopf.TimerKwargs{Base: kopf.ResourceKwargs{Body: pod}}); got != 2*time.Second {
+		t.Errorf("typed timer's initial_delay=fn:restartsDelay = %v; want 2s", got)
 	}
 	bad := kopf.Body{"spec": map[string]any{"nodeName": 3}}
 	if _, err := restarts.Fn(ctx, &kopf.TimerKwargs{Base: kopf.ResourceKwargs{Body: bad}}); err == nil || !strings.Contains(err.Error(), "Pod") {

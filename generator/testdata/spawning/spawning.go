@@ -20,10 +20,10 @@ func BackgroundAsync(ctx context.Context, kw BackgroundAsyncKwargs) (any, error)
 	return map[string]any{"message": "stopped"}, nil
 }
 
-// BackgroundSync returns only an error, and its when= takes the kind's
-// kwargs type.
+// BackgroundSync returns only an error, and its when= and its
+// initial_delay= function take the kind's kwargs type.
 //
-//kopf:daemon kopf.dev/kopfexamples when=notPaused
+//kopf:daemon kopf.dev/kopfexamples when=notPaused initial_delay=fn:delayOf
 func BackgroundSync(ctx context.Context, kw BackgroundSyncKwargs) error {
 	if kw.Retry < 3 {
 		return kopf.NewTemporaryError("Simulated failure.", time.Second)
@@ -55,9 +55,10 @@ func Node(ctx context.Context, kw NodeKwargs) (any, error) {
 	return kw.Object.Spec.NodeName, nil
 }
 
-// Restarts is a typed timer of a built-in resource.
+// Restarts is a typed timer of a built-in resource; its initial_delay=
+// function takes the typed kwargs.
 //
-//kopf:timer v1/pods interval=10s
+//kopf:timer v1/pods interval=10s initial_delay=fn:restartsDelay
 func Restarts(ctx context.Context, kw RestartsKwargs) (any, error) {
 	return len(kw.Object.Status.ContainerStatuses), nil
 }
@@ -68,3 +69,15 @@ func isReady(kw BackgroundAsyncKwargs) bool                  { return kw.Labels[
 func notPaused(kw kopf.DaemonKwargs) bool                    { return kw.Labels["paused"] == "" }
 func isDue(kw kopf.TimerKwargs) bool                         { return kw.Annotations["due"] != "" }
 func isScheduled(kw kopf.TypedDaemonKwargs[corev1.Pod]) bool { return kw.Object.Spec.NodeName != "" }
+
+// delayOf is Kopf's initial_delay= function: a delay per object.
+func delayOf(kw kopf.DaemonKwargs) time.Duration {
+	if kw.Labels["slow"] != "" {
+		return time.Minute
+	}
+	return time.Second
+}
+
+func restartsDelay(kw kopf.TypedTimerKwargs[corev1.Pod]) time.Duration {
+	return time.Duration(len(kw.Object.Status.ContainerStatuses)) * time.Second
+}

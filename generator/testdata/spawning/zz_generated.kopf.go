@@ -17,7 +17,7 @@ type BackgroundAsyncKwargs = kopf.DaemonKwargs
 
 // BackgroundSyncKwargs are the arguments of the handler BackgroundSync, registered by:
 //
-//	//kopf:daemon kopf.dev/kopfexamples when=notPaused
+//	//kopf:daemon kopf.dev/kopfexamples when=notPaused initial_delay=fn:delayOf
 type BackgroundSyncKwargs = kopf.DaemonKwargs
 
 // EveryFewSecondsKwargs are the arguments of the handler EveryFewSeconds, registered by:
@@ -38,7 +38,7 @@ type NodeKwargs = kopf.TypedDaemonKwargs[corev1.Pod]
 
 // RestartsKwargs are the arguments of the handler Restarts, registered by:
 //
-//	//kopf:timer v1/pods interval=10s
+//	//kopf:timer v1/pods interval=10s initial_delay=fn:restartsDelay
 type RestartsKwargs = kopf.TypedTimerKwargs[corev1.Pod]
 
 // Register adds the package's handlers to r, in source order, and returns the
@@ -78,10 +78,11 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddDaemon(kopf.DaemonHandler{
-		ID:       "background_sync",
-		Selector: kopf.Selector{Group: "kopf.dev", Name: "kopfexamples"},
-		Fn:       kopf.DaemonFunc(kopf.NoResult(BackgroundSync)),
-		When:     kopfregistry.DaemonWhen(notPaused),
+		ID:             "background_sync",
+		Selector:       kopf.Selector{Group: "kopf.dev", Name: "kopfexamples"},
+		Fn:             kopf.DaemonFunc(kopf.NoResult(BackgroundSync)),
+		When:           kopfregistry.DaemonWhen(notPaused),
+		InitialDelayFn: kopfregistry.DaemonDelay(delayOf),
 	}); err != nil {
 		return err
 	}
@@ -129,10 +130,11 @@ func Register(r *kopf.Registry) error {
 		return err
 	}
 	if err := r.AddTimer(kopf.TimerHandler{
-		ID:       "restarts",
-		Selector: kopf.Selector{Version: "v1", Name: "pods", Core: true},
-		Fn:       kopf.TypedTimerFunc(Restarts),
-		Interval: 10 * time.Second,
+		ID:             "restarts",
+		Selector:       kopf.Selector{Version: "v1", Name: "pods", Core: true},
+		Fn:             kopf.TypedTimerFunc(Restarts),
+		Interval:       10 * time.Second,
+		InitialDelayFn: kopfregistry.TypedTimerDelay(restartsDelay),
 	}); err != nil {
 		return err
 	}
