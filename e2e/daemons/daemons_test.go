@@ -173,7 +173,11 @@ func TestDaemonsAndTimers(t *testing.T) {
 		objs.WaitFor("obj", 10*time.Second, func(obj *unstructured.Unstructured) bool { return !hasFinalizer(obj) })
 		objs.MergePatch("obj", map[string]any{"metadata": map[string]any{"labels": map[string]any{"run": "yes"}}})
 		waitFor(t, "the daemon's restart", 10*time.Second, func() bool { times, _ := rec.snapshot(); return len(times) == 2 })
+		// The daemon starts in the cycle whose patch adds the finalizer: a
+		// deletion before the patch lands finds no finalizer to wait for.
+		objs.WaitFor("obj", 10*time.Second, hasFinalizer)
 		objs.Delete("obj", 20*time.Second)
+		waitFor(t, "the daemon's second stop", 10*time.Second, func() bool { _, causes := rec.snapshot(); return len(causes) == 2 })
 		_, causes := rec.snapshot()
 		if len(causes) != 2 || causes[0] != kopf.StopFiltersMismatch || causes[1] != kopf.StopDeleted {
 			t.Errorf("stopped for %v, want the filters, then the deletion", causes)
