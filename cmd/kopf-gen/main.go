@@ -318,6 +318,7 @@ It prints the warnings that generate prints, on stderr.`,
 		generateCmd,
 		verifyCmd,
 		newInitCmd(),
+		newPortCmd(),
 		newEnvtestCmd(),
 		newKustomizeCmd(),
 		&cobra.Command{

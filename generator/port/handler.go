@@ -1,0 +1,166 @@
+package port
+
+import (
+	"fmt"
+	"strings"
+)
+
+// signatures are the Go results of each group's functions, with what a
+// return of an error puts before it and the final return.
+var signatures = map[group]struct{ results, zero, final string }{
+	changing: {"(any, error)", "nil, ", "return nil, nil"}, event: {"error", "", "return nil"},
+	daemon: {"error", "", "return nil"}, timer: {"error", "", "return nil"},
+	index: {"map[string]any", "", "return nil"}, activity: {"error", "", "return nil"},
+	login: {"(*kopf.ConnectionInfo, error)", "nil, ", "return nil, nil"}, probe: {"(any, error)", "nil, ", "return nil, nil"},
+	admission: {"error", "", "return nil"},
+}
+
+// handler ports a decorated function: its markers and its body.
+func (p *porter) handler(def Node, imports map[string]bool) (string, error) {
+	goName := goFuncName(def.Str("name"))
+	decs := def.List("decorator_list")
+	var ms []marker
+	var notes []string
+	g := group(-1)
+	// Python applies decorators bottom to top, so Kopf registers the
+	// bottom one first; kopf-gen registers a function's markers in their
+	// order (top to bottom): the markers are written in reverse.
+	for i := len(decs) - 1; i >= 0; i-- {
+		name, call := decoratorName(decs[i])
+		d, ok := decoratorMarkers[name]
+		if !ok {
+			notes = append(notes, "decorator not ported: @"+p.source(decs[i]))
+			continue
+		}
+		p.stats.Decorators++
+		switch {
+		case g < 0:
+			g = d.group
+		case g != d.group:
+			notes = append(notes, "decorator of another kind of handler, not ported: @"+p.source(decs[i]))
+			continue
+		}
+		m := p.translateDecorator(def, name, call, goName)
+		if len(m.todo) == 0 {
+			p.stats.DecoratorsTranslated++
+		}
+		for _, t := range m.todo {
+			notes = append(notes, "decorator argument not ported: "+t)
+		}
+		if g == admission {
+			p.webhooks = true
+		}
+		ms = append(ms, m)
+	}
+	typed := false
+	for _, m := range ms {
+		if m.resource != nil && m.resource.builtin != nil {
+			typed = true
+		}
+	}
+	sig := signatures[g]
+	f := p.fnCtx(g, def, typed)
+	f.goName, f.kwargsType = goName, goName+"Kwargs"
+	f.zero, f.results = sig.zero, g == changing || g == probe
+	f.declare(collectLocals(def.List("body"), f.params))
+	f.header()
+	term := f.body(def.List("body"))
+	for name, n := range f.nested {
+		if !f.registered[name] {
+			f.translated--
+			f.todo(n, fail("a nested function not registered as a sub-handler"))
+		}
+	}
+	if !term {
+		f.line("%s", sig.final)
+	}
+	for i := range f.imports {
+		imports[i] = true
+	}
+	if strings.Contains(sig.results, "kopf.") {
+		imports["kopf"] = true
+	}
+	p.stats.Statements += f.translated + f.left
+	p.stats.StatementsTranslated += f.translated
+	p.stats.Handlers = append(p.stats.Handlers, HandlerStats{File: p.mod.Path, Python: def.Str("name"), Go: goName,
+		Translated: f.translated, Left: f.left, DecoratorsUntranslated: len(notes)})
+	var b strings.Builder
+	fmt.Fprintf(&b, "// %s is ported from %s (%s:%d).\n", goName, def.Str("name"), baseName(p.mod.Path), def.Line())
+	fmt.Fprintf(&b, "// Statements: %d translated, %d left as TODO(port).\n", f.translated, f.left)
+	for _, n := range notes {
+		fmt.Fprintf(&b, "// TODO(port): %s\n", strings.ReplaceAll(n, "\n", " "))
+	}
+	b.WriteString("//\n")
+	for _, m := range ms {
+		b.WriteString(m.String() + "\n")
+	}
+	fmt.Fprintf(&b, "func %s(ctx context.Context, kw %sKwargs) %s {\n%s}\n\n", goName, goName, sig.results, f.b.String())
+	return b.String(), nil
+}
+
+func baseName(p string) string {
+	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
+// callbackCode writes a filter's callback: its Python source in a
+// comment, its body translated where it can be.
+func (p *porter) callbackCode(c *callback, imports map[string]bool) string {
+	var params []Node
+	if c.py.Is("Lambda") {
+		params = c.py.Get("args").List("args")
+	} else {
+		params = c.py.Get("args").List("args")
+	}
+	g := c.group
+	f := p.fnCtx(g, nil, strings.Contains(c.kwargsType, "Typed"))
+	f.params = paramsOf(c.py)
+	var sig string
+	switch c.use {
+	case whenCallback:
+		sig = "kw " + c.kwargsType
+	case metaCallback:
+		sig = "value string, kw kopf.ResourceKwargs"
+	case valueCallback:
+		sig = "value any, kw kopf.ResourceKwargs"
+	}
+	if c.use != whenCallback && len(params) > 0 {
+		first := params[0].Str("arg")
+		f.locals[first] = "value"
+		f.localKinds[first] = map[callbackUse]kind{metaCallback: kStr, valueCallback: kAny}[c.use]
+		delete(f.params, first)
+	}
+	f.zero = ""
+	f.boolResult = true
+	if c.py.Is("Lambda") {
+		x, err := f.expr(c.py.Get("body"))
+		if err != nil {
+			f.todo(c.py.Get("body"), err)
+			f.line("return false")
+		} else {
+			f.translated++
+			f.line("return %s", f.asBool(x))
+		}
+	} else {
+		f.declare(collectLocals(c.py.List("body"), f.params))
+		f.header()
+		if !f.body(c.py.List("body")) {
+			f.line("return false")
+		}
+	}
+	for i := range f.imports {
+		imports[i] = true
+	}
+	imports["kopf"] = true
+	p.stats.Statements += f.translated + f.left
+	p.stats.StatementsTranslated += f.translated
+	var b strings.Builder
+	fmt.Fprintf(&b, "// %s is a filter's callback, ported from (%s:%d):\n//\n", c.goName, baseName(p.mod.Path), c.py.Line())
+	for _, l := range strings.Split(p.source(c.py), "\n") {
+		fmt.Fprintf(&b, "//\t%s\n", l)
+	}
+	fmt.Fprintf(&b, "func %s(%s) bool {\n%s}\n\n", c.goName, sig, f.b.String())
+	return b.String()
+}
