@@ -2,7 +2,10 @@ package port
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+
+	"github.com/kopf-go/kopf/generator/builtins"
 )
 
 // signatures are the Go results of each group's functions, with what a
@@ -154,6 +157,9 @@ func (p *porter) callbackCode(c *callback, imports map[string]bool) string {
 		imports[i] = true
 	}
 	imports["kopf"] = true
+	for _, b := range builtinsIn(c.kwargsType) {
+		imports[b] = true
+	}
 	p.stats.Statements += f.translated + f.left
 	p.stats.StatementsTranslated += f.translated
 	var b strings.Builder
@@ -163,4 +169,16 @@ func (p *porter) callbackCode(c *callback, imports map[string]bool) string {
 	}
 	fmt.Fprintf(&b, "func %s(%s) bool {\n%s}\n\n", c.goName, sig, f.b.String())
 	return b.String()
+}
+
+// builtinsIn are the imports (alias "path") of the built-in types that a
+// kwargs type names.
+func builtinsIn(t string) []string {
+	var out []string
+	for _, b := range builtins.Table() {
+		if strings.Contains(t, "["+b.Alias+"."+b.Kind+"]") {
+			out = append(out, b.Alias+" "+strconv.Quote(b.Package))
+		}
+	}
+	return out
 }

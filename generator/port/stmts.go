@@ -105,9 +105,20 @@ func (f *fnCtx) body(stmts []Node) bool {
 // whether it terminates.
 func (f *fnCtx) stmt(s Node) bool {
 	mark := f.b.Len()
+	before := map[string]bool{}
+	for k := range f.imports {
+		before[k] = true
+	}
+	counted := f.translated
 	term, err := f.stmtCode(s)
 	var u errUntranslated
 	if errors.As(err, &u) {
+		for k := range f.imports {
+			if !before[k] {
+				delete(f.imports, k)
+			}
+		}
+		f.translated = counted
 		// Drop what was written of it, keep it as Python.
 		out := f.b.String()[:mark]
 		f.b.Reset()
