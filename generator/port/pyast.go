@@ -116,13 +116,18 @@ func ParseFile(ctx context.Context, python, path string) (*Module, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoPython, err)
 	}
-	cmd := exec.CommandContext(ctx, exe, "-c", pyastScript, path)
+	// -I (isolated): neither the current directory nor PYTHON* variables
+	// reach sys.path, so that a file of the operator named like a module
+	// of the standard library (operator.py, ast.py) is not imported by ast.
+	cmd := exec.CommandContext(ctx, exe, "-I", "-c", pyastScript, path)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		var exit *exec.ExitError
 		msg := strings.TrimSpace(stderr.String())
 		switch {
+		case strings.Contains(msg, "Unknown option"): // Python 2 has no -I
+			return nil, fmt.Errorf("%w: %s is not Python 3", ErrNoPython, exe)
 		case errors.As(err, &exit) && exit.ExitCode() == 2:
 			return nil, fmt.Errorf("%s", msg)
 		case errors.As(err, &exit) && exit.ExitCode() == 3:
