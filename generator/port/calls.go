@@ -295,7 +295,9 @@ func (f *fnCtx) subhandler(def Node, kws []Node) error {
 	for _, b := range binds {
 		f.line("%s", b)
 	}
-	f.line("if err := kopf.SubhandlerFunc(ctx, %s, func(ctx context.Context, kw %s) error {\n%s}); err != nil {\nreturn %serr\n}", id.code, f.kwargsType, inner.b.String(), f.zero)
+	// kopf.SubhandlerFunc's function takes kopf.ChangingKwargs, which the
+	// parent's kwargs embed when the package has indices.
+	f.line("if err := kopf.SubhandlerFunc(ctx, %s, func(ctx context.Context, kw kopf.ChangingKwargs) error {\n%s}); err != nil {\nreturn %serr\n}", id.code, inner.b.String(), f.zero)
 	f.line("}")
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kopf-go/kopf/generator/builtins"
+	"github.com/kopf-go/kopf/runtime/registry"
 )
 
 // signatures are the Go results of each group's functions, with what a
@@ -55,6 +56,7 @@ func (p *porter) handler(def Node, imports map[string]bool) (string, error) {
 		}
 		ms = append(ms, m)
 	}
+	notes = append(notes, distinctIDs(ms, goName)...)
 	typed := false
 	for _, m := range ms {
 		if m.resource != nil && m.resource.builtin != nil {
@@ -99,6 +101,52 @@ func (p *porter) handler(def Node, imports map[string]bool) (string, error) {
 	}
 	fmt.Fprintf(&b, "func %s(ctx context.Context, kw %sKwargs) %s {\n%s}\n\n", goName, goName, sig.results, f.b.String())
 	return b.String(), nil
+}
+
+// distinctIDs gives a distinct id to a stacked marker that Kopf registers
+// under the same id as an earlier one of the function, for the same
+// resource, with other options (Kopf keeps both; kopf-gen merges stacked
+// markers only if their options are equal, and refuses two registrations
+// of one id): the id gets the marker's name (create_fn/resume). It returns
+// a note for each, since the handler's progress in the objects is then
+// stored under another id than Kopf's.
+func distinctIDs(ms []marker, goName string) []string {
+	first := map[string]string{} // selector and id: the first marker's options
+	var notes []string
+	for i := range ms {
+		m := &ms[i]
+		if m.resource == nil || len(m.args) == 0 {
+			continue
+		}
+		id := registry.DefaultID(goName)
+		var options []string
+		at := -1
+		for j, a := range m.args[1:] {
+			switch {
+			case strings.HasPrefix(a, "id="):
+				id, at = strings.Trim(strings.TrimPrefix(a, "id="), `"`), j+1
+			case !strings.HasPrefix(a, "deleted=") && !strings.HasPrefix(a, "optional="):
+				options = append(options, a)
+			}
+		}
+		key := m.args[0] + " " + id
+		prev, dup := first[key]
+		if !dup {
+			first[key] = strings.Join(options, " ")
+			continue
+		}
+		if prev == strings.Join(options, " ") {
+			continue
+		}
+		distinct := "id=" + quoteIfNeeded(id+"/"+strings.TrimPrefix(m.name, "on."))
+		if at > 0 {
+			m.args[at] = distinct
+		} else {
+			m.args = append(m.args[:1:1], append([]string{distinct}, m.args[1:]...)...)
+		}
+		notes = append(notes, fmt.Sprintf("@kopf.%s is registered by Kopf under id %q too, with other options than the decorator below it; kopf-gen needs a distinct %s (its progress in the objects is stored under it)", m.name, id, distinct))
+	}
+	return notes
 }
 
 func baseName(p string) string {

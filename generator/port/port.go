@@ -117,8 +117,14 @@ func Port(ctx context.Context, o Options) (*Result, error) {
 			delete(skel, name)
 		}
 	}
-	skel["main.go"] = []byte(strings.Replace(string(skel["main.go"]), "kopf.Main(handlers.Register",
-		"kopf.Main(handlers.Register, kopf.WithMemo(handlers.Memo())", 1))
+	// The memo is kopf.Main's first option (after the webhooks' ones, if
+	// any: they are a slice).
+	main := strings.Replace(string(skel["main.go"]), "kopf.Main(handlers.Register, webhooks()...)",
+		"kopf.Main(handlers.Register, append(webhooks(), kopf.WithMemo(handlers.Memo()))...)", 1)
+	if !strings.Contains(main, "kopf.WithMemo(") {
+		main = strings.Replace(main, "kopf.Main(handlers.Register", "kopf.Main(handlers.Register, kopf.WithMemo(handlers.Memo())", 1)
+	}
+	skel["main.go"] = []byte(main)
 	for name, data := range skel {
 		files[name] = data
 	}
