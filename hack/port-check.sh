@@ -29,4 +29,4 @@ for ex in $(git -C "$KOPF" ls-tree --name-only "$TAG:examples/" | grep -- -); do
 	fi
 	grep '^ported:' "$WORK/$ex.log" >> "$WORK/all"
 done
-awk -v ok=$ok -v total=$total '{d+=$2; D+=$4; s+=$9; S+=$11} END {printf "TOTAL: %d of %d examples build and verify; decorators %d of %d (%d%%); statements %d of %d (%d%%)\n", ok, total, d, D, d*100/D, s, S, s*100/S}' "$WORK/all"
+awk -v ok=$ok -v total=$total '{d+=$2; D+=$4; s+=$8; S+=$10} END {printf "TOTAL: %d of %d examples build and verify; decorators %d of %d (%d%%); statements %d of %d (%d%%)\n", ok, total, d, D, d*100/D, s, S, s*100/S}' "$WORK/all"
