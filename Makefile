@@ -200,3 +200,8 @@ RELEASE_VERSION ?= v0.1.0
 .PHONY: release-check
 release-check: controlplane
 	cd e2e && KOPF_RELEASE_VERSION=$(RELEASE_VERSION) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -v -run '^TestRelease$$' ./release/
+
+.PHONY: port-check
+## port-check: kopf-gen port on Kopf's 17 examples from a Kopf checkout (KOPF_GIT, KOPF_TAG; not part of test): decorators, builds, statements translated.
+port-check:
+	PYTHON=$${PYTHON:-python3} hack/port-check.sh $(or $(KOPF_GIT),/work/.mirror/nolar+kopf/repo) $(or $(KOPF_TAG),1.44.6)

@@ -7,6 +7,8 @@
 //	kopf-gen verify [flags] [packages]    fail with a diff if a generated file is stale, missing or orphaned
 //	kopf-gen init DIR --module M --group G --version V --kind K [--plural P]
 //	                                      scaffold an operator repository
+//	kopf-gen port [--out DIR] [--module M] [--crd FILE...] FILE.py...
+//	                                      port a Kopf operator (Python) to a repository
 //	kopf-gen envtest [--kubernetes-version V] [--bin-dir DIR]
 //	                                      build etcd and kube-apiserver from the Go module
 //	                                      proxy; print the KUBEBUILDER_ASSETS directory
@@ -321,6 +323,7 @@ It prints the warnings that generate prints, on stderr.`,
 		generateCmd,
 		verifyCmd,
 		newInitCmd(),
+		newPortCmd(),
 		newEnvtestCmd(),
 		newKustomizeCmd(),
 		newAddVersionCmd(),

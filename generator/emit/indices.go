@@ -36,9 +36,11 @@ import (
 //	... Fn: kopf.ChangingFunc(kopfkwargs.WithIndices[kopf.ChangingKwargs](CreateFnKwargs{Indices: indices}, CreateFn)) ...
 
 // withIndices reports whether a handler's kwargs carry the indices: every
-// handler but the index functions, in a package with indices.
+// handler but the index functions and the login handlers (kopf.LoginFunc
+// takes kopf.ActivityKwargs: logins run before any index is filled), in a
+// package with indices.
 func (e *emitter) withIndices(h *model.Handler) bool {
-	return len(e.pkg.Indices) > 0 && h.Kind != model.Index
+	return len(e.pkg.Indices) > 0 && h.Kind != model.Index && h.Kind != model.Login
 }
 
 // indexTypes renders an index's type arguments: K (kopf.None for a single
