@@ -2,6 +2,7 @@ package port
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -27,8 +28,9 @@ func (p *porter) handler(def Node, imports map[string]bool) (string, error) {
 	var notes []string
 	g := group(-1)
 	// Python applies decorators bottom to top, so Kopf registers the
-	// bottom one first; kopf-gen registers a function's markers in their
-	// order (top to bottom): the markers are written in reverse.
+	// bottom one first; so does kopf-gen with a function's markers. The
+	// markers are collected in Kopf's order (for distinctIDs, which names
+	// the later ones apart), then written in the decorators' order.
 	for i := len(decs) - 1; i >= 0; i-- {
 		name, call := decoratorName(decs[i])
 		d, ok := decoratorMarkers[name]
@@ -57,6 +59,7 @@ func (p *porter) handler(def Node, imports map[string]bool) (string, error) {
 		ms = append(ms, m)
 	}
 	notes = append(notes, distinctIDs(ms, goName)...)
+	slices.Reverse(ms)
 	typed := false
 	for _, m := range ms {
 		if m.resource != nil && m.resource.builtin != nil {
