@@ -64,15 +64,8 @@ func (b *builder) indexSignature(d *ast.FuncDecl, h *Handler) bool {
 		b.errorf(b.pos(p), "index function %s has the wrong signature: %s; %s", h.Func, fmt.Sprintf(format, args...), want)
 		return false
 	}
-	params := flatten(d.Type.Params)
-	if len(params) != 2 {
-		return fail(d.Type.Params.Opening, "it has %s", plural(len(params), "parameter"))
-	}
-	if !b.isContext(params[0]) {
-		return fail(params[0].Pos(), "the first parameter is %s, not context.Context", b.typeString(params[0]))
-	}
-	if id, ok := params[1].(*ast.Ident); !ok || id.Name != h.Kwargs {
-		return fail(params[1].Pos(), "the second parameter is %s, not %s", b.exprString(params[1]), h.Kwargs)
+	if !b.kwargsParams(d, h, fail) {
+		return false
 	}
 	results := flatten(d.Type.Results)
 	p := d.Type.Params.Closing

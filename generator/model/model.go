@@ -766,6 +766,23 @@ func commonTyped(typed []*Typed, markers int) *Typed {
 	return typed[0]
 }
 
+// kwargsParams checks the parameters that every handler and index function
+// takes, (ctx context.Context, kw <its kwargs type>); fail reports a
+// mismatch at its position, with the signature wanted.
+func (b *builder) kwargsParams(d *ast.FuncDecl, h *Handler, fail func(token.Pos, string, ...any) bool) bool {
+	params := flatten(d.Type.Params)
+	if len(params) != 2 {
+		return fail(d.Type.Params.Opening, "it has %s", plural(len(params), "parameter"))
+	}
+	if !b.isContext(params[0]) {
+		return fail(params[0].Pos(), "the first parameter is %s, not context.Context", b.typeString(params[0]))
+	}
+	if id, ok := params[1].(*ast.Ident); !ok || id.Name != h.Kwargs {
+		return fail(params[1].Pos(), "the second parameter is %s, not %s", b.exprString(params[1]), h.Kwargs)
+	}
+	return true
+}
+
 // signature checks a handler's signature and records its result form.
 func (b *builder) signature(d *ast.FuncDecl, h *Handler) bool {
 	if h.Kind == Index {
@@ -787,15 +804,8 @@ func (b *builder) signature(d *ast.FuncDecl, h *Handler) bool {
 		b.errorf(b.pos(p), "handler %s has the wrong signature: %s; %s", h.Func, fmt.Sprintf(format, args...), want)
 		return false
 	}
-	params := flatten(d.Type.Params)
-	if len(params) != 2 {
-		return fail(d.Type.Params.Opening, "it has %s", plural(len(params), "parameter"))
-	}
-	if !b.isContext(params[0]) {
-		return fail(params[0].Pos(), "the first parameter is %s, not context.Context", b.typeString(params[0]))
-	}
-	if id, ok := params[1].(*ast.Ident); !ok || id.Name != h.Kwargs {
-		return fail(params[1].Pos(), "the second parameter is %s, not %s", b.exprString(params[1]), h.Kwargs)
+	if !b.kwargsParams(d, h, fail) {
+		return false
 	}
 	results := flatten(d.Type.Results)
 	errType := types.Universe.Lookup("error").Type()
