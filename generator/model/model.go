@@ -690,27 +690,8 @@ func (b *builder) funcDecl(d *ast.FuncDecl, ms []*markers.Marker) {
 	name := d.Name.Name
 	marker := markers.Prefix + ms[0].Name
 	kind, _ := markerKind(ms[0].Name)
-	if len(kinds) > 1 {
-		if kinds[Changing] && kinds[Event] && len(kinds) == 2 {
-			for _, m := range ms {
-				if m.Name == markers.OnEvent {
-					b.errorf(m.Pos, "%s%s cannot share a function with changing-handler markers: event handlers take other kwargs and return no result; use a separate function",
-						markers.Prefix, m.Name)
-					return
-				}
-			}
-		}
-		for _, m := range ms {
-			if k, _ := markerKind(m.Name); k != kind {
-				why := "each kind of handler takes kwargs of its own"
-				if k.IsActivity() && kind.IsActivity() {
-					why = "login handlers return their credentials, other activity handlers any result"
-				}
-				b.errorf(m.Pos, "%s%s cannot share a function with %s markers: %s; use a separate function",
-					markers.Prefix, m.Name, kind.markers(), why)
-				return
-			}
-		}
+	if len(kinds) > 1 && !b.oneKind(ms, kinds, kind) {
+		return
 	}
 	if d.Recv != nil {
 		b.errorf(b.pos(d.Name.Pos()), "%s applies to package-level functions, not methods: %s is a method", marker, name)
@@ -750,6 +731,33 @@ func (b *builder) funcDecl(d *ast.FuncDecl, ms []*markers.Marker) {
 		b.add(r, from[i])
 	}
 	slices.Reverse(b.out.Registrations[first:]) // Kopf's decorator order: see Order of stacked markers
+}
+
+// oneKind reports (false) markers of different kinds of handlers on one
+// function, which kwargs of one kind cannot serve; kind is the first
+// marker's.
+func (b *builder) oneKind(ms []*markers.Marker, kinds map[Kind]bool, kind Kind) bool {
+	if kinds[Changing] && kinds[Event] && len(kinds) == 2 {
+		for _, m := range ms {
+			if m.Name == markers.OnEvent {
+				b.errorf(m.Pos, "%s%s cannot share a function with changing-handler markers: event handlers take other kwargs and return no result; use a separate function",
+					markers.Prefix, m.Name)
+				return false
+			}
+		}
+	}
+	for _, m := range ms {
+		if k, _ := markerKind(m.Name); k != kind {
+			why := "each kind of handler takes kwargs of its own"
+			if k.IsActivity() && kind.IsActivity() {
+				why = "login handlers return their credentials, other activity handlers any result"
+			}
+			b.errorf(m.Pos, "%s%s cannot share a function with %s markers: %s; use a separate function",
+				markers.Prefix, m.Name, kind.markers(), why)
+			return false
+		}
+	}
+	return true
 }
 
 // commonTyped returns the typed resource of every registration, or nil if
