@@ -23,43 +23,7 @@ var signatures = map[group]struct{ results, zero, final string }{
 // handler ports a decorated function: its markers and its body.
 func (p *porter) handler(def Node, imports map[string]bool) (string, error) {
 	goName := goFuncName(def.Str("name"))
-	decs := def.List("decorator_list")
-	var ms []marker
-	var notes []string
-	g := group(-1)
-	// Python applies decorators bottom to top, so Kopf registers the
-	// bottom one first; so does kopf-gen with a function's markers. The
-	// markers are collected in Kopf's order (for distinctIDs, which names
-	// the later ones apart), then written in the decorators' order.
-	for i := len(decs) - 1; i >= 0; i-- {
-		name, call := decoratorName(decs[i])
-		d, ok := decoratorMarkers[name]
-		if !ok {
-			notes = append(notes, "decorator not ported: @"+p.source(decs[i]))
-			continue
-		}
-		p.stats.Decorators++
-		switch {
-		case g < 0:
-			g = d.group
-		case g != d.group:
-			notes = append(notes, "decorator of another kind of handler, not ported: @"+p.source(decs[i]))
-			continue
-		}
-		m := p.translateDecorator(def, name, call, goName)
-		if len(m.todo) == 0 {
-			p.stats.DecoratorsTranslated++
-		}
-		for _, t := range m.todo {
-			notes = append(notes, "decorator argument not ported: "+t)
-		}
-		if g == admission {
-			p.webhooks = true
-		}
-		ms = append(ms, m)
-	}
-	notes = append(notes, distinctIDs(ms, goName)...)
-	slices.Reverse(ms)
+	ms, notes, g := p.markers(def, goName)
 	typed := false
 	for _, m := range ms {
 		if m.resource != nil && m.resource.builtin != nil {
@@ -104,6 +68,50 @@ func (p *porter) handler(def Node, imports map[string]bool) (string, error) {
 	}
 	fmt.Fprintf(&b, "func %s(ctx context.Context, kw %sKwargs) %s {\n%s}\n\n", goName, goName, sig.results, f.b.String())
 	return b.String(), nil
+}
+
+// markers ports a function's decorators to its markers, written in the
+// decorators' order, with the notes of what was not ported and the kind
+// of handler they register.
+func (p *porter) markers(def Node, goName string) ([]marker, []string, group) {
+	decs := def.List("decorator_list")
+	var ms []marker
+	var notes []string
+	g := group(-1)
+	// Python applies decorators bottom to top, so Kopf registers the
+	// bottom one first; so does kopf-gen with a function's markers. The
+	// markers are collected in Kopf's order (for distinctIDs, which names
+	// the later ones apart), then written in the decorators' order.
+	for i := len(decs) - 1; i >= 0; i-- {
+		name, call := decoratorName(decs[i])
+		d, ok := decoratorMarkers[name]
+		if !ok {
+			notes = append(notes, "decorator not ported: @"+p.source(decs[i]))
+			continue
+		}
+		p.stats.Decorators++
+		switch {
+		case g < 0:
+			g = d.group
+		case g != d.group:
+			notes = append(notes, "decorator of another kind of handler, not ported: @"+p.source(decs[i]))
+			continue
+		}
+		m := p.translateDecorator(def, name, call, goName)
+		if len(m.todo) == 0 {
+			p.stats.DecoratorsTranslated++
+		}
+		for _, t := range m.todo {
+			notes = append(notes, "decorator argument not ported: "+t)
+		}
+		if g == admission {
+			p.webhooks = true
+		}
+		ms = append(ms, m)
+	}
+	notes = append(notes, distinctIDs(ms, goName)...)
+	slices.Reverse(ms)
+	return ms, notes, g
 }
 
 // distinctIDs gives a distinct id to a stacked marker that Kopf registers
