@@ -51,8 +51,8 @@ demo: apiserver kopf-gen
 
 ## test: every test: static checks, generated code is current, unit, generator and end-to-end tests.
 ## The unit stage (CPU: its longest packages build and type-check operators) and the end-to-end stage
-## (mostly waiting on control planes and operators' timing) run side by side, each line of their
-## output whole: on 2 cores that takes minutes off the serial sum (TEST_SERIAL=1 runs them in turn).
+## (mostly waiting on control planes and operators' timing) run side by side, the output of each of their
+## commands printed whole when it ends: on 2 cores that takes minutes off the serial sum (TEST_SERIAL=1 runs them in turn).
 test: python-kopf lint verify go-min controlplane
 ifdef TEST_SERIAL
 	$(MAKE) --no-print-directory unit e2e
