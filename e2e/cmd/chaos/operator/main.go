@@ -28,6 +28,9 @@
 // $CHAOS_INACTIVITY_TIMEOUT, if set (a Go duration), is the operator's
 // settings.Watching.InactivityTimeout (default 70 s): the campaign sets it
 // short, so that its pauses of kube-apiserver outlast it.
+// $CHAOS_CONSISTENCY_TIMEOUT, if set, is its
+// settings.Persistence.ConsistencyTimeout (default 5 s): the campaign sets
+// it longer than its pauses (docs/chaos.md says why).
 //
 //	CHAOS_LEDGER=/tmp/ledger operator run -A --standalone --kubeconfig ...
 package main
@@ -71,6 +74,14 @@ func main() {
 			os.Exit(2)
 		}
 		s.Watching.InactivityTimeout = d
+	}
+	if v := os.Getenv("CHAOS_CONSISTENCY_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "CHAOS_CONSISTENCY_TIMEOUT: %v\n", err)
+			os.Exit(2)
+		}
+		s.Persistence.ConsistencyTimeout = d
 	}
 	l := &ledger{f: f, pid: os.Getpid()}
 	os.Exit(cli.MainWith(l.register, cli.Options{Settings: s}))
