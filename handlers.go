@@ -18,8 +18,10 @@ import (
 
 // SubhandlerFunc registers fn as a sub-handler of the changing handler
 // running with ctx (Kopf's @kopf.subhandler(id=...)), under the id
-// "<parent id>/<id>", with the parent's kwargs type: a handler of
-// CreateFnKwargs registers sub-handlers of CreateFnKwargs.
+// "<parent id>/<id>", with the body-only kwargs, ChangingKwargs: a
+// handler's CreateFnKwargs is an alias of it unless the handler is typed
+// or its package has indices (then a sub-handler takes ChangingKwargs;
+// for typed kwargs, use Subhandler with TypedChangingFunc).
 //
 //	for _, item := range items {
 //		err := kopf.SubhandlerFunc(ctx, item, func(ctx context.Context, kw CreateFnKwargs) error {
