@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kopf-go/kopf/runtime/activities"
+	"github.com/kopf-go/kopf/runtime/clusters"
 	"github.com/kopf-go/kopf/runtime/kwargs"
 	"github.com/kopf-go/kopf/runtime/reactor"
 	"github.com/kopf-go/kopf/runtime/settings"
@@ -145,6 +146,11 @@ type Options struct {
 	// operator that run with it (see Sharding and docs/sharding.md; the
 	// command line's --shards sets its number of buckets).
 	Sharding *Sharding
+	// Clusters, if set, makes the operator a fleet operator (see package
+	// clusters and docs/multicluster.md): every cluster that the provider
+	// engages is served as Config alone would be, while Config (or Login)
+	// stays the home cluster's. Nil: the one cluster of Config.
+	Clusters clusters.Provider
 }
 
 // withDefaults returns the options with the defaults of the fields left
