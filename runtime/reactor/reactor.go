@@ -250,13 +250,8 @@ func (r *Reactor) process(ctx context.Context, ev watching.Event, s *queueing.St
 	if !kopfs && !spawning && mem.rec == nil {
 		return mem
 	}
-	// Our own latest patch must come back before we judge the object by an
-	// older version of it (which would, e.g., still lack the diff-base).
-	if !s.WaitExpected(ctx, r.Settings.Persistence.ConsistencyTimeout) {
-		if ctx.Err() != nil || s.Stopping() {
-			return mem // the operator is exiting: the version will never come
-		}
-		logger.Debug("The patched resource version is not seen in time; processing the latest known one.")
+	if ev, ok = r.consistent(ctx, ev, s, logger); !ok {
+		return mem
 	}
 	if s.Pending() {
 		return mem // a newer version is waiting: it supersedes this one
@@ -271,6 +266,39 @@ func (r *Reactor) process(ctx context.Context, ev watching.Event, s *queueing.St
 	r.reconcile(ctx, ev, s, mem, logger) // the last step: after Kopf's handlers
 	r.settle(ctx, ev, s, mem, logger, 0, err)
 	return mem
+}
+
+// consistent waits until the object's own latest patch has come back
+// through the watch, so that the object is not judged by an older version
+// of it (which would, e.g., still lack the diff-base or a handler's
+// progress). Past settings.Persistence.ConsistencyTimeout, Kopf processes
+// the latest version it knows ("fakes the consistency"), and may run a
+// handler that has succeeded again; the reactor reads the object instead,
+// processes that version and expects it from the watch. False: nothing to
+// process now (the operator is exiting; the object could not be read, and
+// the event is requeued; or it is gone, and its deletion comes through the
+// watch).
+func (r *Reactor) consistent(ctx context.Context, ev watching.Event, s *queueing.Stream, logger *slog.Logger) (watching.Event, bool) {
+	if s.WaitExpected(ctx, r.Settings.Persistence.ConsistencyTimeout) {
+		return ev, true
+	}
+	if ctx.Err() != nil || s.Stopping() {
+		return ev, false // the operator is exiting: the version will never come
+	}
+	fresh, found, err := r.readNow(ctx, ev.Object.Meta())
+	switch {
+	case err != nil:
+		logger.Error(fmt.Sprintf("The patched resource version is not seen in time, and reading the object has failed: %v; trying again.", err))
+		s.Requeue(ev, r.rereadDelay())
+		return ev, false
+	case !found:
+		logger.Debug("The patched resource version is not seen in time, and the object is gone: its deletion comes through the watch.")
+		return ev, false
+	}
+	logger.Debug("The patched resource version is not seen in time; processing the object as it is read now.")
+	s.Expect(fresh.Meta().ResourceVersion())
+	ev.Object = fresh
+	return ev, true
 }
 
 // begin prepares an event's processing: a selecting watch's Deleted is

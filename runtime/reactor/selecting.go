@@ -38,7 +38,20 @@ func (r *Reactor) reread(ctx context.Context, ev watching.Event) (watching.Event
 	if ev.Type != watching.Deleted || r.Selects == nil {
 		return ev, nil
 	}
-	meta := ev.Object.Meta()
+	b, found, err := r.readNow(ctx, ev.Object.Meta())
+	if err != nil {
+		return ev, fmt.Errorf("reading %s again after the watch reported it deleted: %w", ev.Key, err)
+	}
+	if !found {
+		return ev, nil // gone: deleted indeed
+	}
+	return watching.Event{Type: watching.Modified, Key: ev.Key, Object: b, Wakeup: true}, nil
+}
+
+// readNow reads the object as it is now in the API server (a quorum read,
+// newer than any version the watch has brought), less its managedFields;
+// found is false if it does not exist.
+func (r *Reactor) readNow(ctx context.Context, meta body.Meta) (b body.Body, found bool, err error) {
 	var client dynamic.ResourceInterface = r.Client
 	if ns := meta.Namespace(); ns != "" {
 		client = r.Client.Namespace(ns)
@@ -47,16 +60,18 @@ func (r *Reactor) reread(ctx context.Context, ev watching.Event) (watching.Event
 	// grants list and watch, not get (generator/manifests).
 	list, err := client.List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", meta.Name()).String()})
 	if err != nil {
-		return ev, fmt.Errorf("reading %s again after the watch reported it deleted: %w", ev.Key, err)
+		return nil, false, err
 	}
-	if len(list.Items) == 0 {
-		return ev, nil // gone: deleted indeed
+	for _, u := range list.Items {
+		if u.GetName() != meta.Name() { // not filtered by a server that ignores the selector
+			continue
+		}
+		if m, ok := u.Object["metadata"].(map[string]any); ok {
+			delete(m, "managedFields")
+		}
+		return body.Body(u.Object), true, nil
 	}
-	u := list.Items[0]
-	if m, ok := u.Object["metadata"].(map[string]any); ok {
-		delete(m, "managedFields")
-	}
-	return watching.Event{Type: watching.Modified, Key: ev.Key, Object: body.Body(u.Object), Wakeup: true}, nil
+	return nil, false, nil
 }
 
 // left reports whether the object exists, is not being deleted, and the

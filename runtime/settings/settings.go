@@ -53,8 +53,9 @@ type Persistence struct {
 	DiffBaseStorage progress.DiffBaseStorage
 	// ConsistencyTimeout is how long a worker waits, after patching an
 	// object, to see its own patch come back through the watch stream
-	// before it processes an older-looking event anyway (Kopf's
-	// consistency_timeout). Default: 5 s.
+	// (Kopf's consistency_timeout). Past it, the worker reads the object
+	// and processes what it read, where Kopf processes the older-looking
+	// event anyway. Default: 5 s.
 	ConsistencyTimeout time.Duration
 }
 

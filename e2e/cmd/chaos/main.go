@@ -743,8 +743,7 @@ func (c *campaign) startOperator() error {
 	}
 	args := append([]string{"run", "-A", "--standalone", "--kubeconfig", c.kubecfg}, strings.Fields(c.operatorFlags)...)
 	cmd := exec.Command(c.operator, args...)
-	cmd.Env = append(os.Environ(), "CHAOS_LEDGER="+c.ledger, "CHAOS_INACTIVITY_TIMEOUT="+c.inactivity.String(),
-		"CHAOS_CONSISTENCY_TIMEOUT="+(c.maxPause+5*time.Second).String()) // outlasts every pause: see docs/chaos.md
+	cmd.Env = append(os.Environ(), "CHAOS_LEDGER="+c.ledger, "CHAOS_INACTIVITY_TIMEOUT="+c.inactivity.String())
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the campaign
 	if err := cmd.Start(); err != nil {

@@ -29,8 +29,8 @@
 // settings.Watching.InactivityTimeout (default 70 s): the campaign sets it
 // short, so that its pauses of kube-apiserver outlast it.
 // $CHAOS_CONSISTENCY_TIMEOUT, if set, is its
-// settings.Persistence.ConsistencyTimeout (default 5 s): the campaign sets
-// it longer than its pauses (docs/chaos.md says why).
+// settings.Persistence.ConsistencyTimeout (default 5 s, which the campaign
+// keeps: its pauses outlast it, see docs/chaos.md).
 //
 //	CHAOS_LEDGER=/tmp/ledger operator run -A --standalone --kubeconfig ...
 package main
