@@ -53,7 +53,8 @@ const (
 //     manifests.WebhookPortName), installed when webhook.enable;
 //   - the metrics endpoint (the container's --metrics-bind-address
 //     argument and its port named metrics, a Service whose ports are all
-//     named metrics), when metrics.enable.
+//     named metrics, the ClusterRoles and ClusterRoleBindings named
+//     <name>-metrics-auth and <name>-metrics-reader), when metrics.enable.
 //
 // Everything else is installed as rendered. The output depends only on m
 // and the options.
@@ -172,6 +173,18 @@ func isWebhookObject(o object, name string) bool {
 		return o.str("metadata", "name") == manifests.WebhookServiceName
 	case "Role", "RoleBinding":
 		return o.str("metadata", "name") == manifests.WebhookRoleName(name)
+	}
+	return false
+}
+
+// isMetricsRBAC reports whether o is one of the scaffold's metrics roles
+// or bindings (config/rbac/metrics_*.yaml): the operator's right to review
+// tokens and access, and the reader's role to bind to Prometheus.
+func isMetricsRBAC(o object, name string) bool {
+	switch o.str("kind") {
+	case "ClusterRole", "ClusterRoleBinding":
+		n := o.str("metadata", "name")
+		return n == name+"-metrics-auth" || n == name+"-metrics-reader"
 	}
 	return false
 }

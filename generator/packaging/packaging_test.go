@@ -60,6 +60,17 @@ apiVersion: v1
 kind: Service
 metadata: {name: op-metrics}
 spec: {ports: [{name: metrics, port: 8081}]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: op-metrics-reader}
+rules: [{nonResourceURLs: [/metrics], verbs: [get]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: op-metrics-auth}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: op-metrics-auth}
+subjects: [{kind: ServiceAccount, name: op, namespace: elsewhere}]
 `,
 	} {
 		if err := fsys.WriteFile(path, []byte(content)); err != nil {
@@ -117,12 +128,14 @@ func TestChart(t *testing.T) {
 			`        image: "{{ .Values.image.repository }}:{{ .Values.image.tag }}"` + "\n",
 			"        resources: {{- toYaml .Values.resources | nindent 10 }}\n",
 		},
-		"templates/crd/widgets.example.com.yaml": {"{{- if .Values.crds.enable }}\n", `a {{ "{{" }} brace }}`},
-		"templates/service-kopf-webhooks.yaml":   {"{{- if .Values.webhook.enable }}\n", "{{- end }}\n"},
-		"templates/service-op-metrics.yaml":      {"{{- if .Values.metrics.enable }}\n"},
-		"templates/clusterrolebinding-op.yaml":   {"  namespace: elsewhere\n"},
-		"values.yaml":                            {"  repository: \"op\"\n  tag: \"latest\"\n", "replicas: 1\n", "resources:\n  limits:\n    memory: 64Mi\n", "webhook:\n  enable: true\n", "metrics:\n  enable: true\n"},
-		"Chart.yaml":                             {"name: op\n", "appVersion: \"latest\"\n"},
+		"templates/crd/widgets.example.com.yaml":            {"{{- if .Values.crds.enable }}\n", `a {{ "{{" }} brace }}`},
+		"templates/service-kopf-webhooks.yaml":              {"{{- if .Values.webhook.enable }}\n", "{{- end }}\n"},
+		"templates/service-op-metrics.yaml":                 {"{{- if .Values.metrics.enable }}\n"},
+		"templates/clusterrole-op-metrics-reader.yaml":      {"{{- if .Values.metrics.enable }}\n"},
+		"templates/clusterrolebinding-op-metrics-auth.yaml": {"{{- if .Values.metrics.enable }}\n"},
+		"templates/clusterrolebinding-op.yaml":              {"  namespace: elsewhere\n"},
+		"values.yaml":                                       {"  repository: \"op\"\n  tag: \"latest\"\n", "replicas: 1\n", "resources:\n  limits:\n    memory: 64Mi\n", "webhook:\n  enable: true\n", "metrics:\n  enable: true\n"},
+		"Chart.yaml":                                        {"name: op\n", "appVersion: \"latest\"\n"},
 	} {
 		got, ok := files[path]
 		if !ok {

@@ -30,7 +30,7 @@ func (c chart) template(o object) (path string, content []byte, ok bool, err err
 		cond, path = crdsSwitch, "templates/crd/"+name+".yaml"
 	case c.op.webhooks && isWebhookObject(o, c.opts.Name):
 		cond = webhookSwitch
-	case c.op.metrics && isMetricsService(o):
+	case c.op.metrics && (isMetricsService(o) || isMetricsRBAC(o, c.opts.Name)):
 		cond = metricsSwitch
 	}
 	c.namespaces(t, o)
