@@ -301,7 +301,7 @@ func (r *Resource) handler(id string, kind reactor.Kind) *handlerSeries {
 		return hs
 	}
 	hs = &handlerSeries{retries: r.m.handlerRetries.WithLabelValues(r.name, id, string(kind))}
-	if kind == reactor.KindChanging || kind == reactor.KindEvent { // daemons' and timers' attempts are not timed (their stops and ticks are: DaemonStopped, TimerTicked)
+	if kind == reactor.KindChanging || kind == reactor.KindEvent || kind == reactor.KindReconcile { // daemons' and timers' attempts are not timed (their stops and ticks are: DaemonStopped, TimerTicked)
 		hs.duration = r.m.handlerDuration.WithLabelValues(r.name, id, string(kind))
 	}
 	for i, outcome := range outcomes {

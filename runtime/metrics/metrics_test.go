@@ -65,6 +65,8 @@ func TestObserveCountsOutcomes(t *testing.T) {
 			Arrived: t0, Started: t0.Add(30 * time.Millisecond), Duration: 2 * time.Second})
 		r.Observe(reactor.Observation{Handler: "e", Kind: reactor.KindEvent, Outcome: execution.Outcome{Success: true},
 			Arrived: t0, Started: t0.Add(3 * time.Millisecond), Duration: time.Millisecond})
+		r.Observe(reactor.Observation{Handler: "r", Kind: reactor.KindReconcile, Outcome: execution.Outcome{Success: true},
+			Arrived: t0, Started: t0, Duration: 3 * time.Second})
 		r.Observe(reactor.Observation{Handler: "d", Kind: reactor.KindDaemon, Outcome: execution.Outcome{Success: true}}) // untimed
 		if got := testutil.ToFloat64(m.handlerRetries.WithLabelValues(kex, "h", "changing")); got != 1 {
 			t.Errorf("kopf_handler_retries_total{handler=h} = %g, want 1", got)
@@ -75,6 +77,9 @@ func TestObserveCountsOutcomes(t *testing.T) {
 		h := histogram(t, m, "kopf_handler_duration_seconds", map[string]string{"handler": "h"})
 		if h.GetSampleCount() != 1 || h.GetSampleSum() != 2 {
 			t.Errorf("kopf_handler_duration_seconds{handler=h}: %d samples, sum %g; want 1, 2", h.GetSampleCount(), h.GetSampleSum())
+		}
+		if h := histogram(t, m, "kopf_handler_duration_seconds", map[string]string{"handler": "r", "kind": "reconcile"}); h.GetSampleCount() != 1 || h.GetSampleSum() != 3 {
+			t.Errorf("kopf_handler_duration_seconds{handler=r}: %d samples, sum %g; want 1, 3", h.GetSampleCount(), h.GetSampleSum())
 		}
 		if h := histogram(t, m, "kopf_handler_duration_seconds", map[string]string{"handler": "d"}); h != nil {
 			t.Errorf("a daemon's attempt, untimed, has a duration: %v", h)
