@@ -24,7 +24,8 @@ type (
 	// ActivityAuthentication (login handlers) or ActivityProbe.
 	Activity = causes.Activity
 	// ConnectionInfo is what a login handler returns: a client-go
-	// configuration and its priority (Kopf's kopf.ConnectionInfo).
+	// configuration, its priority, default namespace and expiration
+	// (Kopf's kopf.ConnectionInfo).
 	ConnectionInfo = registry.ConnectionInfo
 )
 

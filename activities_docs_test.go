@@ -52,6 +52,26 @@ func LoginFromFiles(ctx context.Context, kw LoginFromFilesKwargs) (*kopf.Connect
 	}, nil
 }
 
+// LoginWithExpiringToken logs in with a token that a platform issues for
+// an hour; the operator calls it again at the expiration.
+//
+//kopf:on.login
+func LoginWithExpiringToken(ctx context.Context, kw LoginWithExpiringTokenKwargs) (*kopf.ConnectionInfo, error) {
+	token, expires, err := issueToken(ctx, time.Hour)
+	if err != nil {
+		return nil, err
+	}
+	return &kopf.ConnectionInfo{
+		Config:     &rest.Config{Host: "https://k8s.example.com:6443", BearerToken: token},
+		Expiration: expires,
+	}, nil
+}
+
+// issueToken stands for a platform's token service.
+func issueToken(_ context.Context, validity time.Duration) (string, time.Time, error) {
+	return "token", time.Now().Add(validity), nil
+}
+
 // An operator with a memo of its own: the activities get it, and each
 // object's handlers a shallow copy of it.
 func ExampleWithMemo() {
@@ -63,4 +83,6 @@ func ExampleWithMemo() {
 type (
 	ConfigureFnKwargs    = kopf.ActivityKwargs
 	LoginFromFilesKwargs = kopf.ActivityKwargs
+
+	LoginWithExpiringTokenKwargs = kopf.ActivityKwargs
 )

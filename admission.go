@@ -95,6 +95,17 @@ func WebhookDockerDesktopServer(s WebhookServer) WebhookServer {
 	return withHost(s, admission.DockerDesktopHost)
 }
 
+// WebhookAutoServer is s chosen for the cluster at hand when the
+// operator starts (Kopf's kopf.WebhookAutoServer): in a cluster, behind
+// s.Service (or the Service kopf-webhooks); outside, a local server on a
+// free port (unless s.Port), reached through the host name of a
+// recognised local cluster (K3d/K3s, Minikube, Docker Desktop) or at
+// 127.0.0.1. See WebhookServer.Auto.
+func WebhookAutoServer(s WebhookServer) WebhookServer {
+	s.Auto = true
+	return s
+}
+
 func withHost(s WebhookServer, host string) WebhookServer {
 	if s.Host == "" {
 		s.Host = host

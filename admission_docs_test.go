@@ -65,6 +65,16 @@ func ExampleWebhookK3dServer() {
 	))
 }
 
+// The server chosen for the cluster at hand: in a cluster, the Service
+// kopf-webhooks; outside, a local server on a free port, reached through
+// 127.0.0.1 or the host name of a K3d, Minikube or Docker Desktop cluster.
+func ExampleWebhookAutoServer() {
+	os.Exit(kopf.Main(registerWebhooks,
+		kopf.WithWebhookServer(kopf.WebhookAutoServer(kopf.WebhookServer{})),
+		kopf.WithManagedWebhooks("auto.kopf.dev"),
+	))
+}
+
 // In a cluster: a Service in front of the operator's pods (its port 443
 // to their 9443), the certificate in a Secret of theirs.
 func ExampleWebhookService() {

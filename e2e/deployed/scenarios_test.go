@@ -309,8 +309,9 @@ var webhookConfigurations = []schema.GroupVersionResource{
 	{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "mutatingwebhookconfigurations"},
 }
 
-// admission: the operator serves its webhooks on 127.0.0.1:9443 (the
-// example's startup handler, outside a cluster) and manages their
+// admission: the operator serves its webhooks on a free port, at
+// 127.0.0.1 (the example's automatic server, outside a cluster, for an
+// API server that is no recognised local cluster) and manages their
 // configurations and its certificate Secret with its token; the API
 // server calls them: a refusal, a mutation, a refused status; at exit,
 // the operator removes its webhooks from the configurations.

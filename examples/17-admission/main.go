@@ -48,11 +48,14 @@ import (
 //kopf:on.startup
 func Config(ctx context.Context, kw ConfigKwargs) error {
 	admission := &kw.Settings.Admission
-	// In a cluster, the runtime's default server (the Service
-	// kopf-webhooks); outside of it, a local one, with a generated
-	// certificate.
-	if admission.Server == nil && os.Getenv("KUBERNETES_SERVICE_HOST") == "" {
-		admission.Server = &kopf.WebhookServer{Host: "127.0.0.1"}
+	// The server chosen for the cluster at hand (Kopf's final
+	// kopf.WebhookAutoServer()): in a cluster, the Service kopf-webhooks;
+	// outside of it, a local one on a free port, with a generated
+	// certificate, reached through 127.0.0.1 or the host name of a K3d,
+	// Minikube or Docker Desktop cluster.
+	if admission.Server == nil {
+		auto := kopf.WebhookAutoServer(kopf.WebhookServer{})
+		admission.Server = &auto
 	}
 	// The final configuration for CI/CD.
 	if admission.Managed == "" {

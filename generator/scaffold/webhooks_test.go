@@ -97,7 +97,7 @@ func TestRenderWebhooks(t *testing.T) {
 			"//kopf:on.mutate example.com/v1alpha1/widgets operations=[CREATE]\n", "kopf.NewAdmissionError("},
 		"internal/handlers/webhooks_test.go": {"func TestValidate(t *testing.T) {", "func TestDefault(t *testing.T) {"},
 		"main.go": {"os.Exit(kopf.Main(handlers.Register, webhooks()...))", `kopf.WithManagedWebhooks("widget-operator.example.com")`,
-			`kopf.WithWebhookServer(kopf.WebhookServer{Host: "127.0.0.1"})`},
+			`kopf.WithWebhookServer(kopf.WebhookAutoServer(kopf.WebhookServer{}))`},
 		"test/e2e/e2e_test.go": {`kopf.WithWebhookServer(kopf.WebhookServer{Addr: "127.0.0.1", Port: freePort(t)})`,
 			`kopf.WithManagedWebhooks("widget-operator.example.com")`, `"spec.greeting must not shout"`},
 		"config/default/kustomization.yaml": {"namespace: widgets\nresources:\n  - namespace.yaml\n  - ../crd\n  - ../rbac\n  - ../manager\n  - ../webhook\n"},

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -418,5 +420,18 @@ func TestLoginViaClient(t *testing.T) {
 	t.Setenv("KUBECONFIG", t.TempDir()+"/missing")
 	if _, err := LoginViaClient(t.Context(), kwargs.Activity{}); err == nil {
 		t.Error("LoginViaClient without a kubeconfig nor a cluster: no error")
+	}
+}
+
+func TestNamespaceIn(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "namespace")
+	if got := namespaceIn(path); got != "" {
+		t.Errorf("no file: %q", got)
+	}
+	if err := os.WriteFile(path, []byte("operators\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := namespaceIn(path); got != "operators" {
+		t.Errorf("the file's: %q, want operators", got)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -81,7 +83,8 @@ func WithClientLogin(ctx context.Context, fn ClientLoginFunc) context.Context {
 // configuration given in code (kopf.WithConfig), else as kubectl finds
 // them ($KUBECONFIG, ~/.kube/config, then the in-cluster service account,
 // see LoadConfig). Login handlers call it to log in as usual and add to
-// it, or to fall back to it.
+// it, or to fall back to it. Like Kopf's (whose client has no notion of a
+// context's namespace), it gives no DefaultNamespace.
 func LoginViaClient(ctx context.Context, kw kwargs.Activity) (*registry.ConnectionInfo, error) {
 	load, _ := ctx.Value(clientLoginKey{}).(ClientLoginFunc)
 	if load == nil {
@@ -94,10 +97,15 @@ func LoginViaClient(ctx context.Context, kw kwargs.Activity) (*registry.Connecti
 	return &registry.ConnectionInfo{Config: cfg}, nil
 }
 
+// serviceAccountNamespace is the pod's namespace, beside its service
+// account's token.
+const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
 // LoginWithServiceAccount logs in with the pod's service account (Kopf's
 // login_with_service_account): its token, its CA and the API server of
-// $KUBERNETES_SERVICE_HOST, with client-go's rest.InClusterConfig. Outside
-// a pod it returns no credentials and no error, as Kopf's does.
+// $KUBERNETES_SERVICE_HOST, with client-go's rest.InClusterConfig, and the
+// pod's namespace as the DefaultNamespace, as Kopf's. Outside a pod it
+// returns no credentials and no error, as Kopf's does.
 func LoginWithServiceAccount(_ context.Context, _ kwargs.Activity) (*registry.ConnectionInfo, error) {
 	cfg, err := rest.InClusterConfig()
 	if errors.Is(err, rest.ErrNotInCluster) {
@@ -106,7 +114,16 @@ func LoginWithServiceAccount(_ context.Context, _ kwargs.Activity) (*registry.Co
 	if err != nil {
 		return nil, err
 	}
-	return &registry.ConnectionInfo{Config: cfg}, nil
+	return &registry.ConnectionInfo{Config: cfg, DefaultNamespace: namespaceIn(serviceAccountNamespace)}, nil
+}
+
+// namespaceIn is the namespace written in the file at path, "" if none.
+func namespaceIn(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
 }
 
 // LoadConfig finds the cluster's credentials as kubectl does: an explicit

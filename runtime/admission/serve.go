@@ -30,7 +30,10 @@ import (
 	"github.com/kopf-go/kopf/runtime/settings"
 )
 
-// Defaults of settings.WebhookServer.
+// Defaults of settings.WebhookServer. DefaultPort is the listening port of
+// a server behind a Service (the Service's target port, which kopf-gen's
+// manifests name); a server reached by URL listens on a free port unless
+// given one.
 const (
 	DefaultPort          = 9443
 	DefaultServiceName   = "kopf-webhooks"
@@ -131,7 +134,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if st.logger == nil {
 		st.logger = slog.Default()
 	}
-	ws, err := serverSettings(cfg)
+	ws, err := serverSettings(ctx, cfg, st.logger)
 	if err != nil {
 		return nil, err
 	}
@@ -176,8 +179,10 @@ func (st *startup) fail(err error) (*Server, error) {
 }
 
 // serverSettings is the webhook server that settings.Admission says, with
-// its defaults.
-func serverSettings(cfg Config) (settings.WebhookServer, error) {
+// its defaults: an automatic one resolved for the cluster at hand; the
+// port 9443 behind a Service (which names it as its target), a free one
+// for a server reached by URL.
+func serverSettings(ctx context.Context, cfg Config, logger *slog.Logger) (settings.WebhookServer, error) {
 	adm := cfg.Settings.Admission
 	inCluster := os.Getenv("KUBERNETES_SERVICE_HOST") != ""
 	if cfg.InCluster != nil {
@@ -192,14 +197,17 @@ func serverSettings(cfg Config) (settings.WebhookServer, error) {
 	default:
 		return ws, ErrNoServer
 	}
+	if ws.Auto {
+		ws = autoServer(ctx, ws, inCluster, cfg.RESTConfig, logger)
+	}
 	podNamespace := "default"
 	if data, err := os.ReadFile(serviceAccountNamespace); err == nil && strings.TrimSpace(string(data)) != "" {
 		podNamespace = strings.TrimSpace(string(data))
 	}
-	if ws.Port == 0 {
-		ws.Port = DefaultPort
-	}
 	if ws.Service != nil {
+		if ws.Port == 0 {
+			ws.Port = DefaultPort
+		}
 		svc := *ws.Service
 		if svc.Namespace == "" {
 			svc.Namespace = podNamespace

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"log/slog"
 	"reflect"
 	"strconv"
 	"strings"
@@ -69,6 +70,13 @@ func settingField(v reflect.Value, name string) (reflect.Value, error) {
 // setValue parses s into the field v, by its type.
 func setValue(v reflect.Value, s string) error {
 	switch {
+	case v.Type() == reflect.TypeFor[slog.Level]():
+		level, err := parseLevel(s)
+		if err != nil {
+			return err
+		}
+		v.SetInt(int64(level))
+		return nil
 	case v.Type() == reflect.TypeFor[time.Duration]():
 		d, err := parseSeconds(s)
 		if err != nil {
@@ -115,4 +123,26 @@ func parseSeconds(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("want seconds (1.5) or a duration (90s, 2m), got %q", s)
 	}
 	return d, nil
+}
+
+// parseLevel parses a log level (posting.level): a name of Python's
+// logging levels as Kopf's settings take them (DEBUG, INFO, WARNING,
+// ERROR, CRITICAL, any case) or slog's (WARN, ERROR+2), or a number of
+// Python's logging (10 DEBUG, 20 INFO, 30 WARNING, 40 ERROR, 50 CRITICAL;
+// those between are levels between).
+func parseLevel(s string) (slog.Level, error) {
+	if n, err := strconv.Atoi(s); err == nil {
+		return slog.Level((n - 20) * 2 / 5), nil
+	}
+	switch strings.ToUpper(s) {
+	case "WARNING":
+		return slog.LevelWarn, nil
+	case "CRITICAL", "FATAL":
+		return slog.LevelError + 4, nil
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(s)); err != nil {
+		return 0, fmt.Errorf("want a level (DEBUG, INFO, WARNING, ERROR, CRITICAL) or Python's number of one (20), got %q", s)
+	}
+	return level, nil
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -37,6 +38,20 @@ func TestSettingFlags(t *testing.T) {
 	}
 }
 
+// posting.level takes Kopf's level names and Python's numbers of them.
+func TestSettingLevel(t *testing.T) {
+	for value, want := range map[string]slog.Level{
+		"DEBUG": slog.LevelDebug, "info": slog.LevelInfo, "WARNING": slog.LevelWarn, "WARN": slog.LevelWarn,
+		"ERROR": slog.LevelError, "CRITICAL": slog.LevelError + 4, "ERROR+2": slog.LevelError + 2,
+		"10": slog.LevelDebug, "20": slog.LevelInfo, "30": slog.LevelWarn, "40": slog.LevelError, "25": slog.LevelInfo + 2,
+	} {
+		op, _, err := parseRun(t, []string{"--setting", "posting.level=" + value}, Options{})
+		if err != nil || op.Settings.Posting.Level != want {
+			t.Errorf("posting.level=%s: %v, %v; want %v", value, op.Settings.Posting.Level, err, want)
+		}
+	}
+}
+
 func TestSettingFlagsRejected(t *testing.T) {
 	for _, tt := range []struct{ arg, want string }{
 		{"execution.default_backoff", "want group.name=value"},
@@ -45,6 +60,7 @@ func TestSettingFlagsRejected(t *testing.T) {
 		{"execution.default_backoff=soon", `want seconds (1.5) or a duration (90s, 2m), got "soon"`},
 		{"networking.max_in_flight=1.5", `want an integer, got "1.5"`},
 		{"persistence.progress_storage=x", "is set in code only"},
+		{"posting.level=LOUD", `want a level (DEBUG, INFO, WARNING, ERROR, CRITICAL) or Python's number of one (20), got "LOUD"`},
 	} {
 		t.Run(tt.arg, func(t *testing.T) {
 			_, _, err := parseRun(t, []string{"--setting", tt.arg}, Options{})

@@ -31,25 +31,25 @@ func activityKwargs(opts Options, activity causes.Activity) kwargs.Activity {
 	return kwargs.Activity{Activity: activity, Settings: opts.Settings, Memo: opts.Memo, Logger: opts.Logger}
 }
 
-// credentials returns the configuration to run with. With login handlers,
-// they produce it (Kopf's initial authentication), and opts.Login becomes
-// them, so that a 401 runs them again; the operator's own way to load the
-// credentials (opts.Login, or cfg as it is) is what activities.LoginViaClient
-// returns in them. Without login handlers, cfg is used if set, else
-// opts.Login loads it. namespace is the login handlers' DefaultNamespace
-// of the initial login ("" without one).
-func credentials(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts *Options) (_ *rest.Config, namespace string, _ error) {
+// credentials returns the credentials to run with, and how to load them
+// again (nil: never). With login handlers, they produce them (Kopf's
+// initial authentication), and opts.Login becomes them, so that a 401 or
+// their expiration runs them again; the operator's own way to load the
+// credentials (opts.Login, or cfg as it is) is what
+// activities.LoginViaClient returns in them. Without login handlers, cfg
+// is used if set, else opts.Login loads it.
+func credentials(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts *Options) (*registry.ConnectionInfo, func(context.Context) (apiserver.Credentials, error), error) {
 	handlers := reg.ActivityHandlers(causes.ActivityAuthentication)
-	if len(handlers) == 0 && cfg != nil {
-		return cfg, "", nil
-	}
 	login := opts.Login
-	initial := func(ctx context.Context) (*registry.ConnectionInfo, error) {
-		c, err := login(ctx)
+	infoOf := func(c *rest.Config, err error) (*registry.ConnectionInfo, error) {
 		if c == nil || err != nil {
 			return nil, err
 		}
 		return &registry.ConnectionInfo{Config: c}, nil
+	}
+	loginInfo := func(ctx context.Context) (*registry.ConnectionInfo, error) { return infoOf(login(ctx)) }
+	if len(handlers) == 0 && cfg != nil {
+		return &registry.ConnectionInfo{Config: cfg}, reloginOf(login, loginInfo), nil
 	}
 	if len(handlers) > 0 {
 		builtin := activities.ClientLoginFunc(opts.Login)
@@ -58,51 +58,68 @@ func credentials(ctx context.Context, cfg *rest.Config, reg *registry.Registry, 
 			builtin = func(context.Context) (*rest.Config, error) { return fixed, nil }
 		}
 		base := activityKwargs(*opts, causes.ActivityAuthentication)
-		login = func(ctx context.Context) (*rest.Config, error) {
-			if builtin != nil {
-				ctx = activities.WithClientLogin(ctx, builtin)
-			}
-			return activities.Login(ctx, handlers, base)
-		}
-		opts.Login = login
-		initial = func(ctx context.Context) (*registry.ConnectionInfo, error) {
+		loginInfo = func(ctx context.Context) (*registry.ConnectionInfo, error) {
 			if builtin != nil {
 				ctx = activities.WithClientLogin(ctx, builtin)
 			}
 			return activities.LoginInfo(ctx, handlers, base)
 		}
+		login = func(ctx context.Context) (*rest.Config, error) {
+			info, err := loginInfo(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return info.Config, nil
+		}
+		opts.Login = login
 	}
 	if login == nil {
-		return nil, "", errors.New("no credentials: neither a configuration nor a way to load it (Options.Login) is given")
+		return nil, nil, errors.New("no credentials: neither a configuration nor a way to load it (Options.Login) is given")
 	}
 	logger := opts.Logger
 	logger.Info("Initial authentication has been initiated.")
-	loaded, err := initial(ctx)
+	loaded, err := loginInfo(ctx)
 	if err != nil {
 		if errors.Is(err, activities.ErrNoCredentials) {
 			logger.Warn(fmt.Sprintf("Initial authentication has failed: %v.", err))
 		}
-		return nil, "", fmt.Errorf("logging in: %w", err)
+		return nil, nil, fmt.Errorf("logging in: %w", err)
 	}
 	if loaded == nil {
-		return nil, "", errors.New("logging in: no credentials were loaded")
+		return nil, nil, errors.New("logging in: no credentials were loaded")
 	}
 	logger.Info("Initial authentication has finished.")
-	return loaded.Config, loaded.DefaultNamespace, nil
+	return loaded, reloginOf(login, loginInfo), nil
+}
+
+// reloginOf is how the credentials are loaded again: loginInfo's, with
+// their expiration; nil without a login.
+func reloginOf(login LoginFunc, loginInfo func(context.Context) (*registry.ConnectionInfo, error)) func(context.Context) (apiserver.Credentials, error) {
+	if login == nil {
+		return nil
+	}
+	return func(ctx context.Context) (apiserver.Credentials, error) {
+		info, err := loginInfo(ctx)
+		if info == nil || err != nil {
+			return apiserver.Credentials{}, err
+		}
+		return apiserver.Credentials{Config: info.Config, Expiration: info.Expiration}, nil
+	}
 }
 
 // activityContext is the context of the startup and cleanup handlers: the
 // operator's configuration for their own clients (kopf.RESTConfig,
-// kopf.Client), renewed on 401 as the operator's, but without its
+// kopf.Client), renewed on 401 and at expiration as the operator's (by
+// relogin, shared by all of its clients; nil: never), but without its
 // in-flight limit, which its settings (still changeable by the startup
 // handlers) decide.
-func activityContext(ctx context.Context, cfg *rest.Config, opts Options) context.Context {
+func activityContext(ctx context.Context, cfg *rest.Config, relogin *apiserver.Relogin) context.Context {
 	cfg = rest.CopyConfig(cfg)
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = UserAgent()
 	}
-	if opts.Login != nil {
-		cfg.Wrap(apiserver.NewRelogin(opts.Login, opts.Logger).Wrap)
+	if relogin != nil {
+		cfg.Wrap(relogin.Wrap)
 	}
 	return apiserver.WithClients(apiserver.WithRESTConfig(ctx, cfg))
 }

@@ -78,9 +78,16 @@ func TestCredentials(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf testutil.Buffer
 			opts := Options{Login: tt.login, Settings: settings.Default(), Memo: kwargs.Memo{}, Logger: logging.New(&buf, logging.Plain, slog.LevelInfo)}
-			got, namespace, err := credentials(t.Context(), tt.cfg, tt.reg, &opts)
-			if namespace != tt.wantNamespace {
-				t.Errorf("default namespace %q, want %q", namespace, tt.wantNamespace)
+			info, relogin, err := credentials(t.Context(), tt.cfg, tt.reg, &opts)
+			var got *rest.Config
+			if info != nil {
+				got = info.Config
+				if info.DefaultNamespace != tt.wantNamespace {
+					t.Errorf("default namespace %q, want %q", info.DefaultNamespace, tt.wantNamespace)
+				}
+			}
+			if tt.wantErr == "" && (relogin != nil) != tt.relogin {
+				t.Errorf("the credentials are loaded again: %v, want %v", relogin != nil, tt.relogin)
 			}
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {

@@ -66,11 +66,16 @@ func (s *fakeServer) requests() []string {
 	return append([]string(nil), s.seen...)
 }
 
-// runAgainst runs the operator against the server until the log has the
-// text, and returns the log.
-func runAgainst(t *testing.T, cfg *rest.Config, login LoginFunc, text string) string {
+// runAgainst runs the operator against the server, with the activity
+// handlers given, until the log has the text, and returns the log.
+func runAgainst(t *testing.T, cfg *rest.Config, login LoginFunc, text string, activities ...registry.ActivityHandler) string {
 	t.Helper()
 	reg := registry.New()
+	for _, h := range activities {
+		if err := reg.AddActivity(h); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := reg.AddChanging(registry.ChangingHandler{
 		ID: "fn", Selector: resources.Selector{Group: "kopf.dev", Name: "kopfexamples"}, Reasons: []causes.Reason{causes.Create},
 		Fn: func(context.Context, *kwargs.Changing) (any, error) { return nil, nil },
@@ -130,6 +135,39 @@ func TestRunUnauthorizedReloadsCredentials(t *testing.T) {
 	for _, r := range reqs[1:] {
 		if !strings.HasPrefix(r, "Bearer new-token kopf-go/"+Version()+" (") {
 			t.Errorf("a later request has %q", r)
+		}
+	}
+}
+
+// Credentials of login handlers with an expiration are renewed at it,
+// before a request carries them: no request is refused.
+func TestRunExpiringCredentials(t *testing.T) {
+	s := newFakeServer(t, "token")
+	var mu sync.Mutex
+	var logins []time.Time
+	login := registry.ActivityHandler{ID: "login", Activity: causes.ActivityAuthentication, Errors: registry.ErrorsPermanent,
+		Fn: registry.LoginFunc(func(context.Context, kwargs.Activity) (*registry.ConnectionInfo, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			logins = append(logins, time.Now())
+			expires := time.Now().Add(time.Second)
+			if len(logins) > 1 {
+				expires = time.Time{} // never again
+			}
+			return &registry.ConnectionInfo{Config: &rest.Config{Host: s.URL, BearerToken: "token"}, Expiration: expires}, nil
+		})}
+	log := runAgainst(t, nil, nil, "Re-authentication has finished.", login)
+	if !strings.Contains(log, "Initial authentication has finished.") || strings.Count(log, "Re-authentication has been initiated.") != 1 {
+		t.Errorf("the log:\n%s", log)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(logins) != 2 || logins[1].Sub(logins[0]) < time.Second {
+		t.Errorf("logins at %v, want two, the second at the first's expiration", logins)
+	}
+	for _, r := range s.requests() {
+		if !strings.HasPrefix(r, "Bearer token ") {
+			t.Errorf("a request with %q", r)
 		}
 	}
 }

@@ -93,6 +93,7 @@ type operator struct {
 
 	loaded           *rest.Config                 // login: the credentials
 	defaultNamespace string                       // login: the login handlers' DefaultNamespace, of Events about cluster-scoped objects
+	relogin          *apiserver.Relogin           // login: loads the credentials again (on 401, at expiration) for all the clients; nil: never
 	objectsMemo      kwargs.Memo                  // activities: what each object's memo copies (see objectsMemo)
 	metrics          *metrics.Metrics             // metrics; nil: no metrics (see MetricsAddress)
 	cfg              *rest.Config                 // connection: the operator's own requests

@@ -23,15 +23,21 @@ import (
 
 // login produces the credentials (see credentials).
 func (o *operator) login(ctx context.Context) (context.Context, stopFunc, error) {
-	cfg, namespace, err := credentials(ctx, o.opts.Config, o.reg, &o.opts)
-	o.loaded, o.defaultNamespace = cfg, namespace
-	return ctx, nil, err
+	info, relogin, err := credentials(ctx, o.opts.Config, o.reg, &o.opts)
+	if err != nil {
+		return ctx, nil, err
+	}
+	o.loaded, o.defaultNamespace = info.Config, info.DefaultNamespace
+	if relogin != nil {
+		o.relogin = apiserver.NewExpiringRelogin(relogin, info.Expiration, o.logger)
+	}
+	return ctx, nil, nil
 }
 
 // startActivities runs the startup handlers; its stop runs the cleanup
 // handlers.
 func (o *operator) startActivities(ctx context.Context) (context.Context, stopFunc, error) {
-	actx := activityContext(ctx, o.loaded, o.opts)
+	actx := activityContext(ctx, o.loaded, o.relogin)
 	applyPeeringOptions(o.opts)
 	if ok, err := startup(actx, o.reg, o.opts); !ok {
 		if err == nil {
@@ -89,8 +95,8 @@ func (o *operator) metricsGuard() (*metrics.Guard, error) {
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = UserAgent()
 	}
-	if o.opts.Login != nil {
-		cfg.Wrap(apiserver.NewRelogin(o.opts.Login, o.logger).Wrap)
+	if o.relogin != nil {
+		cfg.Wrap(o.relogin.Wrap)
 	}
 	return metrics.NewGuard(cfg)
 }
@@ -136,10 +142,9 @@ func (o *operator) connect(ctx context.Context) (context.Context, stopFunc, erro
 		cfg.Wrap(apiserver.LimitInFlight(n))
 		handlersCfg.Wrap(apiserver.LimitInFlight(n))
 	}
-	if o.opts.Login != nil {
-		relogin := apiserver.NewRelogin(o.opts.Login, o.logger) // the handlers' clients renew the token too
-		cfg.Wrap(relogin.Wrap)
-		handlersCfg.Wrap(relogin.Wrap)
+	if o.relogin != nil { // the handlers' clients renew the token too
+		cfg.Wrap(o.relogin.Wrap)
+		handlersCfg.Wrap(o.relogin.Wrap)
 	}
 	throttling := apiserver.NewThrottling(o.server, o.logger, o.opts.Settings.Watching.InactivityTimeout)
 	cfg.Wrap(throttling.Wrap)

@@ -58,6 +58,14 @@ type ConnectionInfo struct {
 	// Kubernetes Events about cluster-scoped objects, as of the initial
 	// login ("": "default").
 	DefaultNamespace string
+	// Expiration is when the credentials expire (Kopf's expiration; zero:
+	// never). The first request of the operator (or of a handler's client
+	// made from its configuration) at or after it runs the login handlers
+	// again first, as Kopf does, and is sent with the new credentials
+	// (bearer tokens); if the login fails or gives credentials expired
+	// too, the requests fail until it succeeds (retried after 1 s, then
+	// doubling up to 10 s). docs/activities.md.
+	Expiration time.Time
 }
 
 // LoginFunc adapts a login handler, which returns its credentials (nil:

@@ -24,14 +24,27 @@ type Admission struct {
 
 // WebhookServer is the operator's HTTPS server of admission webhooks
 // (Kopf's kopf.WebhookServer and its K3d, Minikube and Docker Desktop
-// presets, which differ only in Host). Its zero value listens on :9443
-// with a certificate of its own in a Secret, and tells the API server to
-// call https://<the listening address>:9443/<handler id>.
+// presets, which differ only in Host; with Auto, Kopf's
+// kopf.WebhookAutoServer). Its zero value listens on a free port of every
+// interface with a certificate of its own in a Secret, and tells the API
+// server to call https://127.0.0.1:<that port>/<handler id>.
 type WebhookServer struct {
 	// Addr and Port are where to listen (Kopf's addr and port): "" is
-	// every interface, 0 is 9443.
+	// every interface; 0 is a free port (Kopf's), or 9443 behind a
+	// Service, whose target port it is (the kopf-webhooks Service and the
+	// Deployment's port "webhooks" of kopf-gen's manifests).
 	Addr string
 	Port int
+	// Auto chooses the server for the cluster at hand when the operator
+	// starts (Kopf's kopf.WebhookAutoServer): in a cluster
+	// (KUBERNETES_SERVICE_HOST set), Service, or the default Service
+	// kopf-webhooks; outside, a local server (Service ignored) whose Host,
+	// unless set, is the name by which a recognised local cluster reaches
+	// this machine (host.k3d.internal for K3d/K3s, host.minikube.internal,
+	// host.docker.internal for Docker Desktop, recognised by the API
+	// server's certificate and version as Kopf does), else Addr's (a
+	// local API server reaches 127.0.0.1).
+	Auto bool
 	// Path is the root of the handlers' URL paths (Kopf's path): each
 	// handler is served at <Path>/<handler id>.
 	Path string
