@@ -53,10 +53,17 @@ func TestGoldenClients(t *testing.T) {
 		"clients/generated/applyconfiguration/kopf/v1/result.go",
 		"clients/generated/applyconfiguration/utils.go",
 		"clients/generated/clientset/versioned/clientset.go",
+		"clients/generated/clientset/versioned/fake/clientset_generated.go",
+		"clients/generated/clientset/versioned/fake/doc.go",
+		"clients/generated/clientset/versioned/fake/register.go",
 		"clients/generated/clientset/versioned/scheme/doc.go",
 		"clients/generated/clientset/versioned/scheme/register.go",
 		"clients/generated/clientset/versioned/typed/kopf/v1/cluster.go",
 		"clients/generated/clientset/versioned/typed/kopf/v1/doc.go",
+		"clients/generated/clientset/versioned/typed/kopf/v1/fake/doc.go",
+		"clients/generated/clientset/versioned/typed/kopf/v1/fake/fake_cluster.go",
+		"clients/generated/clientset/versioned/typed/kopf/v1/fake/fake_kopf_client.go",
+		"clients/generated/clientset/versioned/typed/kopf/v1/fake/fake_kopfexample.go",
 		"clients/generated/clientset/versioned/typed/kopf/v1/generated_expansion.go",
 		"clients/generated/clientset/versioned/typed/kopf/v1/kopf_client.go",
 		"clients/generated/clientset/versioned/typed/kopf/v1/kopfexample.go",
@@ -89,6 +96,7 @@ func TestGoldenClients(t *testing.T) {
 		"clients/generated/applyconfiguration/kopf/v1/kopfexamplespec.go":    {`corev1 "k8s.io/client-go/applyconfigurations/core/v1"`, "WithResources(value *corev1.ResourceRequirementsApplyConfiguration)"},
 		"clients/generated/clientset/versioned/typed/kopf/v1/kopfexample.go": {"UpdateStatus(", "ApplyStatus("},
 		"clients/generated/clientset/versioned/clientset.go":                 {"KopfV1() kopfv1.KopfV1Interface"},
+		"clients/generated/clientset/versioned/fake/clientset_generated.go":  {"func NewClientset(objects ...runtime.Object) *Clientset", "applyconfiguration.NewTypeConverter(scheme)"},
 	} {
 		content := readFile(t, filepath.Join(opts.Dir, name))
 		for _, p := range parts {
