@@ -157,6 +157,7 @@ func TestClientsOrphansAndChecks(t *testing.T) {
 		"generated/applyconfiguration/kopf/v1/cluster.go",
 		"generated/applyconfiguration/kopf/v1/clusterspec.go",
 		"generated/clientset/versioned/typed/kopf/v1/cluster.go",
+		"generated/clientset/versioned/typed/kopf/v1/fake/fake_cluster.go",
 	}; !reflect.DeepEqual(removed, want) {
 		t.Errorf("removed %v, want %v", removed, want)
 	}
@@ -202,6 +203,21 @@ func TestClientsOrphansAndChecks(t *testing.T) {
 			_, _, err := Generate(ctx, opts)
 			if err == nil || !strings.Contains(err.Error(), tt.err) {
 				t.Errorf("err = %v, want %q", err, tt.err)
+			}
+		})
+	}
+	// The CRD's scope and the typed client's differ: a warning.
+	for _, tt := range []struct{ name, from, to, warning string }{
+		{"cluster-scoped CRD, namespaced client", "// +genclient:nonNamespaced\n", "",
+			"Cluster is cluster-scoped (+kubebuilder:resource:scope=Cluster) but its typed client is namespaced: add // +genclient:nonNamespaced above the type"},
+		{"namespaced CRD, cluster-scoped client", "// +kubebuilder:resource:scope=Cluster\n", "",
+			"Cluster has a cluster-scoped typed client (+genclient:nonNamespaced) but a namespaced CRD: add // +kubebuilder:resource:scope=Cluster above the type"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			writeTestFile(t, path, strings.Replace(types, tt.from, tt.to, 1))
+			_, warnings, err := Generate(ctx, opts)
+			if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0].Msg, tt.warning) {
+				t.Errorf("warnings %v (err %v), want %q", warnings, err, tt.warning)
 			}
 		})
 	}
