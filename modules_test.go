@@ -92,12 +92,14 @@ func TestModules(t *testing.T) {
 const runtimeGoVersion = "1.25.0"
 
 // shared are the modules that both the runtime and kopf-gen may require
-// directly: the runtime's own, and go-difflib, which apimachinery's
-// util/diff builds into the runtime anyway.
+// directly: the runtime's own, go-difflib, which apimachinery's
+// util/diff builds into the runtime anyway, and kube-openapi, which
+// client-go builds into it (generator/clients names OpenAPI models with
+// its util).
 var shared = []string{
 	"k8s.io/api", "k8s.io/apimachinery", "k8s.io/client-go", "k8s.io/klog/v2",
 	"sigs.k8s.io/yaml", "github.com/spf13/cobra", "github.com/go-logr/logr",
-	"github.com/pmezard/go-difflib",
+	"github.com/pmezard/go-difflib", "k8s.io/kube-openapi",
 }
 
 // runtimeRequires are the modules that the root go.mod may require

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -133,6 +134,9 @@ func clientInput(pkg *load.Package, m *model.Package, deepcopy bool, errs, warns
 			}
 			continue
 		}
+		if t != nil {
+			scopeWarning(t, name, spec.lines, tags.NonNamespaced, warns)
+		}
 		if t == nil {
 			errs.Add(pos, fmt.Sprintf("%s has +genclient but no %s%s marker: kopf-gen --clients generates clients for typed resources; add //kopf:resource <group>/<version>/<plural> to it", name, markers.Prefix, markers.Resource))
 			continue
@@ -169,6 +173,28 @@ func clientInput(pkg *load.Package, m *model.Package, deepcopy bool, errs, warns
 		return clients.Input{}, false
 	}
 	return clients.Input{PkgPath: m.PkgPath, Group: first.Group, Version: first.Version}, true
+}
+
+// clusterScope matches controller-gen's marker of a cluster-scoped CRD.
+var clusterScope = regexp.MustCompile(`^\+kubebuilder:resource:(.*,)?scope=Cluster(,|$)`)
+
+// scopeWarning warns when a typed resource's CRD scope
+// (+kubebuilder:resource:scope=Cluster) and its typed client's
+// (+genclient:nonNamespaced) differ: the client would address the
+// objects in the wrong scope, and every request of it would fail.
+func scopeWarning(t *model.Typed, name string, lines []string, nonNamespaced bool, warns *scanner.ErrorList) {
+	cluster := false
+	for _, l := range lines {
+		if clusterScope.MatchString(strings.TrimSpace(l)) {
+			cluster = true
+		}
+	}
+	switch {
+	case cluster && !nonNamespaced:
+		warns.Add(t.Pos, fmt.Sprintf("%s is cluster-scoped (+kubebuilder:resource:scope=Cluster) but its typed client is namespaced: add // +genclient:nonNamespaced above the type", name))
+	case !cluster && nonNamespaced:
+		warns.Add(t.Pos, fmt.Sprintf("%s has a cluster-scoped typed client (+genclient:nonNamespaced) but a namespaced CRD: add // +kubebuilder:resource:scope=Cluster above the type", name))
+	}
 }
 
 type typeSpec struct {

@@ -53,10 +53,17 @@ func TestGoldenClients(t *testing.T) {
 		"clients/generated/applyconfiguration/kopf/v1/result.go",
 		"clients/generated/applyconfiguration/utils.go",
 		"clients/generated/clientset/versioned/clientset.go",
+		"clients/generated/clientset/versioned/fake/clientset_generated.go",
+		"clients/generated/clientset/versioned/fake/doc.go",
+		"clients/generated/clientset/versioned/fake/register.go",
 		"clients/generated/clientset/versioned/scheme/doc.go",
 		"clients/generated/clientset/versioned/scheme/register.go",
 		"clients/generated/clientset/versioned/typed/kopf/v1/cluster.go",
 		"clients/generated/clientset/versioned/typed/kopf/v1/doc.go",
+		"clients/generated/clientset/versioned/typed/kopf/v1/fake/doc.go",
+		"clients/generated/clientset/versioned/typed/kopf/v1/fake/fake_cluster.go",
+		"clients/generated/clientset/versioned/typed/kopf/v1/fake/fake_kopf_client.go",
+		"clients/generated/clientset/versioned/typed/kopf/v1/fake/fake_kopfexample.go",
 		"clients/generated/clientset/versioned/typed/kopf/v1/generated_expansion.go",
 		"clients/generated/clientset/versioned/typed/kopf/v1/kopf_client.go",
 		"clients/generated/clientset/versioned/typed/kopf/v1/kopfexample.go",
@@ -89,6 +96,7 @@ func TestGoldenClients(t *testing.T) {
 		"clients/generated/applyconfiguration/kopf/v1/kopfexamplespec.go":    {`corev1 "k8s.io/client-go/applyconfigurations/core/v1"`, "WithResources(value *corev1.ResourceRequirementsApplyConfiguration)"},
 		"clients/generated/clientset/versioned/typed/kopf/v1/kopfexample.go": {"UpdateStatus(", "ApplyStatus("},
 		"clients/generated/clientset/versioned/clientset.go":                 {"KopfV1() kopfv1.KopfV1Interface"},
+		"clients/generated/clientset/versioned/fake/clientset_generated.go":  {"func NewClientset(objects ...runtime.Object) *Clientset", "applyconfiguration.NewTypeConverter(scheme)"},
 	} {
 		content := readFile(t, filepath.Join(opts.Dir, name))
 		for _, p := range parts {
@@ -149,6 +157,7 @@ func TestClientsOrphansAndChecks(t *testing.T) {
 		"generated/applyconfiguration/kopf/v1/cluster.go",
 		"generated/applyconfiguration/kopf/v1/clusterspec.go",
 		"generated/clientset/versioned/typed/kopf/v1/cluster.go",
+		"generated/clientset/versioned/typed/kopf/v1/fake/fake_cluster.go",
 	}; !reflect.DeepEqual(removed, want) {
 		t.Errorf("removed %v, want %v", removed, want)
 	}
@@ -194,6 +203,21 @@ func TestClientsOrphansAndChecks(t *testing.T) {
 			_, _, err := Generate(ctx, opts)
 			if err == nil || !strings.Contains(err.Error(), tt.err) {
 				t.Errorf("err = %v, want %q", err, tt.err)
+			}
+		})
+	}
+	// The CRD's scope and the typed client's differ: a warning.
+	for _, tt := range []struct{ name, from, to, warning string }{
+		{"cluster-scoped CRD, namespaced client", "// +genclient:nonNamespaced\n", "",
+			"Cluster is cluster-scoped (+kubebuilder:resource:scope=Cluster) but its typed client is namespaced: add // +genclient:nonNamespaced above the type"},
+		{"namespaced CRD, cluster-scoped client", "// +kubebuilder:resource:scope=Cluster\n", "",
+			"Cluster has a cluster-scoped typed client (+genclient:nonNamespaced) but a namespaced CRD: add // +kubebuilder:resource:scope=Cluster above the type"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			writeTestFile(t, path, strings.Replace(types, tt.from, tt.to, 1))
+			_, warnings, err := Generate(ctx, opts)
+			if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0].Msg, tt.warning) {
+				t.Errorf("warnings %v (err %v), want %q", warnings, err, tt.warning)
 			}
 		})
 	}

@@ -17,6 +17,10 @@
 //   - its probe handlers' results, as its health endpoint would serve
 //     them (Probe).
 //
+// Handlers' unit tests, without an operator, call the handler functions
+// directly with kwargs made by hand; WithClient gives them fakes of the
+// clients they get with kopf.Client.
+//
 // Stop stops the operator and returns its exit error, as KopfRunner's
 // exception and exit_code tell; the test's cleanup stops it otherwise,
 // and prints its log if the test failed.

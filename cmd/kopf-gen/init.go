@@ -34,7 +34,7 @@ func newInitCmd() *cobra.Command {
 		skipGenerate bool
 	)
 	cmd := &cobra.Command{
-		Use:   "init DIR --module M --group G --version V --kind K [--plural P]",
+		Use:   "init DIR --module M --group G --version V --kind K [--plural P] [--scope Cluster] [--no-spec] [--no-status]",
 		Short: "Scaffold an operator repository that builds, generates and verifies at once",
 		Long: `init writes an operator repository into DIR (created if needed): go.mod, main.go,
 handlers with create, update and delete markers in package internal/handlers
@@ -65,7 +65,14 @@ requirements and replacements change, so that a re-run applies new
 --kopf-version or --kopf-replace flags (or drops --kopf-replace).
 
 The plural defaults to the kind's English plural in lower case, as kubebuilder
-makes it (Widget: widgets). go.mod requires the kopf-go runtime this kopf-gen
+makes it (Widget: widgets). The kind is namespaced with a spec and a status
+subresource, unless: --scope Cluster makes it cluster-scoped
+(+kubebuilder:resource:scope=Cluster and +genclient:nonNamespaced on the type;
+the end-to-end test's objects have no namespace); --no-status gives the type no
+Status and the CRD no status subresource (the operator then writes the
+handlers' results, status.<handler id>, with the rest of the object, and the
+handlers set no conditions); --no-spec puts the type's data fields at the top
+level, as a ConfigMap's, without a Spec. go.mod requires the kopf-go runtime this kopf-gen
 was built with, and nothing of kopf-gen: the Makefile installs kopf-gen at its
 KOPF_GEN_VERSION into bin/ (this kopf-gen's version) with go install.
 --kopf-version sets another version of both. --kopf-replace PATH replaces
@@ -95,6 +102,9 @@ If go mod tidy cannot resolve kopf-go, init says which of these flags fixes it.`
 	f.StringVar(&o.KopfVersion, "kopf-version", "", "the `version` of github.com/kopf-go/kopf to require (default: kopf-gen's own)")
 	f.StringVar(&o.KopfReplace, "kopf-replace", "", "replace github.com/kopf-go/kopf with the checkout in `PATH` (unpublished kopf-go, or developing kopf-go); go.mod names it relative to DIR")
 	f.BoolVar(&o.Webhooks, "webhooks", false, "also scaffold admission webhooks: a validating and a mutating handler, their managed configurations, the Service and RBAC that kopf-gen writes for them, the Deployment's webhook port")
+	f.StringVar(&o.Scope, "scope", "Namespaced", "the `scope` of the kind: Namespaced or Cluster")
+	f.BoolVar(&o.NoSpec, "no-spec", false, "give the type no spec: its data fields at the top level, as a ConfigMap's")
+	f.BoolVar(&o.NoStatus, "no-status", false, "give the type no status and the CRD no status subresource: the operator writes the handlers' results (status.<handler id>) with the rest of the object")
 	f.BoolVar(&o.Force, "force", false, "overwrite existing files that differ from the templates")
 	f.BoolVar(&skipGenerate, "skip-generate", false, "only write the files: run neither go mod tidy nor the generation")
 	return cmd

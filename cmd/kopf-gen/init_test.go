@@ -447,3 +447,64 @@ func TestInitWebhooks(t *testing.T) {
 		t.Errorf("verify: exit %d\n%s\n%s", code, out, errOut)
 	}
 }
+
+// TestInitVariants scaffolds kinds of other shapes against this checkout:
+// cluster-scoped without a status (with webhooks), and without a spec or a
+// status. Each builds, vets, verifies, and its unit tests pass; the CRD
+// has the scope and no status subresource, and the typed client takes no
+// namespace. (e2e/scaffold's TestScaffoldClusterNoStatus runs the first
+// one's end-to-end test on a control plane.)
+func TestInitVariants(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds scaffolded repositories (go mod tidy, go build, kopf-gen)")
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, crd string
+		flags     []string
+		tests     []string
+	}{
+		{name: "cluster-nostatus", flags: []string{"--scope", "Cluster", "--no-status", "--webhooks"},
+			crd:   "  scope: Cluster\n",
+			tests: []string{"--- PASS: TestCreate", "--- PASS: TestValidate", "--- PASS: TestDefault"}},
+		{name: "nospec-nostatus", flags: []string{"--no-spec", "--no-status"},
+			crd:   "  scope: Namespaced\n",
+			tests: []string{"--- PASS: TestCreate"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "widget-operator")
+			args := append([]string{"init", dir, "--module", "github.com/acme/widget-operator", "--group", "example.com",
+				"--version", "v1alpha1", "--kind", "Widget", "--kopf-replace", root}, tc.flags...)
+			code, out, errOut := kopfGen(t, args...)
+			if code != 0 || errOut != "" {
+				t.Fatalf("init: exit %d\n%s\n%s", code, out, errOut)
+			}
+			crd, err := os.ReadFile(filepath.Join(dir, "config", "crd", "example.com_widgets.yaml"))
+			if err != nil || !strings.Contains(string(crd), tc.crd) || strings.Contains(string(crd), "subresources:") {
+				t.Errorf("the CRD (%v) lacks %q or has subresources:\n%s", err, tc.crd, crd)
+			}
+			if !strings.Contains(string(crd), "x-kubernetes-preserve-unknown-fields: true") {
+				t.Errorf("the CRD's status does not keep the handlers' results:\n%s", crd)
+			}
+			goIn(t, dir, nil, "go", "build", "./...")
+			goIn(t, dir, nil, "go", "vet", "./...")
+			out = goIn(t, dir, noControlPlane(t), "go", "test", "-count=1", "-v", "./...")
+			for _, want := range append(tc.tests, "--- SKIP: TestWidget") {
+				if !strings.Contains(out, want) {
+					t.Errorf("go test -v ./... lacks %q:\n%s", want, out)
+				}
+			}
+			client, _ := os.ReadFile(filepath.Join(dir, "pkg", "generated", "clientset", "versioned", "typed", "api", "v1alpha1", "widget.go"))
+			if cluster := slices.Contains(tc.flags, "Cluster"); cluster != strings.Contains(string(client), "func newWidgets(c *ExampleV1alpha1Client) *widgets {") {
+				t.Errorf("the typed client (cluster-scoped: %v):\n%s", cluster, client)
+			}
+			t.Chdir(dir)
+			if code, out, errOut := kopfGen(t, "verify", "--manifests=config", "--kustomize", "--chart=dist/chart", "--deepcopy", "--clients=pkg/generated"); code != 0 {
+				t.Errorf("verify: exit %d\n%s\n%s", code, out, errOut)
+			}
+		})
+	}
+}

@@ -60,6 +60,35 @@ func envtestFlags(t *testing.T) []string {
 	return []string{"ENVTEST_BIN_DIR=" + filepath.Dir(assets), "ENVTEST_K8S_VERSION=" + version}
 }
 
+// TestScaffoldClusterNoStatus runs the end-to-end test of a scaffold of a
+// cluster-scoped kind without a status subresource (kopf-gen init --scope
+// Cluster --no-status) with make test-e2e: the operator serves objects
+// without a namespace and stores the handlers' results in the object
+// itself. (cmd/kopf-gen's TestInitVariants builds and verifies it.)
+func TestScaffoldClusterNoStatus(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Fatalf("the scaffold's tests run with make: %v", err)
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	kopfGen := filepath.Join(work, "kopf-gen")
+	run(t, filepath.Join(root, "cmd", "kopf-gen"), nil, "go", "build", "-o", kopfGen, ".")
+	dir := filepath.Join(work, "widget-operator")
+	out := run(t, work, nil, kopfGen, "init", dir, "--module", "example.com/widget-operator",
+		"--group", "example.com", "--version", "v1alpha1", "--kind", "Widget", "--kopf-replace", root,
+		"--scope", "Cluster", "--no-status")
+	t.Logf("kopf-gen init:\n%s", out)
+	out = run(t, dir, append(envtestFlags(t), "KUBEBUILDER_ASSETS="), "make", "test-e2e")
+	for _, want := range []string{"--- PASS: TestWidget", "ok  \texample.com/widget-operator/test/e2e"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("make test-e2e lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 // TestScaffold is issue 11's "done when": kopf-gen init with the local
 // kopf-go, then the scaffold's make test and make test-e2e pass.
 func TestScaffold(t *testing.T) {

@@ -21,13 +21,29 @@
 // group name comes from the request (the //kopf:resource markers), given
 // to the tools as if the package's doc comment had +groupName. The types
 // of k8s.io/api that the inputs' types use get client-go's apply
-// configurations (see externalApplyConfigurations). No fake clientsets,
-// listers or informers are generated.
+// configurations (see externalApplyConfigurations).
+//
+// client-gen's fake clientset is generated too, as kube_codegen.sh does:
+// clientset/versioned/fake (NewClientset, which serves apply
+// configurations through applyconfiguration's type converter, and the
+// older NewSimpleClientset) and typed/<group-package>/<version>/fake, for
+// handlers' unit tests (kopftest.WithClient, docs/testing.md). No listers
+// or informers are generated.
+//
+// Server-side apply in the fake (and the apply configurations' Extract
+// functions) needs a structured-merge-diff schema of every applied type,
+// which applyconfiguration-gen takes from an OpenAPI document: Generate
+// gives it one in which each +genclient type is an object that preserves
+// unknown fields (see openAPIModels), so that the fake merges applied
+// objects as the API server merges those of a CRD without a schema: maps
+// field by field, lists as a whole. (The API server itself applies with
+// the CRD's schema, list-map keys included.)
 package clients
 
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -45,11 +61,13 @@ import (
 	acgenerators "k8s.io/code-generator/cmd/applyconfiguration-gen/generators"
 	cgargs "k8s.io/code-generator/cmd/client-gen/args"
 	cggenerators "k8s.io/code-generator/cmd/client-gen/generators"
+	cgutil "k8s.io/code-generator/cmd/client-gen/generators/util"
 	cgtypes "k8s.io/code-generator/cmd/client-gen/types"
 	"k8s.io/gengo/v2"
 	"k8s.io/gengo/v2/generator"
 	"k8s.io/gengo/v2/parser"
 	gengotypes "k8s.io/gengo/v2/types"
+	openapiutil "k8s.io/kube-openapi/pkg/util"
 )
 
 // The directories of the output, under Request.OutputDir, as
@@ -85,7 +103,8 @@ type Request struct {
 
 // Generate runs client-gen and applyconfiguration-gen for the request and
 // returns the files they produce, by absolute path. It writes nothing
-// (the tools' empty output directories are made in a temporary directory,
+// (the tools' empty output directories and the OpenAPI document of
+// openAPIModels are made in a temporary directory,
 // removed before it returns).
 func Generate(ctx context.Context, req Request) (files map[string][]byte, err error) {
 	if len(req.Inputs) == 0 {
@@ -164,7 +183,7 @@ func clientGen(load func() (*parser.Parser, error), req Request, inputs []Input,
 	cg.OutputDir = filepath.Join(tmp, ClientsetDir)
 	cg.OutputPkg = path.Join(req.OutputPkg, ClientsetDir)
 	cg.ClientsetName = ClientsetName
-	cg.FakeClient = false
+	cg.FakeClient = true
 	cg.ApplyConfigurationPackage = path.Join(req.OutputPkg, ApplyConfigurationDir)
 	cg.Groups = clientsetGroups(inputs)
 	if err := cg.Validate(); err != nil {
@@ -219,6 +238,9 @@ func applyConfigurationGen(ctx context.Context, load func() (*parser.Parser, err
 	}
 	setGroups(c, inputs)
 	c.FileTypes[generator.GoFileType] = out
+	if ac.OpenAPISchemaFilePath, err = openAPIModels(c, inputs, tmp); err != nil {
+		return fmt.Errorf("applyconfiguration-gen: %w", err)
+	}
 	for name, pkg := range externalApplyConfigurations(ctx, req.Dir, c, inputs) {
 		ac.ExternalApplyConfigurations[name] = pkg
 	}
@@ -226,6 +248,41 @@ func applyConfigurationGen(ctx context.Context, load func() (*parser.Parser, err
 		return fmt.Errorf("applyconfiguration-gen: %w", err)
 	}
 	return nil
+}
+
+// openAPIModels writes into dir an OpenAPI document for
+// applyconfiguration-gen that defines every +genclient type of the inputs
+// as an object of its group, version and kind that preserves unknown
+// fields, under the name that applyconfiguration-gen looks it up by (the
+// type's REST-friendly name), and returns its path.
+func openAPIModels(c *generator.Context, inputs []Input, dir string) (string, error) {
+	defs := map[string]any{}
+	for _, in := range inputs {
+		p := c.Universe.Package(in.PkgPath)
+		if p == nil {
+			continue
+		}
+		for _, t := range p.Types {
+			tags, err := cgutil.ParseClientGenTags(append(slices.Clone(t.SecondClosestCommentLines), t.CommentLines...))
+			if err != nil || !tags.GenerateClient {
+				continue // client-gen reports bad tags
+			}
+			defs[openapiutil.ToRESTFriendlyName(t.Name.Package+"."+t.Name.Name)] = map[string]any{
+				"type":                                 "object",
+				"x-kubernetes-preserve-unknown-fields": true,
+				"x-kubernetes-group-version-kind":      []map[string]string{{"group": in.Group, "version": in.Version, "kind": t.Name.Name}},
+			}
+		}
+	}
+	doc, err := json.Marshal(map[string]any{
+		"swagger": "2.0", "info": map[string]string{"title": "kopf-gen", "version": "v0"},
+		"paths": map[string]any{}, "definitions": defs,
+	})
+	if err != nil {
+		return "", err
+	}
+	file := filepath.Join(dir, "openapi.json")
+	return file, os.WriteFile(file, doc, 0o600)
 }
 
 func apiVersion(in Input) string {

@@ -37,6 +37,33 @@
 //	              (manifests.WebhookTargetPort), and that port's name
 //	.WebhookRole  the Role of the webhooks' certificate Secret that
 //	              kopf-gen writes (manifests.WebhookRoleName)
+//	.Cluster      whether the kind is cluster-scoped (Options.Scope)
+//	.Spec, .Status
+//	              whether the type has a spec, and a status (and with it
+//	              the CRD's status subresource): Options.NoSpec, NoStatus
+//	.Greeting     the Go path of the example's field from the object:
+//	              Spec.Greeting, or Greeting without a spec; .GreetingPath
+//	              its JSON path, spec.greeting or greeting
+//	.ObjectNamespace
+//	              the namespace of the end-to-end test's objects: default,
+//	              or "" for a cluster-scoped kind
+//
+// # Scope, spec and status
+//
+// Options.Scope Cluster scaffolds a cluster-scoped kind: the type has
+// +kubebuilder:resource:scope=Cluster (the CRD's scope) and
+// +genclient:nonNamespaced (the typed client's), and the end-to-end test
+// creates its objects without a namespace. Handlers' markers, the
+// operator's ClusterRole (which kopf-gen writes for every scope) and its
+// --all-namespaces are the same for both scopes.
+//
+// Options.NoStatus scaffolds a type without a Status field, and a CRD
+// without the status subresource: the operator then writes the handlers'
+// results (status.<handler id>) and its progress with the rest of the
+// object, in one patch (the CRD's status still keeps unknown fields: see
+// package manifests), and the handlers set no conditions. Options.NoSpec
+// scaffolds a type whose data fields are at the top level, as a
+// ConfigMap's are, without a Spec field.
 //
 // # Admission webhooks
 //
@@ -149,7 +176,20 @@ type Options struct {
 	Force bool
 	// Webhooks scaffolds admission webhooks (see the package doc).
 	Webhooks bool
+	// Scope is the kind's scope, Namespaced or Cluster (Validate accepts
+	// either in lower case too); "" means Namespaced.
+	Scope string
+	// NoSpec and NoStatus scaffold a type without a Spec field (its data
+	// fields at the top level), and without a Status field and the
+	// status subresource (see the package doc).
+	NoSpec, NoStatus bool
 }
+
+// The scopes of Options.Scope.
+const (
+	Namespaced = "Namespaced"
+	Cluster    = "Cluster"
+)
 
 // Status is what became of a file.
 type Status int
@@ -268,6 +308,14 @@ func (o *Options) Validate() error {
 	} else if o.Plural != "" && (!manifests.IsDNSLabel(o.Plural) || o.Plural[0] < 'a' || o.Plural[0] > 'z') {
 		bad("plural", o.Plural, "a plural is lower-case letters, digits and '-', starting with a letter, at most 63 characters (such as widgets)")
 	}
+	switch strings.ToLower(o.Scope) {
+	case "", "namespaced":
+		o.Scope = Namespaced
+	case "cluster":
+		o.Scope = Cluster
+	default:
+		bad("scope", o.Scope, "a scope is Namespaced or Cluster")
+	}
 	if o.Namespace == "" {
 		o.Namespace = "default"
 	} else if !manifests.IsDNSLabel(o.Namespace) {
@@ -315,6 +363,9 @@ type data struct {
 	Webhooks                              bool
 	Managed, WebhookPortName, WebhookRole string
 	WebhookPort                           int
+
+	Cluster, Spec, Status                   bool
+	Greeting, GreetingPath, ObjectNamespace string
 }
 
 // webhookOnly are the templates rendered only with Options.Webhooks.
@@ -372,9 +423,8 @@ func ciLayout(rel, name string) (operator, kopf string) {
 	return strings.Repeat("_/", up-1) + name, rest
 }
 
-// Render returns the files of the scaffold by path relative to Dir, with
-// forward slashes. The options must be valid (see Validate).
-func Render(o Options) (map[string][]byte, error) {
+// newData returns what the templates see for valid options.
+func newData(o Options) data {
 	d := data{
 		Module: o.Module, Name: manifests.DefaultRoleName(o.Module), Group: o.Group, Version: o.Version,
 		APIPackage: o.Version, Kind: o.Kind, Plural: o.Plural, Namespace: o.Namespace,
@@ -382,6 +432,14 @@ func Render(o Options) (map[string][]byte, error) {
 		KopfVersion: o.KopfVersion, KopfReplace: relativeReplace(o.Dir, o.KopfReplace),
 		KopfGenVersion: KopfGenVersion(o.KopfVersion),
 		Webhooks:       o.Webhooks,
+		Cluster:        o.Scope == Cluster, Spec: !o.NoSpec, Status: !o.NoStatus,
+		Greeting: "Spec.Greeting", GreetingPath: "spec.greeting", ObjectNamespace: "default",
+	}
+	if o.NoSpec {
+		d.Greeting, d.GreetingPath = "Greeting", "greeting"
+	}
+	if d.Cluster {
+		d.ObjectNamespace = ""
 	}
 	if o.Webhooks {
 		d.Managed = d.Name + "." + o.Group
@@ -392,6 +450,13 @@ func Render(o Options) (map[string][]byte, error) {
 		d.KopfReplaceMount = path.Join("/src", d.KopfReplace)
 		d.CIPath, d.CIKopfPath = ciLayout(d.KopfReplace, d.Name)
 	}
+	return d
+}
+
+// Render returns the files of the scaffold by path relative to Dir, with
+// forward slashes. The options must be valid (see Validate).
+func Render(o Options) (map[string][]byte, error) {
+	d := newData(o)
 	out := map[string][]byte{}
 	err := fs.WalkDir(templates.FS, templates.Root, func(p string, e fs.DirEntry, err error) error {
 		if err != nil || e.IsDir() {

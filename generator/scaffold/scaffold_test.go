@@ -65,6 +65,8 @@ func TestValidate(t *testing.T) {
 		{"kind", func(o *Options) { o.Kind = "widget" }, `--kind "widget": a kind is CamelCase: an upper-case letter, then letters and digits (such as Widget or DatabaseClaim)`},
 		{"kind list", func(o *Options) { o.Kind = "WidgetList" }, `--kind "WidgetList": a kind must not end with List: WidgetListList is the kind of lists of WidgetList`},
 		{"plural", func(o *Options) { o.Plural = "Widgets" }, `--plural "Widgets": a plural is lower-case letters, digits and '-', starting with a letter, at most 63 characters (such as widgets)`},
+		{"scope", func(o *Options) { o.Scope = "Global" }, `--scope "Global": a scope is Namespaced or Cluster`},
+		{"scope in lower case", func(o *Options) { o.Scope = "cluster" }, ""},
 		{"namespace", func(o *Options) { o.Namespace = "Sys" }, `--namespace "Sys": a namespace is a DNS label: lower-case letters, digits and '-'`},
 		{"kopf version", func(o *Options) { o.KopfVersion = "1.0" }, `--kopf-version "1.0": not a module version such as v0.1.0`},
 		{"kopf replace", func(o *Options) { o.KopfReplace = t.TempDir() }, "no go.mod there: it must be a checkout of github.com/kopf-go/kopf"},

@@ -78,27 +78,23 @@ var ErrNoOperator = errors.New("no operator in the context: call it with the con
 // limits: see RESTConfig.
 func Client[C any](ctx context.Context, newFn func(*rest.Config) (C, error)) (C, error) {
 	var zero C
-	cfg := RESTConfig(ctx)
+	key := reflect.TypeFor[C]()
 	reg, _ := ctx.Value(clientsKey{}).(*sharedClients)
-	if cfg == nil || reg == nil {
+	if reg == nil {
 		return zero, ErrNoOperator
 	}
-	if newFn == nil {
-		return zero, errors.New("kopf.Client: newFn is nil")
-	}
-	key := reflect.TypeFor[C]()
-	reg.mu.Lock()
-	e := reg.byType[key]
-	if e == nil {
-		e = &clientEntry{}
-		reg.byType[key] = e
-	}
-	reg.mu.Unlock()
-
+	e := reg.entry(key)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.made {
 		return e.value.(C), nil
+	}
+	cfg := RESTConfig(ctx)
+	if cfg == nil {
+		return zero, fmt.Errorf("%w (or, in a unit test, a %s client given with kopftest.WithClient)", ErrNoOperator, key)
+	}
+	if newFn == nil {
+		return zero, errors.New("kopf.Client: newFn is nil")
 	}
 	c, err := newFn(rest.CopyConfig(cfg))
 	if err != nil {
@@ -106,4 +102,41 @@ func Client[C any](ctx context.Context, newFn func(*rest.Config) (C, error)) (C,
 	}
 	e.value, e.made = c, true
 	return c, nil
+}
+
+// entry returns the registry's entry of a client type, adding an empty
+// one if it has none.
+func (r *sharedClients) entry(key reflect.Type) *clientEntry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e := r.byType[key]
+	if e == nil {
+		e = &clientEntry{}
+		r.byType[key] = e
+	}
+	return e
+}
+
+// WithClient returns a context in which Client[C] returns c, without
+// calling its newFn and without an operator: the way for unit tests to
+// give handlers fakes (kopftest.WithClient). C is the type that handlers
+// ask Client for, so handlers that are to get fakes ask for an interface
+// (kubernetes.Interface, a generated clientset's versioned.Interface) and
+// tests give a fake of it (client-go's and client-gen's
+// fake.NewClientset()).
+//
+// The context's other shared clients are kept: the new context's registry
+// holds the same entries as ctx's, and c for C, while ctx's registry is
+// left as it was.
+func WithClient[C any](ctx context.Context, c C) context.Context {
+	reg := &sharedClients{byType: map[reflect.Type]*clientEntry{}}
+	if parent, _ := ctx.Value(clientsKey{}).(*sharedClients); parent != nil {
+		parent.mu.Lock()
+		for k, e := range parent.byType {
+			reg.byType[k] = e
+		}
+		parent.mu.Unlock()
+	}
+	reg.byType[reflect.TypeFor[C]()] = &clientEntry{made: true, value: c}
+	return context.WithValue(ctx, clientsKey{}, reg)
 }

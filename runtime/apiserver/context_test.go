@@ -144,3 +144,66 @@ func TestClientOutsideAnOperator(t *testing.T) {
 		t.Error("a nil newFn gave no error")
 	}
 }
+
+type greeter interface{ greet() string }
+
+func (c *testClient) greet() string { return "real " + c.host }
+
+type fakeGreeter struct{}
+
+func (fakeGreeter) greet() string { return "fake" }
+
+// TestWithClient: a client given with WithClient is what Client returns
+// for its type, without newFn and without an operator; other types are
+// made as before where there is an operator, and the parent context is
+// left as it was.
+func TestWithClient(t *testing.T) {
+	never := func(*rest.Config) (greeter, error) {
+		t.Error("newFn called for a client given with WithClient")
+		return nil, nil
+	}
+	tests := []struct {
+		name     string
+		parent   context.Context
+		otherErr error // Client of another type in the child context
+	}{
+		{"no operator", context.Background(), ErrNoOperator},
+		{"an operator", operatorContext(t), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := WithClient[greeter](tt.parent, fakeGreeter{})
+			for range 2 {
+				g, err := Client(ctx, never)
+				if err != nil || g.greet() != "fake" {
+					t.Fatalf("Client = %v, %v; want the fake", g, err)
+				}
+			}
+			_, err := Client(ctx, func(cfg *rest.Config) (*otherClient, error) { return &otherClient{host: cfg.Host}, nil })
+			if !errors.Is(err, tt.otherErr) {
+				t.Errorf("another type: %v, want %v", err, tt.otherErr)
+			}
+			if tt.otherErr == nil {
+				real, err := Client(tt.parent, func(cfg *rest.Config) (greeter, error) { return &testClient{host: cfg.Host}, nil })
+				if err != nil || real.greet() == "fake" {
+					t.Errorf("the parent context's client: %v, %v; want a real one", real, err)
+				}
+			}
+		})
+	}
+}
+
+// TestWithClientKeepsOthers: clients made before WithClient are shared
+// with the new context.
+func TestWithClientKeepsOthers(t *testing.T) {
+	ctx := operatorContext(t)
+	made, err := Client(ctx, func(cfg *rest.Config) (*otherClient, error) { return &otherClient{host: cfg.Host}, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := WithClient[greeter](ctx, fakeGreeter{})
+	again, err := Client(child, func(*rest.Config) (*otherClient, error) { return &otherClient{}, nil })
+	if err != nil || again != made {
+		t.Errorf("the child context's client %p (%v), want the parent's %p", again, err, made)
+	}
+}

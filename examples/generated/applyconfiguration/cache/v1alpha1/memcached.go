@@ -3,8 +3,11 @@
 package v1alpha1
 
 import (
+	cachev1alpha1 "github.com/kopf-go/kopf/examples/apis/cache/v1alpha1"
+	internal "github.com/kopf-go/kopf/examples/generated/applyconfiguration/internal"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	types "k8s.io/apimachinery/pkg/types"
+	managedfields "k8s.io/apimachinery/pkg/util/managedfields"
 	v1 "k8s.io/client-go/applyconfigurations/meta/v1"
 )
 
@@ -30,6 +33,47 @@ func Memcached(name, namespace string) *MemcachedApplyConfiguration {
 	b.WithKind("Memcached")
 	b.WithAPIVersion("cache.example.com/v1alpha1")
 	return b
+}
+
+// ExtractMemcachedFrom extracts the applied configuration owned by fieldManager from
+// memcached for the specified subresource. Pass an empty string for subresource to extract
+// the main resource. Common subresources include "status", "scale", etc.
+// memcached must be a unmodified Memcached API object that was retrieved from the Kubernetes API.
+// ExtractMemcachedFrom provides a way to perform a extract/modify-in-place/apply workflow.
+// Note that an extracted apply configuration will contain fewer fields than what the fieldManager previously
+// applied if another fieldManager has updated or force applied any of the previously applied fields.
+func ExtractMemcachedFrom(memcached *cachev1alpha1.Memcached, fieldManager string, subresource string) (*MemcachedApplyConfiguration, error) {
+	b := &MemcachedApplyConfiguration{}
+	err := managedfields.ExtractInto(memcached, internal.Parser().Type("com.github.kopf-go.kopf.examples.apis.cache.v1alpha1.Memcached"), fieldManager, b, subresource)
+	if err != nil {
+		return nil, err
+	}
+	b.WithName(memcached.Name)
+	b.WithNamespace(memcached.Namespace)
+
+	b.WithKind("Memcached")
+	b.WithAPIVersion("cache.example.com/v1alpha1")
+	return b, nil
+}
+
+// ExtractMemcached extracts the applied configuration owned by fieldManager from
+// memcached. If no managedFields are found in memcached for fieldManager, a
+// MemcachedApplyConfiguration is returned with only the Name, Namespace (if applicable),
+// APIVersion and Kind populated. It is possible that no managed fields were found for because other
+// field managers have taken ownership of all the fields previously owned by fieldManager, or because
+// the fieldManager never owned fields any fields.
+// memcached must be a unmodified Memcached API object that was retrieved from the Kubernetes API.
+// ExtractMemcached provides a way to perform a extract/modify-in-place/apply workflow.
+// Note that an extracted apply configuration will contain fewer fields than what the fieldManager previously
+// applied if another fieldManager has updated or force applied any of the previously applied fields.
+func ExtractMemcached(memcached *cachev1alpha1.Memcached, fieldManager string) (*MemcachedApplyConfiguration, error) {
+	return ExtractMemcachedFrom(memcached, fieldManager, "")
+}
+
+// ExtractMemcachedStatus extracts the applied configuration owned by fieldManager from
+// memcached for the status subresource.
+func ExtractMemcachedStatus(memcached *cachev1alpha1.Memcached, fieldManager string) (*MemcachedApplyConfiguration, error) {
+	return ExtractMemcachedFrom(memcached, fieldManager, "status")
 }
 
 func (b MemcachedApplyConfiguration) IsApplyConfiguration() {}

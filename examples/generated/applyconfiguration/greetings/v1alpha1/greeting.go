@@ -3,9 +3,12 @@
 package v1alpha1
 
 import (
+	greetingsv1alpha1 "github.com/kopf-go/kopf/examples/apis/greetings/v1alpha1"
+	internal "github.com/kopf-go/kopf/examples/generated/applyconfiguration/internal"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	types "k8s.io/apimachinery/pkg/types"
+	managedfields "k8s.io/apimachinery/pkg/util/managedfields"
 	v1 "k8s.io/client-go/applyconfigurations/meta/v1"
 )
 
@@ -31,6 +34,47 @@ func Greeting(name, namespace string) *GreetingApplyConfiguration {
 	b.WithKind("Greeting")
 	b.WithAPIVersion("greetings.kopf.dev/v1alpha1")
 	return b
+}
+
+// ExtractGreetingFrom extracts the applied configuration owned by fieldManager from
+// greeting for the specified subresource. Pass an empty string for subresource to extract
+// the main resource. Common subresources include "status", "scale", etc.
+// greeting must be a unmodified Greeting API object that was retrieved from the Kubernetes API.
+// ExtractGreetingFrom provides a way to perform a extract/modify-in-place/apply workflow.
+// Note that an extracted apply configuration will contain fewer fields than what the fieldManager previously
+// applied if another fieldManager has updated or force applied any of the previously applied fields.
+func ExtractGreetingFrom(greeting *greetingsv1alpha1.Greeting, fieldManager string, subresource string) (*GreetingApplyConfiguration, error) {
+	b := &GreetingApplyConfiguration{}
+	err := managedfields.ExtractInto(greeting, internal.Parser().Type("com.github.kopf-go.kopf.examples.apis.greetings.v1alpha1.Greeting"), fieldManager, b, subresource)
+	if err != nil {
+		return nil, err
+	}
+	b.WithName(greeting.Name)
+	b.WithNamespace(greeting.Namespace)
+
+	b.WithKind("Greeting")
+	b.WithAPIVersion("greetings.kopf.dev/v1alpha1")
+	return b, nil
+}
+
+// ExtractGreeting extracts the applied configuration owned by fieldManager from
+// greeting. If no managedFields are found in greeting for fieldManager, a
+// GreetingApplyConfiguration is returned with only the Name, Namespace (if applicable),
+// APIVersion and Kind populated. It is possible that no managed fields were found for because other
+// field managers have taken ownership of all the fields previously owned by fieldManager, or because
+// the fieldManager never owned fields any fields.
+// greeting must be a unmodified Greeting API object that was retrieved from the Kubernetes API.
+// ExtractGreeting provides a way to perform a extract/modify-in-place/apply workflow.
+// Note that an extracted apply configuration will contain fewer fields than what the fieldManager previously
+// applied if another fieldManager has updated or force applied any of the previously applied fields.
+func ExtractGreeting(greeting *greetingsv1alpha1.Greeting, fieldManager string) (*GreetingApplyConfiguration, error) {
+	return ExtractGreetingFrom(greeting, fieldManager, "")
+}
+
+// ExtractGreetingStatus extracts the applied configuration owned by fieldManager from
+// greeting for the status subresource.
+func ExtractGreetingStatus(greeting *greetingsv1alpha1.Greeting, fieldManager string) (*GreetingApplyConfiguration, error) {
+	return ExtractGreetingFrom(greeting, fieldManager, "status")
 }
 
 func (b GreetingApplyConfiguration) IsApplyConfiguration() {}

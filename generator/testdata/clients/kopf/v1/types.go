@@ -55,6 +55,7 @@ type KopfExampleList struct {
 // +genclient:nonNamespaced
 // +genclient:noStatus
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:resource:scope=Cluster
 //
 //kopf:resource kopf.dev/v1/clusters
 type Cluster struct {

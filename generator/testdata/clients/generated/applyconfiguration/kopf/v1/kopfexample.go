@@ -3,8 +3,11 @@
 package v1
 
 import (
+	internal "example.com/golden/clients/generated/applyconfiguration/internal"
+	kopfv1 "example.com/golden/clients/kopf/v1"
 	apismetav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	types "k8s.io/apimachinery/pkg/types"
+	managedfields "k8s.io/apimachinery/pkg/util/managedfields"
 	metav1 "k8s.io/client-go/applyconfigurations/meta/v1"
 )
 
@@ -28,6 +31,47 @@ func KopfExample(name, namespace string) *KopfExampleApplyConfiguration {
 	b.WithKind("KopfExample")
 	b.WithAPIVersion("kopf.dev/v1")
 	return b
+}
+
+// ExtractKopfExampleFrom extracts the applied configuration owned by fieldManager from
+// kopfExample for the specified subresource. Pass an empty string for subresource to extract
+// the main resource. Common subresources include "status", "scale", etc.
+// kopfExample must be a unmodified KopfExample API object that was retrieved from the Kubernetes API.
+// ExtractKopfExampleFrom provides a way to perform a extract/modify-in-place/apply workflow.
+// Note that an extracted apply configuration will contain fewer fields than what the fieldManager previously
+// applied if another fieldManager has updated or force applied any of the previously applied fields.
+func ExtractKopfExampleFrom(kopfExample *kopfv1.KopfExample, fieldManager string, subresource string) (*KopfExampleApplyConfiguration, error) {
+	b := &KopfExampleApplyConfiguration{}
+	err := managedfields.ExtractInto(kopfExample, internal.Parser().Type("com.example.golden.clients.kopf.v1.KopfExample"), fieldManager, b, subresource)
+	if err != nil {
+		return nil, err
+	}
+	b.WithName(kopfExample.Name)
+	b.WithNamespace(kopfExample.Namespace)
+
+	b.WithKind("KopfExample")
+	b.WithAPIVersion("kopf.dev/v1")
+	return b, nil
+}
+
+// ExtractKopfExample extracts the applied configuration owned by fieldManager from
+// kopfExample. If no managedFields are found in kopfExample for fieldManager, a
+// KopfExampleApplyConfiguration is returned with only the Name, Namespace (if applicable),
+// APIVersion and Kind populated. It is possible that no managed fields were found for because other
+// field managers have taken ownership of all the fields previously owned by fieldManager, or because
+// the fieldManager never owned fields any fields.
+// kopfExample must be a unmodified KopfExample API object that was retrieved from the Kubernetes API.
+// ExtractKopfExample provides a way to perform a extract/modify-in-place/apply workflow.
+// Note that an extracted apply configuration will contain fewer fields than what the fieldManager previously
+// applied if another fieldManager has updated or force applied any of the previously applied fields.
+func ExtractKopfExample(kopfExample *kopfv1.KopfExample, fieldManager string) (*KopfExampleApplyConfiguration, error) {
+	return ExtractKopfExampleFrom(kopfExample, fieldManager, "")
+}
+
+// ExtractKopfExampleStatus extracts the applied configuration owned by fieldManager from
+// kopfExample for the status subresource.
+func ExtractKopfExampleStatus(kopfExample *kopfv1.KopfExample, fieldManager string) (*KopfExampleApplyConfiguration, error) {
+	return ExtractKopfExampleFrom(kopfExample, fieldManager, "status")
 }
 
 func (b KopfExampleApplyConfiguration) IsApplyConfiguration() {}
