@@ -42,6 +42,12 @@ type Config struct {
 	Identity string
 	// Buckets is the number of buckets (see sharding.Bucket).
 	Buckets int
+	// Mode is how the replica receives its buckets' objects (see
+	// sharding.Mode; "" is sharding.ModeFilter). In the label mode, an
+	// object's bucket is by its key (sharding.KeyBucket), else by its
+	// uid; the lanes with watches of their own (Lane.WatchBuckets) start
+	// and stop them with the buckets.
+	Mode sharding.Mode
 	// HandoffTimeout bounds how long Lose waits for the lost objects'
 	// cycles in progress and daemons before abandoning them.
 	HandoffTimeout time.Duration
@@ -70,8 +76,11 @@ func New(cfg Config) *Stage {
 }
 
 // Gain starts the objects of the buckets just claimed: they are admitted
-// from now on, and the objects already there are listed and queued (as
-// the first listing after a start: resuming handlers see them so).
+// from now on, and the objects already there are delivered (as the first
+// listing after a start: resuming handlers see them so): listed from the
+// API server and queued, or, for a lane that watches its buckets
+// (Lane.WatchBuckets), by the first listing of each gained bucket's
+// watch, which Gain awaits (while ctx lasts).
 func (s *Stage) Gain(ctx context.Context, buckets []int) {
 	start := time.Now()
 	set := map[int]bool{}
@@ -82,6 +91,9 @@ func (s *Stage) Gain(ctx context.Context, buckets []int) {
 	}
 	lanes := append([]*Lane(nil), s.lanes...)
 	for _, l := range lanes {
+		if l.watch != nil {
+			continue
+		}
 		if l.catching == 0 {
 			l.since = map[string]bool{}
 		}
@@ -90,6 +102,10 @@ func (s *Stage) Gain(ctx context.Context, buckets []int) {
 	s.mu.Unlock()
 	n := 0
 	for _, l := range lanes {
+		if l.watch != nil {
+			n += l.startWatches(ctx, buckets)
+			continue
+		}
 		n += l.catchUp(ctx, set)
 		s.mu.Lock()
 		l.catching--
@@ -99,6 +115,19 @@ func (s *Stage) Gain(ctx context.Context, buckets []int) {
 		s.mu.Unlock()
 	}
 	s.cfg.Logger.Info(fmt.Sprintf("Sharding: started %d buckets with %d objects in %s seconds.", len(buckets), n, seconds(time.Since(start))))
+}
+
+// bucket is an object's bucket by its key and uid: in the label mode by
+// its key (sharding.KeyBucket), else by its uid (false if it has none:
+// the stub of a vanished object).
+func (s *Stage) bucket(key, uid string) (int, bool) {
+	if s.cfg.Mode == sharding.ModeLabel {
+		return sharding.KeyBucket(key, len(s.owned)), true
+	}
+	if uid == "" {
+		return 0, false
+	}
+	return sharding.Bucket(uid, len(s.owned)), true
 }
 
 func seconds(d time.Duration) string {
