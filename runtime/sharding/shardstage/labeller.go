@@ -35,7 +35,7 @@ const labellerWorkers = 2
 // object); an object gone (404) is done.
 type labeller struct {
 	l     *Lane
-	key   string                                     // the label's key
+	key   string                                       // the label's key
 	queue workqueue.TypedRateLimitingInterface[string] // the keys of the objects to label
 	// pending are the objects seen without the label, by key: their
 	// buckets (under s.mu).
