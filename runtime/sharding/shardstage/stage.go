@@ -89,11 +89,13 @@ func (s *Stage) Gain(ctx context.Context, buckets []int) {
 		s.owned[b] = true
 		set[b] = true
 	}
-	lanes := append([]*Lane(nil), s.lanes...)
-	for _, l := range lanes {
+	var lanes, watching []*Lane
+	for _, l := range s.lanes {
 		if l.watch != nil {
+			watching = append(watching, l)
 			continue
 		}
+		lanes = append(lanes, l)
 		if l.catching == 0 {
 			l.since = map[string]bool{}
 		}
@@ -101,11 +103,10 @@ func (s *Stage) Gain(ctx context.Context, buckets []int) {
 	}
 	s.mu.Unlock()
 	n := 0
+	for _, l := range watching {
+		n += l.startWatches(ctx, buckets)
+	}
 	for _, l := range lanes {
-		if l.watch != nil {
-			n += l.startWatches(ctx, buckets)
-			continue
-		}
 		n += l.catchUp(ctx, set)
 		s.mu.Lock()
 		l.catching--

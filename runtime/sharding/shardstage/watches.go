@@ -33,13 +33,25 @@ type bucketWatch struct {
 // lost takes its objects away without any event, a bucket gained brings
 // them as a first listing. ctx bounds the watches' lives (the operator's
 // run). In the label mode it also starts the labeller (labeller.go), fed
-// by Unlabelled. Call it once, before the first Gain; without it, the
-// lane is in the filter mode (every object watched, Gain lists).
+// by Unlabelled. Call it once, after Admit; the buckets already held are
+// watched at once. Without it, the lane is in the filter mode (every
+// object watched, Gain lists).
 func (l *Lane) WatchBuckets(ctx context.Context, watch WatchFunc) {
+	var held []int
+	l.s.mu.Lock()
 	l.watchOn, l.watch = ctx, watch
 	if l.s.cfg.Mode == sharding.ModeLabel {
 		l.labels = newLabeller(l)
 		go l.labels.run(ctx)
+	}
+	for b, owned := range l.s.owned {
+		if owned {
+			held = append(held, b)
+		}
+	}
+	l.s.mu.Unlock()
+	if len(held) > 0 {
+		go l.startWatches(ctx, held)
 	}
 }
 
@@ -51,8 +63,8 @@ func (l *Lane) startWatches(ctx context.Context, buckets []int) int {
 	var started []*bucketWatch
 	l.s.mu.Lock()
 	for _, b := range buckets {
-		if l.running[b] != nil {
-			continue
+		if l.running[b] != nil || !l.s.owned[b] {
+			continue // watched already, or lost meanwhile
 		}
 		wctx, cancel := context.WithCancel(l.watchOn)
 		bw := &bucketWatch{cancel: cancel, listed: make(chan struct{}), done: make(chan struct{})}
