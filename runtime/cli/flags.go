@@ -109,7 +109,7 @@ func runEnv() []envVar {
 		{"liveness", []string{"KOPF_RUN_LIVENESS_ENDPOINT"}},
 		{"shards", []string{"KOPF_RUN_SHARDS"}},
 		{"shard-mode", []string{"KOPF_RUN_SHARD_MODE"}}, // kopf-go's, as --shards
-		{"setting", []string{"KOPF_RUN_SETTINGS"}}, // kopf-go's: Kopf's runner takes settings in code only
+		{"setting", []string{"KOPF_RUN_SETTINGS"}},      // kopf-go's: Kopf's runner takes settings in code only
 	}
 }
 
