@@ -73,23 +73,26 @@ func (o *operator) shardedWatches(ctx context.Context, p *pipeline) sharding.Mod
 
 // serverShards says whether the API server honours shardSelector for the
 // resource: a listing of one object with the selector of bucket 0, whose
-// metadata.shardInfo is there only if it does (what watching.Status's
-// Sharded tells of a watch's listings).
+// metadata.shardInfo.selector echoes it only if the server applied it
+// (the criterion of watching.Status's Sharded for a watch's listings).
 func (o *operator) serverShards(ctx context.Context, p *pipeline) (bool, error) {
+	sel := sharding.ShardSelector([]int{0}, o.shards.cfg.Buckets)
 	raw, err := o.clients.rest.Get().AbsPath(p.res.Path(p.namespaces[0])).
-		Param("limit", "1").Param("shardSelector", sharding.ShardSelector([]int{0}, o.shards.cfg.Buckets)).DoRaw(ctx)
+		Param("limit", "1").Param("shardSelector", sel).DoRaw(ctx)
 	if err != nil {
 		return false, fmt.Errorf("listing %s with a shardSelector: %w", p.res, err)
 	}
 	var list struct {
 		Metadata struct {
-			ShardInfo map[string]any `json:"shardInfo"`
+			ShardInfo struct {
+				Selector string `json:"selector"`
+			} `json:"shardInfo"`
 		} `json:"metadata"`
 	}
 	if err := json.Unmarshal(raw, &list); err != nil {
 		return false, fmt.Errorf("decoding the listing of %s: %w", p.res, err)
 	}
-	return list.Metadata.ShardInfo != nil, nil
+	return list.Metadata.ShardInfo.Selector == sel, nil
 }
 
 // startBucketWatches gives the lane its bucket watches and, in the label
