@@ -298,3 +298,39 @@ func checkRequests(t *testing.T, reqs []request, key string, killedAt time.Time)
 	}
 	t.Logf("listings and watches of KopfExamples per replica, each with its selector: %v", perReplica)
 }
+
+// In the server mode, on an API server without sharded list and watch
+// (this one: 1.35), the resource is watched whole and filtered in the
+// replica, with a warning; its objects are handled as in the filter mode.
+func TestServerModeFallsBackToTheFilter(t *testing.T) {
+	dir := t.TempDir()
+	bin := proc.Build(t, "./internal/shardop", dir)
+	c := startCluster(t)
+	kubeconfig := c.Kubeconfig(t, dir)
+	record := filepath.Join(dir, "record")
+	cs := kubernetes.NewForConfigOrDie(c.Config)
+	ri := dynamic.NewForConfigOrDie(c.Config).Resource(kopfexamples).Namespace(namespace)
+	p := startReplica(t, bin, kubeconfig, record, dir, "replica-a", "--shard-mode=server")
+	awaitAssignment(t, cs, []string{"replica-a"}, time.Now(), 60*time.Second)
+	var names []string
+	for i := range 5 {
+		names = append(names, fmt.Sprintf("obj-%d", i))
+		obj := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "kopf.dev/v1", "kind": "KopfExample",
+			"metadata": map[string]any{"name": names[i]},
+			"spec":     map[string]any{"wave": int64(0)},
+		}}
+		if _, err := ri.Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	awaitHandled(t, ri, names, "create_fn", 0, 30*time.Second)
+	p.Stop(t, 30*time.Second)
+	data, err := os.ReadFile(p.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "kopfexamples.v1.kopf.dev is watched whole and filtered here (the filter mode)"; !strings.Contains(string(data), want) {
+		t.Errorf("the replica's log does not say %q", want)
+	}
+}

@@ -22,6 +22,16 @@
 // start); Lose returns once the lost buckets' objects are no longer
 // processed here and their daemons and timers are stopped, or after the
 // hand-off timeout, having abandoned them.
+//
+// In the label and server modes (sharding.Mode), a lane whose resource is
+// watched by bucket (Lane.WatchBuckets) runs one watch per bucket held:
+// Gain starts the gained buckets' watches and awaits their first listings
+// instead of listing; Lose stops the lost buckets' watches once they are
+// disowned (watches.go). In the label mode the lane also labels the
+// objects without their bucket label, or with a wrong one (Lane.Unlabelled
+// and the labeller, labeller.go), and an object's bucket is that of its
+// key (sharding.KeyBucket) rather than of its uid, in Admit's filter, in
+// Process, in Gain's listing and in Lose's stopping of daemons alike.
 package shardstage
 
 import (
