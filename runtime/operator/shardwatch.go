@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
@@ -133,12 +134,16 @@ func (o *operator) runBucketWatches(ctx context.Context, p *pipeline, bucket int
 		shardSelector = sharding.ShardSelector([]int{bucket}, o.shards.cfg.Buckets)
 	}
 	var wg sync.WaitGroup
-	var pending sync.WaitGroup
-	pending.Add(len(p.namespaces))
+	var pending atomic.Int32 // the watches that have not listed yet
+	pending.Store(int32(len(p.namespaces)))
 	for _, ns := range p.namespaces {
 		w := o.watcher(ctx, p, ns, what, labelSelector, func(ev watching.Event) { p.admit(ctx, ev) })
 		w.ShardSelector = shardSelector
-		w.OnListed = pending.Done
+		w.OnListed = func() { // once per watch
+			if pending.Add(-1) == 0 {
+				listed()
+			}
+		}
 		o.opts.Logger.Debug(fmt.Sprintf("Sharding: watching %s with the label selector '%s' and the shard selector '%s'.", w.Name, labelSelector, shardSelector))
 		instrumentWatchAs(p.bucketsMW[ns], w)
 		remove := func() {}
@@ -150,10 +155,6 @@ func (o *operator) runBucketWatches(ctx context.Context, p *pipeline, bucket int
 			w.Run(ctx)
 		})
 	}
-	go func() {
-		pending.Wait()
-		listed()
-	}()
 	wg.Wait()
 }
 
