@@ -16,6 +16,11 @@
 //	cd bench && go run ./cmd/sharding                    # both parts
 //	cd bench && go run ./cmd/sharding -big 0              # throughput only
 //	cd bench && go run ./cmd/sharding -n 0 -big 30000     # scale only
+//	cd bench && go run ./cmd/sharding -n 0 -big 0 -scale 100000 -replicas 1,2,4
+//
+// The last is issue 27's sharded scale runs (scale.go): what each of 1, 2
+// and 4 sharded replicas receives, decodes and costs on -scale objects,
+// per --shard-mode (-modes).
 //
 // One control plane (e2e/cluster: binaries from bin/k8s or
 // $KUBEBUILDER_ASSETS) and the KopfExample CRD of examples/ (status a
@@ -72,6 +77,14 @@ type report struct {
 	// Times are the ends of every handler run (unix ns), with
 	// SHARDING_BENCH_TIMES set.
 	Times []int64 `json:"times,omitempty"`
+	// Of the scale runs (SHARDING_BENCH_COST=events): the distinct
+	// objects handled, when the last of them was first handled (unix ns),
+	// the handler's calls, and the objects received in lists and watches.
+	Distinct int64 `json:"distinct,omitempty"`
+	LastNew  int64 `json:"lastNew,omitempty"`
+	Received int64 `json:"received,omitempty"`
+	Listed   int64 `json:"listed,omitempty"`
+	Watched  int64 `json:"watched,omitempty"`
 }
 
 func main() {
@@ -88,14 +101,36 @@ func main() {
 	sleep := flag.Duration("sleep", 20*time.Millisecond, "time slept by the handler per object in the waiting runs")
 	workers := flag.Int("workers", 1, "settings.Queueing.WorkerLimit of the waiting runs")
 	creators := flag.Int("creators", 32, "concurrent creators of the objects")
+	scale := flag.Int("scale", 0, "objects of the sharded scale runs (issue 27; 0: skip them)")
+	replicas := flag.String("replicas", "1,2,4", "numbers of replicas of the scale runs")
+	modes := flag.String("modes", "filter", "--shard-mode of the scale runs, comma-separated")
+	settle := flag.Duration("settle", 5*time.Second, "how long the scale runs' counts stay unchanged once caught up")
 	flag.Parse()
-	if err := harness(*n, *big, *cpu, *sleep, *workers, *creators); err != nil {
+	var reps []int
+	for _, f := range strings.Split(*replicas, ",") {
+		r, err := strconv.Atoi(f)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "sharding: -replicas:", err)
+			os.Exit(2)
+		}
+		reps = append(reps, r)
+	}
+	sc := scaleFlags{n: *scale, replicas: reps, modes: strings.Split(*modes, ","), settle: *settle}
+	if err := harness(*n, *big, *cpu, *sleep, *workers, *creators, sc); err != nil {
 		fmt.Fprintln(os.Stderr, "sharding:", err)
 		os.Exit(1)
 	}
 }
 
-func harness(n, big int, cpu, sleep time.Duration, workers, creators int) error {
+// scaleFlags are the scale runs' (scale.go).
+type scaleFlags struct {
+	n        int
+	replicas []int
+	modes    []string
+	settle   time.Duration
+}
+
+func harness(n, big int, cpu, sleep time.Duration, workers, creators int, sc scaleFlags) error {
 	ctx := context.Background()
 	c, err := plane.Start(ctx, "sharding", "crd.yaml")
 	if err != nil {
@@ -110,6 +145,13 @@ func harness(n, big int, cpu, sleep time.Duration, workers, creators int) error 
 		return err
 	}
 	logf("control plane up; work directory %s", work)
+	if sc.n > 0 {
+		rows, err := runScale(ctx, dyn, kubeconfig, work, sc.n, creators, sc.modes, sc.replicas, sc.settle)
+		printScale(sc.n, rows)
+		if err != nil {
+			return err
+		}
+	}
 
 	if n > 0 {
 		type row struct {
@@ -398,7 +440,14 @@ func operate() error {
 	var timesMu sync.Mutex
 	var times []int64
 	sel := kopf.Selector{Group: "kopf.dev", Version: "v1", Name: "kopfexamples"}
+	seen := newSeenSet(os.Getenv("SHARDING_BENCH_N"))
 	register := func(r *kopf.Registry) error {
+		if cost == "events" {
+			return r.AddEvent(kopf.EventHandler{ID: "seen", Selector: sel, Fn: func(_ context.Context, kw *kopf.EventKwargs) error {
+				seen.mark(kw.Name)
+				return nil
+			}})
+		}
 		return r.AddChanging(kopf.ChangingHandler{ID: "create_fn", Selector: sel, Reasons: []kopf.Reason{kopf.ReasonCreate},
 			Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
 				switch cost {
@@ -419,13 +468,15 @@ func operate() error {
 				return map[string]any{"message": "done"}, nil
 			}})
 	}
+	var rc receiving
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGUSR1, syscall.SIGUSR2)
 	enc := json.NewEncoder(os.Stdout)
 	_ = enc.Encode(report{}) // ready for the signals (their default is to terminate)
 	go func() {
 		for sig := range sigs {
-			r := report{Handled: handled.Load(), First: first.Load(), Last: last.Load(), CPU: cpuSeconds()}
+			r := report{Handled: handled.Load(), First: first.Load(), Last: last.Load(), CPU: cpuSeconds(),
+				Distinct: seen.distinct.Load(), LastNew: seen.lastNew.Load(), Received: seen.calls.Load(), Listed: rc.listed.Load(), Watched: rc.watched.Load()}
 			timesMu.Lock()
 			r.Times = slices.Clone(times)
 			timesMu.Unlock()
@@ -443,6 +494,13 @@ func operate() error {
 	opts := []kopf.Option{kopf.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))}
 	if group := os.Getenv("SHARDING_BENCH_GROUP"); group != "" {
 		opts = append(opts, kopf.WithSharding(kopf.Sharding{Group: group, Namespace: "default", Identity: os.Getenv("SHARDING_BENCH_IDENTITY"), LeaseDuration: 4 * time.Second, RenewInterval: time.Second}))
+	}
+	if cost == "events" {
+		cfg, err := countingConfig(&rc)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, kopf.WithConfig(cfg))
 	}
 	if workers > 0 {
 		opts = append(opts, kopf.WithSettings(func(s *kopf.Settings) { s.Queueing.WorkerLimit = workers }))
