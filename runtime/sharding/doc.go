@@ -4,11 +4,20 @@
 // its sub-package shardstage.
 //
 // Each object belongs to one of a fixed number of buckets by a stable hash
-// of its metadata.uid (Bucket: FNV-1a 64, the hash of Kubernetes' proposed
-// server-side sharded list and watch, computed on the client here so that
-// the filter can move into the API server where it exists). The buckets
+// of its metadata.uid (Bucket: FNV-1a 64, the hash of Kubernetes' sharded
+// list and watch, KEP-5866). A bucket is a contiguous range of the hash
+// space (BucketRange), so the buckets of a replica are a shard selector
+// that an API server with KEP-5866 applies itself (ShardSelector); where
+// it does not, the same buckets are filtered on the client. The buckets
 // are assigned to the live replicas by rendezvous hashing (Owner, Assign):
 // when a replica joins or leaves, only about 1/N of the buckets move.
+//
+// Mode says how a replica receives its buckets' objects: all of them,
+// filtered on the client (ModeFilter); those whose bucket label selects
+// its buckets (ModeLabel: the label LabelKey carries KeyBucket, the bucket
+// of the object's namespace and name, which unlike the uid are known at
+// admission); or those the API server selects by ShardSelector
+// (ModeServer).
 //
 // Coordinator keeps a replica's membership (one coordination.k8s.io Lease
 // per replica, renewed; an expired one is a dead replica) and claims the

@@ -39,6 +39,11 @@ type Status struct {
 	// LastError is the last of them (nil if Failures is 0).
 	Failures  int
 	LastError error
+	// Sharded says whether the last listing's metadata.shardInfo echoed
+	// the Watcher's ShardSelector: the API server filtered the objects by
+	// it (false without a ShardSelector, and on API servers that ignore
+	// it).
+	Sharded bool
 }
 
 // tracker keeps a Watcher's Status. Its methods are safe for concurrent

@@ -113,6 +113,19 @@ type Watcher struct {
 	// apart is the caller's (see reactor.Reactor.Selects).
 	LabelSelector string
 	FieldSelector string
+	// ShardSelector, if set, is sent as the shardSelector parameter of
+	// every listing and watch request over REST (KEP-5866's syntax, as
+	// sharding.ShardSelector writes it): an API server with sharded list
+	// and watch (Kubernetes 1.36+, the ShardedListAndWatch feature gate)
+	// then sends only the objects whose uid hashes into its ranges, and
+	// says so in each list's metadata.shardInfo (Status.Sharded). Other API
+	// servers ignore it and send every object, so the caller filters the
+	// objects itself either way (the watcher logs once which it is). Its
+	// listings are then LISTs, not client-go's streamed watch-lists, whose
+	// initial events carry no list metadata to tell. Not sent through
+	// Client (the dynamic client's ListOptions of this client-go have no
+	// such field).
+	ShardSelector string
 	Callback      Callback
 	// Name identifies the watcher in client-go's own logs.
 	Name string
