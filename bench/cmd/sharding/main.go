@@ -62,7 +62,11 @@ import (
 
 	"github.com/kopf-go/kopf"
 	"github.com/kopf-go/kopf/bench/internal/plane"
+	"github.com/kopf-go/kopf/runtime/sharding"
 )
+
+// shards is the number of buckets of every sharded run (--shards).
+const shards = 64
 
 var gvr = schema.GroupVersionResource{Group: "kopf.dev", Version: "v1", Resource: "kopfexamples"}
 
@@ -293,6 +297,13 @@ func logf(format string, args ...any) {
 // createAll creates n small objects in a new namespace with concurrent
 // creators.
 func createAll(ctx context.Context, dyn dynamic.Interface, ns string, n, creators int) error {
+	return createLabelled(ctx, dyn, ns, n, creators, false)
+}
+
+// createLabelled is createAll; with bucketLabel, each object carries the
+// bucket label of --shard-mode=label (64 buckets) from its creation, as
+// the operator's mutating webhook stamps it.
+func createLabelled(ctx context.Context, dyn dynamic.Interface, ns string, n, creators int, bucketLabel bool) error {
 	nsObj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}
 	if _, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(ctx, nsObj, metav1.CreateOptions{}); err != nil {
 		return err
@@ -301,9 +312,14 @@ func createAll(ctx context.Context, dyn dynamic.Interface, ns string, n, creator
 	start := time.Now()
 	var created atomic.Int64
 	return plane.CreateMany(ctx, n, creators, func(ctx context.Context, i int) error {
+		meta := map[string]any{"name": fmt.Sprintf("obj-%06d", i)}
+		if bucketLabel {
+			b := sharding.KeyBucket(sharding.ObjectKey(ns, meta["name"].(string)), shards)
+			meta["labels"] = map[string]any{sharding.LabelKey(shards): strconv.Itoa(b)}
+		}
 		_, err := ri.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "kopf.dev/v1", "kind": "KopfExample",
-			"metadata": map[string]any{"name": fmt.Sprintf("obj-%06d", i)},
+			"metadata": meta,
 			"spec":     map[string]any{"field": "value"},
 		}}, metav1.CreateOptions{})
 		if err == nil {
@@ -334,7 +350,12 @@ func startOperator(kubeconfig, work, name, ns string, sharded bool, env []string
 	}
 	args := []string{"run", "-n", ns, "-q"}
 	if sharded {
-		args = append(args, "--shards=64")
+		args = append(args, "--shards="+strconv.Itoa(shards))
+	}
+	for _, e := range env {
+		if mode, ok := strings.CutPrefix(e, "SHARDING_BENCH_SHARD_MODE="); ok && mode != "" {
+			args = append(args, "--shard-mode="+mode)
+		}
 	}
 	cmd := exec.Command(self, args...)
 	cmd.Env = append(os.Environ(), append(env, "SHARDING_BENCH_MODE=operator", "KUBECONFIG="+kubeconfig, "SHARDING_BENCH_IDENTITY="+name)...)
