@@ -105,11 +105,12 @@ type memory struct {
 	// the essence changes, whatever else (e.g. status) changes meanwhile.
 	rejected string
 	// daemons are the object's daemons and timers (nil if none ever ran);
-	// essence is its last essence seen (encoded), whose changes restart
-	// the timers' idle time; spawnMatched: a daemon or timer matches, so
-	// the finalizer is needed; spawnDone: none is running.
+	// essence is a hash of its last essence seen (essenceSum), whose
+	// changes restart the timers' idle time, followed only when a timer
+	// has an idle time; spawnMatched: a daemon or timer matches, so the
+	// finalizer is needed; spawnDone: none is running.
 	daemons      *daemons.Object
-	essence      string
+	essence      uint64
 	spawnMatched bool
 	spawnDone    bool
 	// wait is what the object's requeue waits for (waitNone, waitDelayed,

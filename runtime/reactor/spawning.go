@@ -3,6 +3,8 @@ package reactor
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
+	"io"
 
 	"github.com/kopf-go/kopf/runtime/body"
 	"github.com/kopf-go/kopf/runtime/causes"
@@ -35,9 +37,12 @@ func (r *Reactor) spawning(key string, b body.Body, mem *memory) {
 	if mem.daemons == nil {
 		mem.daemons = r.Daemons.NewObject(r.spawningHost(), b, mem.memo, func() { r.wake(key, mem) })
 	}
-	essence, _ := progress.EncodeEssence(r.Settings.Persistence.DiffBaseStorage.Build(b, r.Registry.ExtraFields(r.Resource)))
-	changed := essence != mem.essence
-	mem.essence = essence
+	changed := false
+	if r.hasIdleTimers() {
+		sum := r.essenceSum(b)
+		changed = sum != mem.essence
+		mem.essence = sum
+	}
 	mem.daemons.Update(b, changed)
 	if b.Meta().DeletionTimestamp() != "" {
 		mem.spawnDone = mem.daemons.Stop(kwargs.StopDeleted)
@@ -45,6 +50,28 @@ func (r *Reactor) spawning(key string, b body.Body, mem *memory) {
 	}
 	mem.spawnMatched = mem.daemons.Match(r.Registry.DaemonHandlers(r.Resource), r.Registry.TimerHandlers(r.Resource))
 	mem.spawnDone = mem.daemons.Done()
+}
+
+// hasIdleTimers reports whether a timer of the resource waits for its
+// objects to be idle: only then is their essence followed.
+func (r *Reactor) hasIdleTimers() bool {
+	for _, t := range r.Registry.TimerHandlers(r.Resource) {
+		if t.Idle > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// essenceSum is a 64-bit FNV-1a hash of the object's essence (encoded as
+// Kopf's diff base: spec, labels, annotations, extra fields; not status):
+// what is kept of it to see that it changed. A collision, 2^-64 per
+// change, would miss one restart of the idle time.
+func (r *Reactor) essenceSum(b body.Body) uint64 {
+	essence, _ := progress.EncodeEssence(r.Settings.Persistence.DiffBaseStorage.Build(b, r.Registry.ExtraFields(r.Resource)))
+	h := fnv.New64a()
+	_, _ = io.WriteString(h, essence)
+	return h.Sum64()
 }
 
 // wake asks for the object to be processed again with its latest body:

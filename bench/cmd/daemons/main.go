@@ -21,6 +21,18 @@
 // grid of its first tick: the lag of a tick is its start's distance past
 // the grid), and, on the stop, how long until every daemon has returned.
 // The harness prints a Markdown section for bench/RESULTS.md.
+//
+// With timers, the objects end with the timers' finalizer (Kopf's: added
+// when a timer first matches, kept when the operator exits), and a last
+// operator, "watched-final", watches them again: the watched object as an
+// operator with timers has it, the baseline of "per waiting timer above
+// the watched object". -before runs another build's timers in the same
+// run ("timers-before"), for before/after ratios on a shared machine;
+// -heapprofiles writes each operator's settled heap profile:
+//
+//	cd bench && go build -o /tmp/before ./cmd/daemons    # at the earlier commit
+//	cd bench && go run ./cmd/daemons -n 10000 -only timers -before /tmp/before -heapprofiles /tmp/prof
+//	go tool pprof -sample_index=inuse_space -top /tmp/prof/timers.pprof
 package main
 
 import (
@@ -33,8 +45,10 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,6 +77,7 @@ type report struct {
 	CPUPerSecond  float64 `json:"cpu_per_second"` // CPU seconds per second over the window
 	RSS           int64   `json:"rss"`            // settled VmRSS
 	HeapInuse     uint64  `json:"heap_inuse"`     // settled
+	HeapAlloc     uint64  `json:"heap_alloc"`     // settled: the live objects, without the spans' free slots
 	StackInuse    uint64  `json:"stack_inuse"`
 	Goroutines    int     `json:"goroutines"`
 	Ticks         int     `json:"ticks"` // during the window
@@ -85,14 +100,16 @@ func main() {
 	only := flag.String("only", "", "run only these modes, comma-separated: timers, daemons (the empty operator always runs)")
 	warmup := flag.Duration("warmup", 10*time.Second, "how long after ready the window starts")
 	window := flag.Duration("window", 20*time.Second, "the CPU and lag window")
+	profiles := flag.String("heapprofiles", "", "a directory: each operator writes its settled heap profile there (<mode>.pprof)")
+	before := flag.String("before", "", "another build of this command (e.g. of an earlier commit): its timers run too, in the same run, as \"timers-before\"")
 	flag.Parse()
-	if err := harness(*n, *only, *warmup, *window); err != nil {
+	if err := harness(*n, *only, *warmup, *window, *profiles, *before); err != nil {
 		fmt.Fprintln(os.Stderr, "daemons:", err)
 		os.Exit(1)
 	}
 }
 
-func harness(n int, only string, warmup, window time.Duration) error {
+func harness(n int, only string, warmup, window time.Duration, profiles, before string) error {
 	ctx := context.Background()
 	c, err := plane.Start(ctx, "daemons", "crd.yaml")
 	if err != nil {
@@ -114,9 +131,23 @@ func harness(n int, only string, warmup, window time.Duration) error {
 	if only != "" {
 		modes = append([]string{"empty", "watched"}, strings.Split(only, ",")...)
 	}
+	if before != "" {
+		modes = append(modes, "timers-before")
+	}
+	if slices.Contains(modes, "timers") || before != "" {
+		// The objects now carry the timers' finalizer (Kopf's, added on
+		// first match and kept when the operator exits): the watched
+		// object as a timer's operator has it.
+		modes = append(modes, "watched-final")
+	}
 	var reports []report
 	for _, mode := range modes {
-		rep, err := runOperator(kubeconfig, mode, n, warmup, window)
+		bin := ""
+		if mode == "timers-before" {
+			bin = before
+		}
+		rep, err := runOperator(kubeconfig, mode, bin, n, warmup, window, profiles)
+		rep.Mode = mode
 		if err != nil {
 			return fmt.Errorf("%s: %w", mode, err)
 		}
@@ -139,13 +170,23 @@ func createAll(ctx context.Context, dyn dynamic.Interface, n int) error {
 	})
 }
 
-func runOperator(kubeconfig, mode string, n int, warmup, window time.Duration) (report, error) {
+func runOperator(kubeconfig, mode, bin string, n int, warmup, window time.Duration, profiles string) (report, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return report{}, err
 	}
+	opMode := mode
+	switch mode {
+	case "timers-before":
+		self, opMode = bin, "timers"
+	case "watched-final":
+		opMode = "watched"
+	}
 	cmd := exec.Command(self)
-	cmd.Env = append(os.Environ(), "DAEMONS_BENCH_MODE="+mode, "KUBECONFIG="+kubeconfig,
+	if profiles != "" {
+		cmd.Env = append(cmd.Env, "DAEMONS_BENCH_HEAPPROFILE="+filepath.Join(profiles, mode+".pprof"))
+	}
+	cmd.Env = append(append(os.Environ(), cmd.Env...), "DAEMONS_BENCH_MODE="+opMode, "KUBECONFIG="+kubeconfig,
 		"DAEMONS_BENCH_N="+strconv.Itoa(n), "DAEMONS_BENCH_WARMUP="+warmup.String(), "DAEMONS_BENCH_WINDOW="+window.String())
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
@@ -186,8 +227,15 @@ func operate(mode string) error {
 		}
 	}
 	var measuring atomic.Bool
+	// The harness's own state is allocated alike in every mode, before
+	// the operator starts, so that it is not counted as the timers': each
+	// object's first tick (by its number, obj-NNNNN, written by its
+	// timer only) and the window's lags.
 	var lagMu sync.Mutex
-	var lags []time.Duration
+	lags := make([]time.Duration, 0, int(float64(n)*(window.Seconds()+1)))
+	firsts := make([]time.Time, n)
+	clear(lags[:cap(lags)]) // touched, so resident alike in every mode
+	clear(firsts)
 	var bodies sync.Map     // watched: the latest body of every object
 	var stopAt atomic.Int64 // unix nanos of the stop
 	var stopped atomic.Int64
@@ -211,14 +259,15 @@ func operate(mode string) error {
 			return r.AddTimer(kopf.TimerHandler{ID: "tick", Selector: sel, Interval: time.Second, Sharp: true,
 				Fn: func(ctx context.Context, kw *kopf.TimerKwargs) (any, error) {
 					now := time.Now()
-					first, ok := kw.Memo["first"].(time.Time)
-					if !ok {
-						kw.Memo["first"] = now
+					i, _ := strconv.Atoi(strings.TrimPrefix(kw.Name, "obj-"))
+					first := &firsts[i%n]
+					if first.IsZero() {
+						*first = now // the object's first tick: this timer's own grid
 						markReady()
 						return nil, nil
 					}
 					if measuring.Load() {
-						lag := now.Sub(first) % time.Second
+						lag := now.Sub(*first) % time.Second
 						if lag > 500*time.Millisecond {
 							lag -= time.Second // early (cannot be, but never hidden)
 						}
@@ -274,9 +323,14 @@ func operate(mode string) error {
 	debug.FreeOSMemory()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	rep.HeapInuse, rep.StackInuse = ms.HeapInuse, ms.StackInuse
+	rep.HeapInuse, rep.HeapAlloc, rep.StackInuse = ms.HeapInuse, ms.HeapAlloc, ms.StackInuse
 	rep.RSS = rss()
 	rep.Goroutines = runtime.NumGoroutine()
+	if path := os.Getenv("DAEMONS_BENCH_HEAPPROFILE"); path != "" {
+		if err := writeHeapProfile(path); err != nil {
+			return err
+		}
+	}
 
 	lagMu.Lock()
 	rep.Ticks = len(lags)
@@ -301,6 +355,20 @@ func operate(mode string) error {
 	}
 	fmt.Println(string(data))
 	return nil
+}
+
+// writeHeapProfile writes the heap profile (in use: see
+// `go tool pprof -sample_index=inuse_space`) to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func quantiles(ds []time.Duration) (p50, p99, worst float64) {
@@ -342,39 +410,46 @@ func rss() int64 {
 }
 
 func printMarkdown(n int, warmup, window time.Duration, reports []report) {
-	var empty, watched report
+	byMode := map[string]report{}
 	for _, r := range reports {
-		switch r.Mode {
-		case "empty":
-			empty = r
-		case "watched":
-			watched = r
-		}
+		byMode[r.Mode] = r
 	}
+	empty, watched := byMode["empty"], byMode["watched"]
+	final, hasFinal := byMode["watched-final"]
 	per := func(a, b int64) string { return fmt.Sprintf("%.2f KB", float64(a-b)/float64(n)/1024) }
-	fmt.Printf("\n| N = %d | ready (s) | CPU (s/s) | CPU vs empty | settled RSS | RSS per object above empty / watched | heap in use | heap per object above empty / watched | stacks | goroutines | ticks in window | lag p50 / p99 / max (ms) | stop of all daemons (s) | exit (s) |\n", n)
-	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|")
+	above := "above empty / watched"
+	if hasFinal {
+		above += " / watched with the finalizer"
+	}
+	fmt.Printf("\n| N = %d | ready (s) | CPU (s/s) | CPU vs empty | settled RSS | RSS per object %s | heap in use | heap per object %s | live heap per object %s | stacks | goroutines | ticks in window | lag p50 / p99 / max (ms) | stop of all daemons (s) | exit (s) |\n", n, above, above, above)
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|")
 	for _, r := range reports {
 		ratio := "1"
 		if empty.CPUPerSecond > 0 && r.Mode != "empty" {
 			ratio = fmt.Sprintf("%.1f×", r.CPUPerSecond/empty.CPUPerSecond)
 		}
-		rssPer, heapPer, lag, stop := "—", "—", "—", "—"
+		rssPer, heapPer, livePer, lag, stop := "—", "—", "—", "—", "—"
 		if r.Mode != "empty" {
-			rssPer, heapPer = per(r.RSS, empty.RSS), per(int64(r.HeapInuse), int64(empty.HeapInuse))
-			if r.Mode != "watched" {
+			rssPer, heapPer, livePer = per(r.RSS, empty.RSS), per(int64(r.HeapInuse), int64(empty.HeapInuse)), per(int64(r.HeapAlloc), int64(empty.HeapAlloc))
+			if r.Mode != "watched" && r.Mode != "watched-final" {
 				rssPer += " / " + per(r.RSS, watched.RSS)
 				heapPer += " / " + per(int64(r.HeapInuse), int64(watched.HeapInuse))
+				livePer += " / " + per(int64(r.HeapAlloc), int64(watched.HeapAlloc))
+				if hasFinal {
+					rssPer += " / " + per(r.RSS, final.RSS)
+					heapPer += " / " + per(int64(r.HeapInuse), int64(final.HeapInuse))
+					livePer += " / " + per(int64(r.HeapAlloc), int64(final.HeapAlloc))
+				}
 			}
 		}
-		if r.Mode == "timers" {
+		if strings.HasPrefix(r.Mode, "timers") {
 			lag = fmt.Sprintf("%.1f / %.1f / %.1f", r.LagP50, r.LagP99, r.LagMax)
 		}
 		if r.Mode == "daemons" {
 			stop = fmt.Sprintf("%.3f", r.StopSeconds)
 		}
-		fmt.Printf("| %s | %.1f | %.3f | %s | %.1f MB | %s | %.1f MB | %s | %.1f MB | %d | %d | %s | %s | %.2f |\n",
-			r.Mode, r.ReadySeconds, r.CPUPerSecond, ratio, float64(r.RSS)/(1<<20), rssPer, float64(r.HeapInuse)/(1<<20), heapPer, float64(r.StackInuse)/(1<<20), r.Goroutines, r.Ticks, lag, stop, r.ExitSeconds)
+		fmt.Printf("| %s | %.1f | %.3f | %s | %.1f MB | %s | %.1f MB | %s | %s | %.1f MB | %d | %d | %s | %s | %.2f |\n",
+			r.Mode, r.ReadySeconds, r.CPUPerSecond, ratio, float64(r.RSS)/(1<<20), rssPer, float64(r.HeapInuse)/(1<<20), heapPer, livePer, float64(r.StackInuse)/(1<<20), r.Goroutines, r.Ticks, lag, stop, r.ExitSeconds)
 	}
 	fmt.Printf("\n(warm-up %s after ready, window %s; GOMAXPROCS %d)\n", warmup, window, runtime.GOMAXPROCS(0))
 }

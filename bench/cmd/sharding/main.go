@@ -16,6 +16,11 @@
 //	cd bench && go run ./cmd/sharding                    # both parts
 //	cd bench && go run ./cmd/sharding -big 0              # throughput only
 //	cd bench && go run ./cmd/sharding -n 0 -big 30000     # scale only
+//	cd bench && go run ./cmd/sharding -n 0 -big 0 -scale 100000 -replicas 1,2,4
+//
+// The last is issue 27's sharded scale runs (scale.go): what each of 1, 2
+// and 4 sharded replicas receives, decodes and costs on -scale objects,
+// per --shard-mode (-modes).
 //
 // One control plane (e2e/cluster: binaries from bin/k8s or
 // $KUBEBUILDER_ASSETS) and the KopfExample CRD of examples/ (status a
@@ -57,7 +62,11 @@ import (
 
 	"github.com/kopf-go/kopf"
 	"github.com/kopf-go/kopf/bench/internal/plane"
+	"github.com/kopf-go/kopf/runtime/sharding"
 )
+
+// shards is the number of buckets of every sharded run (--shards).
+const shards = 64
 
 var gvr = schema.GroupVersionResource{Group: "kopf.dev", Version: "v1", Resource: "kopfexamples"}
 
@@ -72,6 +81,14 @@ type report struct {
 	// Times are the ends of every handler run (unix ns), with
 	// SHARDING_BENCH_TIMES set.
 	Times []int64 `json:"times,omitempty"`
+	// Of the scale runs (SHARDING_BENCH_COST=events): the distinct
+	// objects handled, when the last of them was first handled (unix ns),
+	// the handler's calls, and the objects received in lists and watches.
+	Distinct int64 `json:"distinct,omitempty"`
+	LastNew  int64 `json:"lastNew,omitempty"`
+	Received int64 `json:"received,omitempty"`
+	Listed   int64 `json:"listed,omitempty"`
+	Watched  int64 `json:"watched,omitempty"`
 }
 
 func main() {
@@ -88,14 +105,36 @@ func main() {
 	sleep := flag.Duration("sleep", 20*time.Millisecond, "time slept by the handler per object in the waiting runs")
 	workers := flag.Int("workers", 1, "settings.Queueing.WorkerLimit of the waiting runs")
 	creators := flag.Int("creators", 32, "concurrent creators of the objects")
+	scale := flag.Int("scale", 0, "objects of the sharded scale runs (issue 27; 0: skip them)")
+	replicas := flag.String("replicas", "1,2,4", "numbers of replicas of the scale runs")
+	modes := flag.String("modes", "filter", "--shard-mode of the scale runs, comma-separated")
+	settle := flag.Duration("settle", 5*time.Second, "how long the scale runs' counts stay unchanged once caught up")
 	flag.Parse()
-	if err := harness(*n, *big, *cpu, *sleep, *workers, *creators); err != nil {
+	var reps []int
+	for _, f := range strings.Split(*replicas, ",") {
+		r, err := strconv.Atoi(f)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "sharding: -replicas:", err)
+			os.Exit(2)
+		}
+		reps = append(reps, r)
+	}
+	sc := scaleFlags{n: *scale, replicas: reps, modes: strings.Split(*modes, ","), settle: *settle}
+	if err := harness(*n, *big, *cpu, *sleep, *workers, *creators, sc); err != nil {
 		fmt.Fprintln(os.Stderr, "sharding:", err)
 		os.Exit(1)
 	}
 }
 
-func harness(n, big int, cpu, sleep time.Duration, workers, creators int) error {
+// scaleFlags are the scale runs' (scale.go).
+type scaleFlags struct {
+	n        int
+	replicas []int
+	modes    []string
+	settle   time.Duration
+}
+
+func harness(n, big int, cpu, sleep time.Duration, workers, creators int, sc scaleFlags) error {
 	ctx := context.Background()
 	c, err := plane.Start(ctx, "sharding", "crd.yaml")
 	if err != nil {
@@ -110,6 +149,13 @@ func harness(n, big int, cpu, sleep time.Duration, workers, creators int) error 
 		return err
 	}
 	logf("control plane up; work directory %s", work)
+	if sc.n > 0 {
+		rows, err := runScale(ctx, dyn, kubeconfig, work, sc.n, creators, sc.modes, sc.replicas, sc.settle)
+		printScale(sc.n, rows)
+		if err != nil {
+			return err
+		}
+	}
 
 	if n > 0 {
 		type row struct {
@@ -251,6 +297,13 @@ func logf(format string, args ...any) {
 // createAll creates n small objects in a new namespace with concurrent
 // creators.
 func createAll(ctx context.Context, dyn dynamic.Interface, ns string, n, creators int) error {
+	return createLabelled(ctx, dyn, ns, n, creators, false)
+}
+
+// createLabelled is createAll; with bucketLabel, each object carries the
+// bucket label of --shard-mode=label (64 buckets) from its creation, as
+// the operator's mutating webhook stamps it.
+func createLabelled(ctx context.Context, dyn dynamic.Interface, ns string, n, creators int, bucketLabel bool) error {
 	nsObj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}
 	if _, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(ctx, nsObj, metav1.CreateOptions{}); err != nil {
 		return err
@@ -259,9 +312,14 @@ func createAll(ctx context.Context, dyn dynamic.Interface, ns string, n, creator
 	start := time.Now()
 	var created atomic.Int64
 	return plane.CreateMany(ctx, n, creators, func(ctx context.Context, i int) error {
+		meta := map[string]any{"name": fmt.Sprintf("obj-%06d", i)}
+		if bucketLabel {
+			b := sharding.KeyBucket(sharding.ObjectKey(ns, meta["name"].(string)), shards)
+			meta["labels"] = map[string]any{sharding.LabelKey(shards): strconv.Itoa(b)}
+		}
 		_, err := ri.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "kopf.dev/v1", "kind": "KopfExample",
-			"metadata": map[string]any{"name": fmt.Sprintf("obj-%06d", i)},
+			"metadata": meta,
 			"spec":     map[string]any{"field": "value"},
 		}}, metav1.CreateOptions{})
 		if err == nil {
@@ -292,7 +350,12 @@ func startOperator(kubeconfig, work, name, ns string, sharded bool, env []string
 	}
 	args := []string{"run", "-n", ns, "-q"}
 	if sharded {
-		args = append(args, "--shards=64")
+		args = append(args, "--shards="+strconv.Itoa(shards))
+	}
+	for _, e := range env {
+		if mode, ok := strings.CutPrefix(e, "SHARDING_BENCH_SHARD_MODE="); ok && mode != "" {
+			args = append(args, "--shard-mode="+mode)
+		}
 	}
 	cmd := exec.Command(self, args...)
 	cmd.Env = append(os.Environ(), append(env, "SHARDING_BENCH_MODE=operator", "KUBECONFIG="+kubeconfig, "SHARDING_BENCH_IDENTITY="+name)...)
@@ -398,7 +461,14 @@ func operate() error {
 	var timesMu sync.Mutex
 	var times []int64
 	sel := kopf.Selector{Group: "kopf.dev", Version: "v1", Name: "kopfexamples"}
+	seen := newSeenSet(os.Getenv("SHARDING_BENCH_N"))
 	register := func(r *kopf.Registry) error {
+		if cost == "events" {
+			return r.AddEvent(kopf.EventHandler{ID: "seen", Selector: sel, Fn: func(_ context.Context, kw *kopf.EventKwargs) error {
+				seen.mark(kw.Name)
+				return nil
+			}})
+		}
 		return r.AddChanging(kopf.ChangingHandler{ID: "create_fn", Selector: sel, Reasons: []kopf.Reason{kopf.ReasonCreate},
 			Fn: func(ctx context.Context, kw *kopf.ChangingKwargs) (any, error) {
 				switch cost {
@@ -419,13 +489,15 @@ func operate() error {
 				return map[string]any{"message": "done"}, nil
 			}})
 	}
+	var rc receiving
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGUSR1, syscall.SIGUSR2)
 	enc := json.NewEncoder(os.Stdout)
 	_ = enc.Encode(report{}) // ready for the signals (their default is to terminate)
 	go func() {
 		for sig := range sigs {
-			r := report{Handled: handled.Load(), First: first.Load(), Last: last.Load(), CPU: cpuSeconds()}
+			r := report{Handled: handled.Load(), First: first.Load(), Last: last.Load(), CPU: cpuSeconds(),
+				Distinct: seen.distinct.Load(), LastNew: seen.lastNew.Load(), Received: seen.calls.Load(), Listed: rc.listed.Load(), Watched: rc.watched.Load()}
 			timesMu.Lock()
 			r.Times = slices.Clone(times)
 			timesMu.Unlock()
@@ -443,6 +515,13 @@ func operate() error {
 	opts := []kopf.Option{kopf.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))}
 	if group := os.Getenv("SHARDING_BENCH_GROUP"); group != "" {
 		opts = append(opts, kopf.WithSharding(kopf.Sharding{Group: group, Namespace: "default", Identity: os.Getenv("SHARDING_BENCH_IDENTITY"), LeaseDuration: 4 * time.Second, RenewInterval: time.Second}))
+	}
+	if cost == "events" {
+		cfg, err := countingConfig(&rc)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, kopf.WithConfig(cfg))
 	}
 	if workers > 0 {
 		opts = append(opts, kopf.WithSettings(func(s *kopf.Settings) { s.Queueing.WorkerLimit = workers }))
