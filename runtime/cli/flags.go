@@ -47,6 +47,7 @@ type runFlags struct {
 	logPrefix  *bool // nil: the format's default
 	kubeconfig string
 	settings   []string // --setting group.name=value, in order
+	clusters   clusterFlags
 }
 
 // addRunFlags registers the run command's flags: `kopf run`'s, with its
@@ -79,6 +80,7 @@ func addRunFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.StringVar(&o.ReadinessEndpoint, "readiness", o.ReadinessEndpoint, "serve the readiness probe at this URL, e.g. http://0.0.0.0:8080/readyz")
 	fl.Var(&shardsFlag{p: &o.Sharding}, "shards", "split the objects among the replicas that run with the same --shards, in this many buckets (alone: 64; docs/sharding.md)")
 	fl.Lookup("shards").NoOptDefVal = "64"
+	addClusterFlags(fl, &f.clusters)
 	fl.StringArrayVar(&f.settings, "setting", nil, "set one of the operator's settings, in Kopf's names: group.name=value, e.g. execution.default_backoff=1.5 (seconds); repeatable; over the settings set in code, under those of on.startup handlers")
 }
 
@@ -106,6 +108,10 @@ func runEnv() []envVar {
 		{"liveness", []string{"KOPF_RUN_LIVENESS_ENDPOINT"}},
 		{"shards", []string{"KOPF_RUN_SHARDS"}},
 		{"setting", []string{"KOPF_RUN_SETTINGS"}}, // kopf-go's: Kopf's runner takes settings in code only
+		// kopf-go's: a fleet operator's clusters.
+		{"clusters-dir", []string{"KOPF_RUN_CLUSTERS_DIR"}},
+		{"clusters-secrets", []string{"KOPF_RUN_CLUSTERS_SECRETS"}},
+		{"clusters-shared", []string{"KOPF_RUN_CLUSTERS_SHARED"}},
 	}
 }
 
@@ -268,7 +274,7 @@ func (f *runFlags) complete(fl *pflag.FlagSet, logOut io.Writer) error {
 		o.Config = nil // loaded by the operator at start, unless login handlers do
 		o.Login = func(context.Context) (*rest.Config, error) { return LoadConfig(kubeconfig) }
 	}
-	return nil
+	return f.clusters.complete(o)
 }
 
 // shardsFlag is --shards: the number of buckets, which turns sharding on
