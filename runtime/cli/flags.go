@@ -49,6 +49,7 @@ type runFlags struct {
 	kubeconfig string
 	settings   []string // --setting group.name=value, in order
 	shardMode  string   // --shard-mode; "": the code's, else filter
+	clusters   clusterFlags
 }
 
 // addRunFlags registers the run command's flags: `kopf run`'s, with its
@@ -82,6 +83,7 @@ func addRunFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.Var(&shardsFlag{p: &o.Sharding}, "shards", "split the objects among the replicas that run with the same --shards, in this many buckets (alone: 64; docs/sharding.md)")
 	fl.Lookup("shards").NoOptDefVal = "64"
 	fl.StringVar(&f.shardMode, "shard-mode", "", "how each sharded replica receives its buckets' objects: filter (every object watched, filtered here), label (a bucket label, a watch per bucket) or server (KEP-5866's shardSelector, a watch per bucket); default: filter (docs/sharding.md)")
+	addClusterFlags(fl, &f.clusters)
 	fl.StringArrayVar(&f.settings, "setting", nil, "set one of the operator's settings, in Kopf's names: group.name=value, e.g. execution.default_backoff=1.5 (seconds); repeatable; over the settings set in code, under those of on.startup handlers")
 }
 
@@ -110,6 +112,10 @@ func runEnv() []envVar {
 		{"shards", []string{"KOPF_RUN_SHARDS"}},
 		{"shard-mode", []string{"KOPF_RUN_SHARD_MODE"}}, // kopf-go's, as --shards
 		{"setting", []string{"KOPF_RUN_SETTINGS"}},      // kopf-go's: Kopf's runner takes settings in code only
+		// kopf-go's: a fleet operator's clusters.
+		{"clusters-dir", []string{"KOPF_RUN_CLUSTERS_DIR"}},
+		{"clusters-secrets", []string{"KOPF_RUN_CLUSTERS_SECRETS"}},
+		{"clusters-shared", []string{"KOPF_RUN_CLUSTERS_SHARED"}},
 	}
 }
 
@@ -275,7 +281,7 @@ func (f *runFlags) complete(fl *pflag.FlagSet, logOut io.Writer) error {
 		o.Config = nil // loaded by the operator at start, unless login handlers do
 		o.Login = func(context.Context) (*rest.Config, error) { return LoadConfig(kubeconfig) }
 	}
-	return nil
+	return f.clusters.complete(o)
 }
 
 // shardsFlag is --shards: the number of buckets, which turns sharding on

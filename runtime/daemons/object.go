@@ -21,6 +21,9 @@ import (
 // serves it, shared by all of them.
 type Host struct {
 	Resource resources.Resource
+	// Cluster is the name of the resource's cluster in a fleet operator,
+	// which the handlers' kwargs carry; "" in a single-cluster operator.
+	Cluster string
 	// Logger returns the logger of the object b (Kopf's per-object
 	// logger); made when needed, not kept between a timer's ticks.
 	Logger func(b body.Body) *slog.Logger
@@ -160,12 +163,14 @@ func (o *Object) Match(daemons []*registry.DaemonHandler, timers []*registry.Tim
 	ownKw := func() *kwargs.Base {
 		if own.Body == nil {
 			own = kwargs.FromBody(o.host.Resource, b, nil, nil, o.memo)
+			own.Cluster = o.host.Cluster
 		}
 		return &own
 	}
 	userKw := func() *kwargs.Base {
 		if user == nil {
 			u := kwargs.FromBody(o.host.Resource, b.DeepCopy(), patches.New(), o.logger(), o.memo)
+			u.Cluster = o.host.Cluster
 			user = &u
 		}
 		return user

@@ -95,7 +95,9 @@ func (r *runner) start() {
 func (r *runner) initialDelay() time.Duration {
 	o := r.o
 	base := func() kwargs.Base {
-		return kwargs.FromBody(o.host.Resource, o.latestOwn().DeepCopy(), patches.New(), o.logger(), o.memo)
+		b := kwargs.FromBody(o.host.Resource, o.latestOwn().DeepCopy(), patches.New(), o.logger(), o.memo)
+		b.Cluster = o.host.Cluster
+		return b
 	}
 	switch {
 	case r.daemon != nil && r.daemon.InitialDelayFn != nil:
@@ -201,6 +203,7 @@ func (a *attempt) begin() bool {
 	r, o := a.r, a.r.o
 	a.patch = patches.New()
 	base := kwargs.FromBody(o.host.Resource, o.latestOwn().DeepCopy(), a.patch, a.logger, o.memo)
+	base.Cluster = o.host.Cluster
 	if d := r.daemon; d != nil {
 		a.spec = execution.Spec{Name: r.name(), Errors: d.Errors, Timeout: d.Timeout, Retries: d.Retries, Backoff: d.Backoff, Cancellable: true}
 	} else {

@@ -15,6 +15,17 @@
 // operator is ready (its resources resolved, their first listings
 // delivered) and while it is healthy as above (the probes aside), and
 // otherwise 503 and {"ready": false, "problems": [...]}.
+//
+// A fleet operator's endpoints (Options.Clusters) also list its clusters,
+// each with its state, under "clusters" (in the liveness endpoint's
+// answer, next to the probes' results):
+//
+//	{"ready": true, "clusters": [{"name": "east", "ready": true}, {"name": "west", "ready": false, "problems": [...]}]}
+//
+// A cluster's problems are its own (its API server, its watches): they
+// fail neither endpoint, since the other clusters are served meanwhile and
+// a restart would not bring that cluster back; the operator's own state
+// (the probes, its readiness) does.
 package health
 
 import (
@@ -23,6 +34,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"sync"
@@ -52,8 +64,20 @@ type Options struct {
 	// Ready, if set, says whether the operator is ready, and if not, why.
 	// Nil: ready.
 	Ready func() (bool, string)
+	// Clusters, if set, lists the states of a fleet operator's clusters,
+	// which both endpoints report without failing on them.
+	Clusters func() []Cluster
 	// Logger receives the server's own messages; nil: slog.Default().
 	Logger *slog.Logger
+}
+
+// Cluster is the state of one cluster of a fleet operator.
+type Cluster struct {
+	Name string `json:"name"`
+	// Ready says that the cluster's resources are resolved and watched,
+	// and their first listings delivered, and that it has no Problems.
+	Ready    bool      `json:"ready"`
+	Problems []Problem `json:"problems,omitempty"`
 }
 
 // Server serves the endpoints until Shutdown.
@@ -174,10 +198,22 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 		problems = append(problems, Problem{Probe: true, Error: err.Error(), Message: fmt.Sprintf("The probes have failed: %v.", err)})
 	}
 	if len(problems) > 0 {
-		writeJSON(w, http.StatusInternalServerError, map[string]any{"problems": problems})
+		writeJSON(w, http.StatusInternalServerError, s.withClusters(map[string]any{"problems": problems}))
 		return
 	}
-	writeJSON(w, http.StatusOK, results)
+	if s.opts.Clusters != nil {
+		results = maps.Clone(results)
+	}
+	writeJSON(w, http.StatusOK, s.withClusters(results))
+}
+
+// withClusters adds the clusters' states to an answer, for a fleet
+// operator.
+func (s *Server) withClusters(answer map[string]any) map[string]any {
+	if s.opts.Clusters != nil {
+		answer["clusters"] = s.opts.Clusters()
+	}
+	return answer
 }
 
 func (s *Server) ready(w http.ResponseWriter, _ *http.Request) {
@@ -189,10 +225,10 @@ func (s *Server) ready(w http.ResponseWriter, _ *http.Request) {
 	}
 	problems = append(problems, s.problems()...)
 	if len(problems) > 0 {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ready": false, "problems": problems})
+		writeJSON(w, http.StatusServiceUnavailable, s.withClusters(map[string]any{"ready": false, "problems": problems}))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"ready": true})
+	writeJSON(w, http.StatusOK, s.withClusters(map[string]any{"ready": true}))
 }
 
 func (s *Server) problems() []Problem {

@@ -247,3 +247,29 @@ func TestProbeCaching(t *testing.T) {
 		}
 	})
 }
+
+// TestFleetClusters: a fleet operator's endpoints list its clusters'
+// states; a cluster's problems fail neither endpoint.
+func TestFleetClusters(t *testing.T) {
+	states := []Cluster{{Name: "east", Ready: true}, {Name: "west", Problems: []Problem{{Message: "The API server is down.", APIServer: "https://west"}}}}
+	s := start(t, Options{
+		Liveness:  "http://127.0.0.1:0/healthz",
+		Readiness: "http://127.0.0.1:0/readyz",
+		Probe:     func(context.Context) (map[string]any, error) { return map[string]any{"p": 1}, nil },
+		Clusters:  func() []Cluster { return states },
+	})
+	want := `[{"name":"east","ready":true},{"name":"west","problems":[{"apiServer":"https://west","message":"The API server is down."}],"ready":false}]` // re-encoded from maps: sorted keys
+	for _, url := range []string{s.LivenessURL(), s.ReadinessURL()} {
+		code, body := get(t, url)
+		data, _ := json.Marshal(body["clusters"])
+		if code != 200 || string(data) != want {
+			t.Errorf("%s: %d %s; want 200 %s", url, code, data, want)
+		}
+	}
+	if _, body := get(t, s.LivenessURL()); body["p"] != 1.0 {
+		t.Errorf("liveness without the probes' results: %v", body)
+	}
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}

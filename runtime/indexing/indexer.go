@@ -25,6 +25,10 @@ import (
 // namespaces may share an Indexer.
 type Indexer struct {
 	Resource resources.Resource
+	// Cluster is the name of the resource's cluster in a fleet operator,
+	// which the index functions' kwargs carry; "" in a single-cluster
+	// operator.
+	Cluster  string
 	Handlers []*registry.IndexHandler
 	// Logger is the operator's logger; messages about an object carry the
 	// object's reference.
@@ -85,6 +89,7 @@ func (x *Indexer) Handle(ctx context.Context, ev watching.Event) {
 	b := body.Body(ev.Object)
 	logger := posting.ForObject(x.Logger, b)
 	kw := &kwargs.Index{Base: kwargs.FromBody(x.Resource, b.DeepCopy(), nil, logger, nil)}
+	kw.Cluster = x.Cluster
 	kw.ShareDecoded()
 	for _, h := range x.Handlers {
 		name := fmt.Sprintf("Handler '%s'", h.ID)

@@ -113,6 +113,11 @@ type Base struct {
 	Logger *slog.Logger
 	// Memo is free-form memory kept per object while the operator runs.
 	Memo Memo
+	// Cluster is the name of the object's cluster in a fleet operator
+	// (see package clusters); "" in a single-cluster operator. The
+	// handler's context is that cluster's: its clients (kopf.Client,
+	// kopf.RESTConfig) talk to it.
+	Cluster string
 
 	// decoded caches typed views of this version of the object; shared by
 	// the copies of one cycle's user kwargs (see ShareDecoded).

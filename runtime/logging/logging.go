@@ -7,6 +7,12 @@
 // prefix of the message, as Kopf does, and JSON puts it in a field of its
 // own (Options.Prefix and Options.RefKey change both, as Kopf's
 // --log-prefix and --log-refkey do).
+//
+// The records of one cluster of a fleet operator carry the attribute
+// ClusterKey (see ForCluster): the text formats print it as a "[cluster] "
+// prefix of the message, before the object's, whatever Options.Prefix
+// says; JSON has it as a field, "cluster". The records of a single-cluster
+// operator have none.
 package logging
 
 import (
@@ -23,6 +29,10 @@ import (
 
 // ObjectKey is the attribute that marks a record as being about one object.
 const ObjectKey = "object"
+
+// ClusterKey is the attribute that marks a record as being about one
+// cluster of a fleet operator (see package clusters): its name.
+const ClusterKey = "cluster"
 
 // Format is a log format: "full", "plain" or "json".
 type Format string
@@ -100,20 +110,27 @@ func ForObject(l *slog.Logger, ref string) *slog.Logger {
 	return l.With(slog.String(ObjectKey, ref))
 }
 
+// ForCluster returns a logger whose records are about one cluster of a
+// fleet operator, named name.
+func ForCluster(l *slog.Logger, name string) *slog.Logger {
+	return l.With(slog.String(ClusterKey, name))
+}
+
 type lockedWriter struct {
 	mu sync.Mutex
 	w  io.Writer
 }
 
 type textHandler struct {
-	out    *lockedWriter
-	format Format
-	level  slog.Level
-	prefix bool   // "[namespace/name] " before the messages about an object
-	name   string // the logger name in the full format
-	object string
-	attrs  []slog.Attr
-	group  string
+	out     *lockedWriter
+	format  Format
+	level   slog.Level
+	prefix  bool   // "[namespace/name] " before the messages about an object
+	name    string // the logger name in the full format
+	object  string
+	cluster string // "[cluster] " before the message, and before the object's prefix
+	attrs   []slog.Attr
+	group   string
 }
 
 func (h *textHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= h.level }
@@ -140,12 +157,15 @@ func (h *textHandler) Handle(_ context.Context, r slog.Record) error {
 		}
 		fmt.Fprintf(&b, "[%s] %-20.20s [%-8.8s] ", ts.Format("2006-01-02 15:04:05,000"), name, levelName(r.Level))
 	}
+	if h.cluster != "" {
+		b.WriteString("[" + h.cluster + "] ")
+	}
 	if object != "" && h.prefix {
 		b.WriteString("[" + object + "] ")
 	}
 	b.WriteString(r.Message)
 	extra := func(a slog.Attr) bool {
-		if a.Key == ObjectKey {
+		if a.Key == ObjectKey || (a.Key == ClusterKey && h.cluster != "") {
 			return true // printed as the prefix
 		}
 		if a.Key == "stack" {
@@ -156,9 +176,7 @@ func (h *textHandler) Handle(_ context.Context, r slog.Record) error {
 		return true
 	}
 	for _, a := range h.attrs {
-		if a.Key != ObjectKey {
-			extra(a)
-		}
+		extra(a)
 	}
 	r.Attrs(extra)
 	b.WriteByte('\n')
@@ -172,8 +190,13 @@ func (h *textHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 	c := *h
 	c.attrs = append(append([]slog.Attr(nil), h.attrs...), attrs...)
 	for _, a := range attrs {
-		if a.Key == ObjectKey {
+		switch a.Key {
+		case ObjectKey:
 			c.object = a.Value.String()
+		case ClusterKey:
+			if h.group == "" {
+				c.cluster = a.Value.String()
+			}
 		}
 	}
 	return &c

@@ -104,6 +104,21 @@ func TestTextFormats(t *testing.T) {
 			want: "[default/kopf-example-1] msg worker=3 k=v d=1s\n",
 		},
 		{
+			name: "full, a fleet's cluster, operator", format: Full, with: []any{slog.String(ClusterKey, "east")},
+			rec:  record(slog.LevelInfo, "msg"),
+			want: "[2026-06-03 12:00:01,123] kopf                 [INFO    ] [east] msg\n",
+		},
+		{
+			name: "full, a fleet's cluster, object", format: Full, with: append([]any{slog.String(ClusterKey, "east")}, obj...),
+			rec:  record(slog.LevelInfo, "msg"),
+			want: "[2026-06-03 12:00:01,123] kopf.objects         [INFO    ] [east] [default/kopf-example-1] msg\n",
+		},
+		{
+			name: "plain, a fleet's cluster, object given on the record", format: Plain, with: []any{slog.String(ClusterKey, "east")},
+			rec:  record(slog.LevelInfo, "msg", slog.String(ObjectKey, "ns/n"), slog.Int("k", 1)),
+			want: "[east] [ns/n] msg k=1\n",
+		},
+		{
 			name: "plain, a stack goes below the message", format: Plain, with: obj,
 			rec:  record(slog.LevelError, "Handler 'f' failed with an exception and will ignore it: boom", slog.String("stack", "goroutine 1:\nmain.f()\n")),
 			want: "[default/kopf-example-1] Handler 'f' failed with an exception and will ignore it: boom\ngoroutine 1:\nmain.f()\n",
@@ -214,6 +229,11 @@ func TestJSONFormat(t *testing.T) {
 			name: "object: a field of its own, no prefix", with: []any{slog.Any(ObjectKey, ref)},
 			rec:  record(slog.LevelDebug, "Handler 'create_fn' is invoked."),
 			want: `{"message": "Handler 'create_fn' is invoked.", ` + ts + `, "object": ` + refJSON + `, "severity": "debug"}`,
+		},
+		{
+			name: "a fleet's cluster: a field of its own", with: []any{slog.String(ClusterKey, "east"), slog.Any(ObjectKey, ref)},
+			rec:  record(slog.LevelDebug, "Handler 'create_fn' is invoked."),
+			want: `{"message": "Handler 'create_fn' is invoked.", "cluster": "east", ` + ts + `, "object": ` + refJSON + `, "severity": "debug"}`,
 		},
 		{
 			name: "object given on the record",

@@ -6,7 +6,9 @@
 // work (see docs/metrics.md for every series and the mapping).
 //
 // Everything lives in a registry of the operator's own (New): nothing is
-// registered with Prometheus's or client-go's global registries. No series
+// registered with Prometheus's or client-go's global registries. A fleet
+// operator (NewFleet) has one registry too, where each cluster's series
+// (Cluster) carry the label cluster=<name>. No series
 // is labelled per object: the labels are resources, namespaces of watches,
 // handler ids and kinds, outcomes, verbs and status codes, all bounded.
 //
@@ -20,6 +22,7 @@
 package metrics
 
 import (
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -35,7 +38,9 @@ import (
 
 // Metrics are one operator's collectors, on a registry of their own.
 type Metrics struct {
-	registry *prometheus.Registry
+	registry   *prometheus.Registry
+	registerer prometheus.Registerer // the registry, or for a fleet's cluster, the registry with its label
+	scrape     *scrapeCollector      // the figures read at each scrape
 
 	handlerRuns     *prometheus.CounterVec   // resource, handler, kind, outcome
 	handlerDuration *prometheus.HistogramVec // resource, handler, kind
@@ -71,8 +76,70 @@ type Metrics struct {
 // the Go runtime's and the process's collectors (as controller-runtime's
 // registry has them).
 func New() *Metrics {
+	m := newSeries()
+	m.registry = prometheus.NewRegistry()
+	m.registerer = m.registry
+	m.registry.MustRegister(m.collectors()...)
+	m.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// NewFleet returns a fleet operator's metrics (see package clusters): a
+// new registry with the Go runtime's and the process's collectors only;
+// the operator's series are each cluster's (Cluster). Its own series
+// (WrapTransport's requests, as of the home cluster) are counted
+// nowhere.
+func NewFleet() *Metrics {
+	m := newSeries()
+	m.registry = prometheus.NewRegistry()
+	m.registerer = m.registry
+	m.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Cluster returns the series of one cluster of a fleet operator, on m's
+// registry, each with the label cluster=name (one value per cluster
+// served: bounded), until Unregister removes them. It fails if that
+// cluster's series are registered already.
+func (m *Metrics) Cluster(name string) (*Metrics, error) {
+	c := newSeries()
+	c.registry = m.registry
+	c.registerer = prometheus.WrapRegistererWith(prometheus.Labels{"cluster": name}, m.registry)
+	for i, col := range c.collectors() {
+		if err := c.registerer.Register(col); err != nil {
+			for _, done := range c.collectors()[:i] {
+				c.registerer.Unregister(done)
+			}
+			return nil, fmt.Errorf("registering the metrics of the cluster %s: %w", name, err)
+		}
+	}
+	return c, nil
+}
+
+// Unregister removes the operator's series from the registry: a fleet's
+// cluster's, when it is no longer served. The Go runtime's and the
+// process's collectors stay.
+func (m *Metrics) Unregister() {
+	for _, col := range m.collectors() {
+		m.registerer.Unregister(col)
+	}
+}
+
+// collectors are the operator's series, those of New and of Cluster.
+func (m *Metrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{
+		m.handlerRuns, m.handlerDuration, m.handlerRetries, m.eventLatency,
+		m.watchEvents, m.watchRestarts, m.watchErrors, m.apiRequests,
+		m.daemonStop, m.timerLag,
+		m.reconcileTotal, m.reconcileErrors, m.terminalErrors, m.reconcileTime,
+		m.queueLatency, m.workDuration, m.queueRetries,
+		m.scrape,
+	}
+}
+
+// newSeries makes the operator's series, registered nowhere yet.
+func newSeries() *Metrics {
 	m := &Metrics{
-		registry: prometheus.NewRegistry(),
 		handlerRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kopf_handler_runs_total",
 			Help: "Attempts of handlers by outcome: success, temporary (to be retried), permanent, retries_exhausted, timeout.",
@@ -156,16 +223,7 @@ func New() *Metrics {
 		}, []string{"name", "controller"}),
 	}
 	m.requests = requestSeries{vec: m.apiRequests, known: map[requestKey]prometheus.Counter{}}
-	m.registry.MustRegister(
-		m.handlerRuns, m.handlerDuration, m.handlerRetries, m.eventLatency,
-		m.watchEvents, m.watchRestarts, m.watchErrors, m.apiRequests,
-		m.daemonStop, m.timerLag,
-		m.reconcileTotal, m.reconcileErrors, m.terminalErrors, m.reconcileTime,
-		m.queueLatency, m.workDuration, m.queueRetries,
-		&scrapeCollector{m: m},
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-	)
+	m.scrape = &scrapeCollector{m: m}
 	return m
 }
 

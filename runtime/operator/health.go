@@ -25,18 +25,25 @@ type watchMonitor = health.Monitor
 // returns, also with an error). It returns the monitor (nil without
 // endpoints) and stop, which returns once they are stopped, or an error
 // if they cannot be served (a bad URL, a port in use).
-func serveHealth(ctx context.Context, opts Options, api *apiserver.Health, ready *readiness, probes func(context.Context) (map[string]any, error)) (monitor *watchMonitor, stop func(), err error) {
+//
+// A fleet operator's endpoints (api nil, clusters set) have no API server
+// and no watches of their own: they list each cluster's state instead
+// (see fleet.states), which fails neither endpoint.
+func serveHealth(ctx context.Context, opts Options, api *apiserver.Health, ready *readiness, probes func(context.Context) (map[string]any, error), clusters func() []health.Cluster) (monitor *watchMonitor, stop func(), err error) {
 	if opts.LivenessEndpoint == "" && opts.ReadinessEndpoint == "" {
 		return nil, func() {}, nil
 	}
 	monitor = health.NewMonitor(opts.Settings.Watching.InactivityTimeout)
-	monitor.SetServer(api.Status)
+	if api != nil {
+		monitor.SetServer(api.Status)
+	}
 	srv, err := health.Start(health.Options{
 		Liveness:  opts.LivenessEndpoint,
 		Readiness: opts.ReadinessEndpoint,
 		Probe:     probes,
 		Problems:  func() []health.Problem { return monitor.Problems(time.Now()) },
 		Ready:     ready.state,
+		Clusters:  clusters,
 		Logger:    opts.Logger,
 	})
 	if err != nil {

@@ -54,14 +54,14 @@ func TestServeHealth(t *testing.T) {
 			opts := Options{LivenessEndpoint: "http://" + addr + "/healthz", Settings: settings.Default(), Logger: slog.New(slog.DiscardHandler)}
 			api, ready := apiserver.NewHealth("https://s", slog.New(slog.DiscardHandler), time.Minute), newReadiness(nil, slog.New(slog.DiscardHandler))
 			noProbes := func(context.Context) (map[string]any, error) { return nil, nil }
-			monitor, stop, err := serveHealth(ctx, opts, api, ready, noProbes)
+			monitor, stop, err := serveHealth(ctx, opts, api, ready, noProbes, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if monitor == nil {
 				t.Error("no monitor for the watches")
 			}
-			if _, _, err := serveHealth(ctx, opts, api, ready, noProbes); err == nil || !strings.Contains(err.Error(), "listening on "+addr) {
+			if _, _, err := serveHealth(ctx, opts, api, ready, noProbes, nil); err == nil || !strings.Contains(err.Error(), "listening on "+addr) {
 				t.Errorf("the same port twice: %v", err)
 			}
 			if how == "context" {

@@ -8,6 +8,11 @@
 // (parts lists them, in the order they start and why), starts them in
 // that order, serves the resources (one pipeline per resource: see
 // pipeline), and stops the parts in the reverse order.
+//
+// A fleet operator (Options.Clusters, see fleet.go) runs the same parts
+// split in two: the process-wide ones once, and the per-cluster ones for
+// each cluster that the provider engages, as a single-cluster operator
+// runs them all once.
 package operator
 
 import (
@@ -86,6 +91,11 @@ type operator struct {
 	logger *slog.Logger
 	reg    *registry.Registry
 	scope  scope.Scope
+	// cluster names the cluster of a fleet that this operator serves
+	// (with its per-cluster parts, see fleet.go): "" in a single-cluster
+	// operator and in a fleet's process-wide part.
+	cluster string
+	fleet   *fleet // the clusters served; nil in a single-cluster operator and in a fleet's cluster
 	// identity names this replica in every Lease and peering record it
 	// writes (HA, sharding, admission): one per run, Kopf's detect_own_id
 	// unless settings.Peering.Identity says otherwise.
@@ -129,7 +139,11 @@ func newOperator(reg *registry.Registry, opts Options) (*operator, error) {
 	if identity == "" {
 		identity = leases.DetectOwnID(false)
 	}
-	return &operator{opts: opts, logger: logger, reg: reg, scope: sc, identity: identity}, nil
+	o := &operator{opts: opts, logger: logger, reg: reg, scope: sc, identity: identity}
+	if opts.Clusters != nil {
+		o.fleet = newFleet(o)
+	}
+	return o, nil
 }
 
 // part is one named part of the operator. start brings it up with the
@@ -139,7 +153,19 @@ func newOperator(reg *registry.Registry, opts Options) (*operator, error) {
 type part struct {
 	name  string
 	start func(ctx context.Context) (context.Context, stopFunc, error)
+	in    partScope // where a fleet operator runs it
 }
+
+// partScope says where a fleet operator runs a part: once for the
+// process, for each cluster, or both (login: the home cluster's, and each
+// cluster's Config). A single-cluster operator runs every part once.
+type partScope int
+
+const (
+	process partScope = 1 << iota
+	perCluster
+	both = process | perCluster
+)
 
 // stopFunc stops a part; only the cleanup handlers' failure is an error.
 type stopFunc func() error
@@ -175,24 +201,37 @@ type stopFunc func() error
 //     context.
 //
 // After the last part, Run serves the resources (serveResources) until
-// its context is done.
+// its context is done. A fleet operator runs the process-wide parts, then
+// serves its clusters (serveFleet), each with the per-cluster parts and
+// serveResources; every part keeps its place in the order.
 func (o *operator) parts() []part {
 	return []part{
-		{"login", o.login},
-		{"activities", o.startActivities},
-		{"metrics", o.startMetrics},
-		{"connection", o.connect},
-		{"health endpoints", o.startHealth},
-		{"memory releaser", o.startReleaser},
-		{"clients", o.makeClients},
-		{"poster", o.startPoster},
-		{"admission", o.startAdmission},
-		{"probes", o.startProbes},
-		{"peering", o.startPeering},
-		{"workers", o.startWorkers},
-		{"daemons", o.startDaemons},
-		{"sharding", o.startSharding},
+		{"login", o.login, both},
+		{"activities", o.startActivities, process},
+		{"metrics", o.startMetrics, process},
+		{"connection", o.connect, perCluster},
+		{"health endpoints", o.startHealth, process},
+		{"memory releaser", o.startReleaser, process},
+		{"clients", o.makeClients, perCluster},
+		{"poster", o.startPoster, perCluster},
+		{"admission", o.startAdmission, process},
+		{"probes", o.startProbes, process},
+		{"peering", o.startPeering, perCluster},
+		{"workers", o.startWorkers, perCluster},
+		{"daemons", o.startDaemons, perCluster},
+		{"sharding", o.startSharding, perCluster},
 	}
+}
+
+// partsIn are the parts that run in scope, in their order.
+func (o *operator) partsIn(scope partScope) []part {
+	var in []part
+	for _, p := range o.parts() {
+		if p.in&scope != 0 {
+			in = append(in, p)
+		}
+	}
+	return in
 }
 
 // errStopped is a part's start cut short by the operator's stop: Run
@@ -202,6 +241,9 @@ var errStopped = errors.New("the operator is stopped while starting")
 // run starts the parts in order, serves the resources until ctx is done,
 // and stops the started parts in the reverse order.
 func (o *operator) run(ctx context.Context) error {
+	if o.fleet != nil {
+		return runParts(ctx, o.partsIn(process), o.serveFleet)
+	}
 	return runParts(ctx, o.parts(), o.serveResources)
 }
 

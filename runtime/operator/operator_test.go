@@ -35,13 +35,38 @@ func TestPartsOrder(t *testing.T) {
 	before("daemons", "sharding")
 }
 
+// A fleet operator runs the process-wide parts once and the per-cluster
+// ones for each cluster, each in the order of parts; every part is in one
+// of them, the login in both.
+func TestPartsScopes(t *testing.T) {
+	o := &operator{}
+	names := func(scope partScope) []string {
+		var names []string
+		for _, p := range o.partsIn(scope) {
+			names = append(names, p.name)
+		}
+		return names
+	}
+	wantProcess := []string{"login", "activities", "metrics", "health endpoints", "memory releaser", "admission", "probes"}
+	wantCluster := []string{"login", "connection", "clients", "poster", "peering", "workers", "daemons", "sharding"}
+	if got := names(process); !slices.Equal(got, wantProcess) {
+		t.Errorf("process-wide: %q, want %q", got, wantProcess)
+	}
+	if got := names(perCluster); !slices.Equal(got, wantCluster) {
+		t.Errorf("per cluster: %q, want %q", got, wantCluster)
+	}
+	if got, all := names(both), len(o.parts()); len(got) != all {
+		t.Errorf("%d parts in either, of %d: %q", len(got), all, got)
+	}
+}
+
 // run stops the started parts in the reverse order, and only those; a
 // part cut short by the stop makes run return nil; the first stop's error
 // is run's.
 func TestRunStopsInReverse(t *testing.T) {
 	var log []string
 	mk := func(name string, startErr, stopErr error) part {
-		return part{name, func(ctx context.Context) (context.Context, stopFunc, error) {
+		return part{name: name, start: func(ctx context.Context) (context.Context, stopFunc, error) {
 			log = append(log, "start "+name)
 			if startErr != nil {
 				return ctx, nil, startErr

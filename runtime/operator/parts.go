@@ -21,8 +21,13 @@ import (
 
 // The parts' starts, in the order of parts.
 
-// login produces the credentials (see credentials).
+// login produces the credentials (see credentials); a fleet's cluster's
+// are its Config, as the provider gave it.
 func (o *operator) login(ctx context.Context) (context.Context, stopFunc, error) {
+	if o.cluster != "" {
+		o.loaded = o.opts.Config
+		return ctx, nil, nil
+	}
 	info, relogin, err := credentials(ctx, o.opts.Config, o.reg, &o.opts)
 	if err != nil {
 		return ctx, nil, err
@@ -59,7 +64,11 @@ func (o *operator) startMetrics(ctx context.Context) (context.Context, stopFunc,
 	if !serve && o.opts.OnMetrics == nil {
 		return ctx, nil, nil
 	}
-	o.metrics = metrics.New()
+	if o.fleet != nil {
+		o.metrics = metrics.NewFleet() // each cluster's series, with its label, are added as it is engaged
+	} else {
+		o.metrics = metrics.New()
+	}
 	if o.opts.OnMetrics != nil {
 		o.opts.OnMetrics(o.metrics.Registry(), o.metrics.Handler())
 	}
@@ -151,6 +160,9 @@ func (o *operator) connect(ctx context.Context) (context.Context, stopFunc, erro
 	handlersCfg.Wrap(throttling.Wrap)
 	o.health = apiserver.NewHealth(o.server, o.logger, o.opts.Settings.Watching.InactivityTimeout)
 	cfg.Wrap(o.health.Wrap)
+	if o.monitor != nil { // a fleet's cluster: its own monitor (see startHealth for the others)
+		o.monitor.SetServer(o.health.Status)
+	}
 	o.cfg, o.handlersCfg = cfg, handlersCfg
 	return ctx, noError(o.health.Stop), nil
 }
@@ -174,7 +186,7 @@ func rotateConnections(cfg *rest.Config) func() {
 // startHealth serves the health endpoints, if asked for.
 func (o *operator) startHealth(ctx context.Context) (context.Context, stopFunc, error) {
 	o.ready = newReadiness(o.opts.Ready, o.logger)
-	monitor, stop, err := serveHealth(ctx, o.opts, o.health, o.ready, o.probes)
+	monitor, stop, err := serveHealth(ctx, o.opts, o.health, o.ready, o.probes, o.fleet.states())
 	if err != nil {
 		return ctx, nil, err
 	}
@@ -241,8 +253,15 @@ func (o *operator) startPoster(ctx context.Context) (context.Context, stopFunc, 
 	return apiserver.WithClients(apiserver.WithRESTConfig(ctx, o.handlersCfg)), noError(stop), nil
 }
 
-// startAdmission serves the admission webhooks, if the registry has any.
+// startAdmission serves the admission webhooks, if the registry has any;
+// not in a fleet operator (it says so).
 func (o *operator) startAdmission(ctx context.Context) (context.Context, stopFunc, error) {
+	if o.fleet != nil {
+		if o.reg.HasWebhooks() || o.reg.HasConversions() {
+			o.logger.Warn("Admission webhooks and conversions are not served by a fleet operator (Options.Clusters).")
+		}
+		return ctx, nil, nil
+	}
 	stop, err := serveAdmission(ctx, o.cfg, o.reg, o.opts, o.discovery, o.objectsMemo, o.identity)
 	if err != nil {
 		return ctx, nil, err

@@ -75,7 +75,7 @@ type pipeline struct {
 // drained (see queueing.Queue.Drain).
 func (o *operator) newPipeline(ctx context.Context, res resources.Resource) *pipeline {
 	client := o.clients.dynamic.Resource(schema.GroupVersionResource{Group: res.Group, Version: res.Version, Resource: res.Plural})
-	r := &reactor.Reactor{Resource: res, Client: client, REST: o.clients.rest, Registry: o.reg, Settings: o.opts.Settings,
+	r := &reactor.Reactor{Resource: res, Cluster: o.cluster, Client: client, REST: o.clients.rest, Registry: o.reg, Settings: o.opts.Settings,
 		Logger: o.opts.Logger, Observe: o.opts.Observe, Memo: o.objectsMemo, Daemons: o.daemons,
 		Patcher: reactor.ClientPatcher{Resource: res, Client: client, REST: o.clients.rest}}
 	p := &pipeline{res: res, client: client, reactor: r}
@@ -87,7 +87,7 @@ func (o *operator) newPipeline(ctx context.Context, res resources.Resource) *pip
 		r.Selects = sel.selects // an object that leaves the selectors is not deleted
 	}
 	if handlers := o.reg.IndexHandlers(res); len(handlers) > 0 {
-		p.indexer = &indexing.Indexer{Resource: res, Handlers: handlers, Logger: o.opts.Logger, Backoff: o.opts.Settings.Execution.DefaultBackoff}
+		p.indexer = &indexing.Indexer{Resource: res, Cluster: o.cluster, Handlers: handlers, Logger: o.opts.Logger, Backoff: o.opts.Settings.Execution.DefaultBackoff}
 	}
 	p.queued = p.indexer == nil || o.reg.HasHandlers(res)
 

@@ -197,6 +197,7 @@ func (r *Reactor) selectHandlers(c *cycleState) {
 		New:    d.New,
 		Diff:   d.Diff,
 	}
+	c.base.Cluster = r.Cluster
 	candidates := r.Registry.ChangingHandlers(r.Resource, d.Reason)
 	if d.Resuming && d.Reason != causes.Resume {
 		for _, h := range r.Registry.ChangingHandlers(r.Resource, causes.Resume) {

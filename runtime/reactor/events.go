@@ -31,11 +31,13 @@ func (r *Reactor) runEventHandlers(ctx context.Context, ev watching.Event, s *qu
 	}
 	b := body.Body(ev.Object)
 	kwFor := func(b body.Body) *kwargs.Event {
-		return &kwargs.Event{
+		kw := &kwargs.Event{
 			Base:  kwargs.FromBody(r.Resource, b, patches.New(), logger, mem.memo),
 			Type:  string(ev.Type),
 			Event: map[string]any{"type": typ, "object": map[string]any(b)},
 		}
+		kw.Cluster = r.Cluster
+		return kw
 	}
 	own := kwFor(b) // for filters without callbacks, which change nothing
 	userKw := func() *kwargs.Event {

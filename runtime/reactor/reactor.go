@@ -33,7 +33,11 @@ import (
 // Reactor handles the objects of one resolved resource.
 type Reactor struct {
 	Resource resources.Resource
-	Client   dynamic.NamespaceableResourceInterface
+	// Cluster is the name of the resource's cluster in a fleet operator,
+	// which the handlers' kwargs carry (kwargs.Base.Cluster); "" in a
+	// single-cluster operator.
+	Cluster string
+	Client  dynamic.NamespaceableResourceInterface
 	// REST, if set, sends the patches instead of Client: their responses
 	// are read for the resourceVersion only, not decoded whole.
 	REST rest.Interface

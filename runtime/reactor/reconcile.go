@@ -239,6 +239,7 @@ func (r *Reactor) reconcileKwargs(b body.Body, p patches.Patch, deleting bool, m
 		Base:     kwargs.FromBody(r.Resource, b.DeepCopy(), p, logger, mem.memo),
 		Deleting: deleting,
 	}
+	kw.Cluster = r.Cluster
 	kw.ShareDecoded()
 	return kw
 }

@@ -90,6 +90,7 @@ func (r *Reactor) spawningHost() *daemons.Host {
 	r.hostOnce.Do(func() {
 		r.host = &daemons.Host{
 			Resource: r.Resource,
+			Cluster:  r.Cluster,
 			Logger:   r.objectLogger,
 			Apply: func(ctx context.Context, b body.Body, p patches.Patch) error {
 				_, err := r.apply(withLogger(ctx, r.objectLogger(b)), b, p)

@@ -43,6 +43,7 @@ func (c *cycleState) user() *kwargs.Changing {
 func userCopy(kw *kwargs.Changing) *kwargs.Changing {
 	u := *kw
 	u.Base = kwargs.FromBody(kw.Resource, kw.Body.DeepCopy(), kw.Patch, kw.Logger, kw.Memo)
+	u.Cluster = kw.Cluster
 	u.Old = body.DeepCopyValue(kw.Old)
 	u.New = body.DeepCopyValue(kw.New)
 	// A value that is the whole old or new essence (the one "add" of a
