@@ -13,18 +13,18 @@ import (
 
 // One operator serves every cluster of a directory of kubeconfig files,
 // one cluster per file, added and removed while it runs, as `operator run
-// --clusters-dir /etc/fleet` does. See docs/multicluster-providers.md.
+// --clusters-dir /etc/fleet` does. See docs/multicluster.md.
 func ExampleWithClusters() {
 	os.Exit(kopf.Main(register,
 		kopf.WithClusters(clusters.KubeconfigDir("/etc/fleet", clusters.DirOptions{Interval: 30 * time.Second})),
 	))
 }
 
-// runFleet embeds a fleet operator in a program running in its home
+// runSharedFleet embeds a fleet operator in a program running in its home
 // cluster: its clusters are the kubeconfig Secrets labelled
 // kopf.dev/fleet=prod in the namespace fleet, split between the program's
 // replicas.
-func runFleet(ctx context.Context) error {
+func runSharedFleet(ctx context.Context) error {
 	home, err := rest.InClusterConfig()
 	if err != nil {
 		return err
@@ -54,4 +54,4 @@ func runListed(ctx context.Context, eu, us *rest.Config, later <-chan *rest.Conf
 	return kopf.Run(ctx, register, kopf.WithClusters(fleet))
 }
 
-var _, _ = runFleet, runListed
+var _, _ = runSharedFleet, runListed

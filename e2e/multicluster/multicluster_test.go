@@ -77,7 +77,7 @@ func TestHandlersInEachCluster(t *testing.T) {
 	ns := namespace(t, "handlers")
 	marker(t, ns)
 	p := newProvider(member(0), member(1), member(2))
-	op := kopftest.Start(t, fleet[0].Config, registerCreate, withProvider(p))
+	op := kopftest.Start(t, fleet[0].Config, registerCreate, withProvider(p), kopf.WithNamespaces(ns))
 	op.WaitReady(30 * time.Second)
 	for i := range fleet {
 		create(t, i, ns, "same-name") // the same object in each cluster, handled in each
@@ -99,7 +99,7 @@ func TestClusterDownAndBack(t *testing.T) {
 	ns := namespace(t, "down-and-back")
 	marker(t, ns)
 	p := newProvider(member(0), member(1), member(2))
-	op := kopftest.Start(t, fleet[0].Config, registerCreate, withProvider(p))
+	op := kopftest.Start(t, fleet[0].Config, registerCreate, withProvider(p), kopf.WithNamespaces(ns))
 	op.WaitReady(30 * time.Second)
 	create(t, 1, ns, "before")
 	handled(t, 1, ns, "before", 30*time.Second)
@@ -169,14 +169,14 @@ func TestClusterAddedAndRemoved(t *testing.T) {
 	marker(t, ns)
 	d := &daemons{started: map[string]int{}, stopped: map[string]int{}}
 	p := newProvider(member(0))
-	op := kopftest.Start(t, fleet[0].Config, d.register, withProvider(p))
+	op := kopftest.Start(t, fleet[0].Config, d.register, withProvider(p), kopf.WithNamespaces(ns))
 	op.WaitReady(30 * time.Second)
 	create(t, 2, ns, "early") // in a cluster not served yet
 
 	p.engage(t, member(2))
 	handled(t, 2, ns, "early", 30*time.Second)
 	eventually(t, 30*time.Second, "the daemon's start in north", func(context.Context) (bool, error) {
-		return d.count(d.started, "north") == 1, nil
+		return d.count(d.started, "north") == 1, nil // the operator serves ns only: one object
 	})
 
 	p.disengage(t, "north")
@@ -195,8 +195,8 @@ func TestClusterAddedAndRemoved(t *testing.T) {
 
 	p.engage(t, member(2))
 	handled(t, 2, ns, "unserved", 30*time.Second)
-	eventually(t, 30*time.Second, "the daemon's second start in north", func(context.Context) (bool, error) {
-		return d.count(d.started, "north") == 2, nil
+	eventually(t, 30*time.Second, "the daemons' starts in north again", func(context.Context) (bool, error) {
+		return d.count(d.started, "north") == 3, nil // early's again, and unserved's
 	})
 	if _, err := objects(t, 1, ns).Get(t.Context(), "early", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("an object of north is in west: %v", err)

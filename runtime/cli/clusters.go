@@ -14,7 +14,7 @@ import (
 )
 
 // clusterFlags are the flags that make the operator a fleet operator
-// (docs/multicluster-providers.md), bound to Options.Clusters by
+// (docs/multicluster.md), bound to Options.Clusters by
 // complete: --clusters-dir DIR (clusters.KubeconfigDir),
 // --clusters-secrets NAMESPACE/SELECTOR (clusters.KubeconfigSecrets: the
 // namespace is up to the first "/", the label selector is the rest, e.g.
@@ -29,7 +29,7 @@ type clusterFlags struct {
 }
 
 func addClusterFlags(fl *pflag.FlagSet, f *clusterFlags) {
-	fl.StringVar(&f.dir, "clusters-dir", "", "serve one cluster per kubeconfig file in this directory, added and removed while running (docs/multicluster-providers.md)")
+	fl.StringVar(&f.dir, "clusters-dir", "", "serve one cluster per kubeconfig file in this directory, added and removed while running (docs/multicluster.md)")
 	fl.StringVar(&f.secrets, "clusters-secrets", "", `serve one cluster per kubeconfig Secret of the home cluster selected by NAMESPACE/SELECTOR, e.g. "fleet/kopf.dev/fleet=prod" (key "kubeconfig")`)
 	fl.BoolVar(&f.shared, "clusters-shared", false, "split the clusters between the replicas that run with --clusters-shared (Leases in $POD_NAMESPACE of the home cluster)")
 }

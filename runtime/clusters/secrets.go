@@ -71,7 +71,7 @@ type SecretOptions struct {
 //
 //	//kopf:rbac groups=[""] resources=[secrets] verbs=[get, list, watch] namespace=fleet
 //
-// (see docs/multicluster-providers.md).
+// (see docs/multicluster.md).
 func KubeconfigSecrets(home *rest.Config, namespace, selector string, opts SecretOptions) Provider {
 	if opts.Key == "" {
 		opts.Key = DefaultSecretKey

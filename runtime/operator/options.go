@@ -150,6 +150,15 @@ type Options struct {
 	// clusters and docs/multicluster.md): every cluster that the provider
 	// engages is served as Config alone would be, while Config (or Login)
 	// stays the home cluster's. Nil: the one cluster of Config.
+	//
+	// In a fleet operator, the activities run once (startup and cleanup
+	// around the serving of every cluster), the metrics and health
+	// endpoints are the process's (each cluster's series labelled
+	// cluster=<name>, its state listed under "clusters"), Ready is
+	// called once the process-wide parts have started (the clusters'
+	// readiness is theirs, in the endpoints), the handlers' kwargs carry
+	// the cluster's name (Cluster), and admission webhooks are not
+	// served.
 	Clusters clusters.Provider
 }
 
