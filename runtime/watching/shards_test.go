@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -100,6 +101,21 @@ func TestListShardSelector(t *testing.T) {
 	}
 	if _, ok := listShardSelector(nil); ok {
 		t.Error("a nil list has a shard selector")
+	}
+	// The API server sent only the objects whose uid hashes below 2^63.
+	l, err := decodeList(recorded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Items) == 0 {
+		t.Fatal("the recorded list has no items")
+	}
+	for _, item := range l.Items {
+		h := fnv.New64a()
+		h.Write([]byte(item.GetUID()))
+		if h.Sum64() >= 1<<63 {
+			t.Errorf("%s: its uid hashes to %#x, outside the selector", item.GetName(), h.Sum64())
+		}
 	}
 }
 
