@@ -18,6 +18,7 @@ import (
 
 	"github.com/kopf-go/kopf/runtime/logging"
 	"github.com/kopf-go/kopf/runtime/operator"
+	"github.com/kopf-go/kopf/runtime/sharding"
 )
 
 // devPriority is the priority of --dev, as Kopf's.
@@ -47,6 +48,7 @@ type runFlags struct {
 	logPrefix  *bool // nil: the format's default
 	kubeconfig string
 	settings   []string // --setting group.name=value, in order
+	shardMode  string   // --shard-mode; "": the code's, else filter
 }
 
 // addRunFlags registers the run command's flags: `kopf run`'s, with its
@@ -79,6 +81,7 @@ func addRunFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.StringVar(&o.ReadinessEndpoint, "readiness", o.ReadinessEndpoint, "serve the readiness probe at this URL, e.g. http://0.0.0.0:8080/readyz")
 	fl.Var(&shardsFlag{p: &o.Sharding}, "shards", "split the objects among the replicas that run with the same --shards, in this many buckets (alone: 64; docs/sharding.md)")
 	fl.Lookup("shards").NoOptDefVal = "64"
+	fl.StringVar(&f.shardMode, "shard-mode", "", "how each sharded replica receives its buckets' objects: filter (every object watched, filtered here), label (a bucket label, a watch per bucket) or server (KEP-5866's shardSelector, a watch per bucket); default: filter (docs/sharding.md)")
 	fl.StringArrayVar(&f.settings, "setting", nil, "set one of the operator's settings, in Kopf's names: group.name=value, e.g. execution.default_backoff=1.5 (seconds); repeatable; over the settings set in code, under those of on.startup handlers")
 }
 
@@ -105,7 +108,8 @@ func runEnv() []envVar {
 		{"log-prefix", []string{"KOPF_RUN_LOG_PREFIX"}},
 		{"liveness", []string{"KOPF_RUN_LIVENESS_ENDPOINT"}},
 		{"shards", []string{"KOPF_RUN_SHARDS"}},
-		{"setting", []string{"KOPF_RUN_SETTINGS"}}, // kopf-go's: Kopf's runner takes settings in code only
+		{"shard-mode", []string{"KOPF_RUN_SHARD_MODE"}}, // kopf-go's, as --shards
+		{"setting", []string{"KOPF_RUN_SETTINGS"}},      // kopf-go's: Kopf's runner takes settings in code only
 	}
 }
 
@@ -251,6 +255,9 @@ func (f *runFlags) complete(fl *pflag.FlagSet, logOut io.Writer) error {
 	o.LivenessEndpoint = cmp.Or(o.LivenessEndpoint, fl.Lookup("liveness").DefValue)
 	o.ReadinessEndpoint = cmp.Or(o.ReadinessEndpoint, fl.Lookup("readiness").DefValue)
 	o.Standalone = o.Standalone || fl.Lookup("standalone").DefValue == "true"
+	if err := f.applyShardMode(); err != nil {
+		return err
+	}
 	s, err := setSettings(o.Settings, f.settings)
 	if err != nil {
 		return err
@@ -300,6 +307,26 @@ func (f *shardsFlag) String() string {
 }
 
 func (f *shardsFlag) Type() string { return "int" }
+
+// applyShardMode sets --shard-mode onto the sharding (over a copy of the
+// Sharding set in code); without sharding (no --shards, none in code), it
+// says nothing.
+func (f *runFlags) applyShardMode() error {
+	if f.shardMode == "" {
+		return nil
+	}
+	mode, err := sharding.ParseMode(f.shardMode)
+	if err != nil {
+		return fmt.Errorf("--shard-mode: %w", err)
+	}
+	if f.opts.Sharding == nil {
+		return nil
+	}
+	sh := *f.opts.Sharding
+	sh.Mode = mode
+	f.opts.Sharding = &sh
+	return nil
+}
 
 // loggerOptions are the logging options that the flags say, as Kopf's
 // configure(): -v or -d is DEBUG, else -q is WARNING, else INFO; -d also

@@ -140,7 +140,15 @@ func instrumentWatch(mr *metrics.Resource, ns string, w *watching.Watcher) {
 	if mr == nil {
 		return
 	}
-	mw := mr.Watch(ns)
+	instrumentWatchAs(mr.Watch(ns), w)
+}
+
+// instrumentWatchAs makes the watcher w count into mw (nothing if nil):
+// the watches of a namespace's buckets under sharding share one.
+func instrumentWatchAs(mw *metrics.Watch, w *watching.Watcher) {
+	if mw == nil {
+		return
+	}
 	callback, onWatching, onError := w.Callback, w.OnWatching, w.OnError
 	w.Callback = func(ev watching.Event) {
 		mw.Event()

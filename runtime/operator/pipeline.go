@@ -16,6 +16,7 @@ import (
 	"github.com/kopf-go/kopf/runtime/queueing"
 	"github.com/kopf-go/kopf/runtime/reactor"
 	"github.com/kopf-go/kopf/runtime/resources"
+	"github.com/kopf-go/kopf/runtime/sharding"
 	"github.com/kopf-go/kopf/runtime/sharding/shardstage"
 	"github.com/kopf-go/kopf/runtime/watching"
 )
@@ -37,7 +38,9 @@ import (
 // owned and stamps the owned ones (see package shardstage). The watchers
 // carry the resource's label and field selectors, if any (selectors.go),
 // and the reactor then tells an object that left them from a deleted one
-// (reactor.Reactor.Selects).
+// (reactor.Reactor.Selects). In sharding's label and server modes, a
+// resource is watched by bucket instead: its lane starts and stops a
+// watch per bucket held (shardwatch.go), each feeding admit.
 //
 // A resource with reconcile handlers that own or watch other resources
 // has a side branch (reconcile.go): their watchers map each event to the
@@ -59,6 +62,12 @@ type pipeline struct {
 	put        func(watching.Event) // the queue's Put, or the shard filter that forwards to it
 	queue      *queueing.Queue      // the objects' workers, which call process
 	metrics    *metrics.Resource    // nil: no metrics
+
+	// Sharding (nil without): the lane, and whether the resource is
+	// watched by bucket (shardwatch.go) rather than whole.
+	shard     *shardstage.Lane
+	byBucket  sharding.Mode // "": watched whole (the filter mode)
+	bucketsMW map[string]*metrics.Watch
 }
 
 // newPipeline builds the pipeline of res, top to bottom, and starts its
@@ -86,6 +95,8 @@ func (o *operator) newPipeline(ctx context.Context, res resources.Resource) *pip
 	if o.shards != nil {
 		shard = o.shards.stage.Lane(res, client, o.scope, r.Patcher)
 		r.Patcher = shard.Writer() // the reactor's writes are fenced
+		p.shard = shard
+		p.byBucket = o.shardedWatches(ctx, p)
 	}
 	// The worker side, from the outermost stage to the reactor.
 	process := stages(r.Process, o.paused.hold, shardLane(shard), o.indexed.hold)
@@ -180,43 +191,57 @@ func (o *operator) queueOptions() queueing.Options {
 
 // startWatches starts a watcher of the pipeline's resource per namespace,
 // feeding admit; each says to the readiness (and the index gate, for an
-// indexed resource) when it has listed.
+// indexed resource) when it has listed. A resource watched by bucket
+// (shardwatch.go) gets its bucket watches from its lane instead, and in
+// the label mode the labeller's watches here.
 func (o *operator) startWatches(ctx context.Context, p *pipeline) {
-	timeout := o.opts.Settings.Watching.InactivityTimeout
+	if p.byBucket != "" {
+		o.startBucketWatches(ctx, p)
+		return
+	}
 	for _, ns := range p.namespaces {
-		where := p.res.String()
-		if ns != "" {
-			where += " in " + ns
-		}
-		report := apiserver.NewWatchReporter(where, o.server, o.opts.Logger, timeout)
+		w := o.watcher(ctx, p, ns, "", p.selectors.labelSelector(), func(ev watching.Event) { p.admit(ctx, ev) })
 		if p.selectors.any() {
-			o.opts.Logger.Info(p.selectors.describe(where))
+			o.opts.Logger.Info(p.selectors.describe(w.Name))
 		}
-		w := &watching.Watcher{
-			REST:              o.clients.rest,
-			Path:              p.res.Path(ns),
-			Client:            p.client,
-			Namespace:         ns,
-			LabelSelector:     p.selectors.labelSelector(),
-			FieldSelector:     p.selectors.fieldSelector(),
-			Callback:          func(ev watching.Event) { p.admit(ctx, ev) },
-			Name:              where,
-			InactivityTimeout: timeout,
-			Logger:            o.opts.Logger,
-			OnError:           report.Failed,
-			OnWatching:        report.Watching,
-			OnListed:          o.listed(p),
-			AwaitServer:       func(ctx context.Context) bool { return o.health.Await(ctx, time.Minute) },
-			OnStall: func() {
-				o.opts.Logger.Warn(fmt.Sprintf("The watch stream of %s has been silent for %s seconds; re-establishing it.", where, execution.Seconds(timeout)))
-				o.dropConnections()
-			},
-		}
+		w.OnListed = o.listed(p)
 		if o.monitor != nil {
-			o.monitor.AddWatch(where, w.Status)
+			o.monitor.AddWatch(w.Name, w.Status)
 		}
 		instrumentWatch(p.metrics, ns, w)
 		o.goWorker(func() { w.Run(ctx) })
+	}
+}
+
+// watcher makes a watcher of the pipeline's resource in the namespace ns
+// ("": cluster-wide), named after them and what (e.g. " bucket 5"), with
+// the label selector and the field selector of the pipeline, reporting to
+// the operator's health, its events to callback.
+func (o *operator) watcher(ctx context.Context, p *pipeline, ns, what, labelSelector string, callback watching.Callback) *watching.Watcher {
+	timeout := o.opts.Settings.Watching.InactivityTimeout
+	where := p.res.String() + what
+	if ns != "" {
+		where += " in " + ns
+	}
+	report := apiserver.NewWatchReporter(where, o.server, o.opts.Logger, timeout)
+	return &watching.Watcher{
+		REST:              o.clients.rest,
+		Path:              p.res.Path(ns),
+		Client:            p.client,
+		Namespace:         ns,
+		LabelSelector:     labelSelector,
+		FieldSelector:     p.selectors.fieldSelector(),
+		Callback:          callback,
+		Name:              where,
+		InactivityTimeout: timeout,
+		Logger:            o.opts.Logger,
+		OnError:           report.Failed,
+		OnWatching:        report.Watching,
+		AwaitServer:       func(ctx context.Context) bool { return o.health.Await(ctx, time.Minute) },
+		OnStall: func() {
+			o.opts.Logger.Warn(fmt.Sprintf("The watch stream of %s has been silent for %s seconds; re-establishing it.", where, execution.Seconds(timeout)))
+			o.dropConnections()
+		},
 	}
 }
 

@@ -22,6 +22,13 @@ type Sharding struct {
 	// (default sharding.DefaultBuckets, 64); every replica must use the
 	// same. More replicas than buckets leave some idle.
 	Buckets int
+	// Mode is how each replica receives its buckets' objects (see
+	// sharding.Mode and shardwatch.go): sharding.ModeFilter (""), every
+	// object watched and filtered here; sharding.ModeLabel, a bucket label
+	// on every object and a watch per bucket held; sharding.ModeServer,
+	// KEP-5866's shardSelector, a watch per bucket held. Every replica
+	// must use the same.
+	Mode sharding.Mode
 	// Group names the replicas that share the objects; their Leases are
 	// named after it. Default: "kopf-sharding", or the peering name
 	// (-P) if one is given.
@@ -82,6 +89,9 @@ func newShards(cfg *rest.Config, opts Options, identity string) *shards {
 	if sc.HandoffTimeout <= 0 {
 		sc.HandoffTimeout = 30 * time.Second
 	}
+	if sc.Mode == "" {
+		sc.Mode = sharding.ModeFilter
+	}
 	s := &shards{cfg: sc, logger: opts.Logger}
 	// The Leases' client: not fenced, and not queued behind the
 	// operator's patches (settings.Networking.MaxInFlight), so that a busy
@@ -90,7 +100,7 @@ func newShards(cfg *rest.Config, opts Options, identity string) *shards {
 	if s.leases.QPS == 0 && s.leases.RateLimiter == nil {
 		s.leases.QPS = -1 // as the operator's: claims come in bursts of up to Buckets
 	}
-	s.stage = shardstage.New(shardstage.Config{Identity: sc.Identity, Buckets: sc.Buckets, HandoffTimeout: sc.HandoffTimeout, Logger: opts.Logger})
+	s.stage = shardstage.New(shardstage.Config{Identity: sc.Identity, Buckets: sc.Buckets, Mode: sc.Mode, HandoffTimeout: sc.HandoffTimeout, Logger: opts.Logger})
 	return s
 }
 
@@ -114,7 +124,7 @@ func (s *shards) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.logger.Info(fmt.Sprintf("Sharding: %s joins the group %s in %s with %d buckets.", s.cfg.Identity, s.cfg.Group, s.cfg.Namespace, s.cfg.Buckets))
+	s.logger.Info(fmt.Sprintf("Sharding: %s joins the group %s in %s with %d buckets (the %s mode).", s.cfg.Identity, s.cfg.Group, s.cfg.Namespace, s.cfg.Buckets, s.cfg.Mode))
 	c.Run(ctx)
 	return nil
 }

@@ -9,6 +9,15 @@ import (
 // LastAppliedAnnotation is kubectl's annotation, never part of an essence.
 const LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 
+// ShardLabelPrefix begins the keys of the bucket labels of sharding's
+// label mode (runtime/sharding.LabelPrefix; a test there holds them
+// equal). They are the runtime's bookkeeping, written after the object
+// may have been handled (by the labeller, or anew when the number of
+// buckets changes): never part of an essence, so that labelling is not a
+// change. Kopf has no such labels: the essences of other objects are
+// Kopf's.
+const ShardLabelPrefix = "kopf.dev/sharding-bucket-of-"
+
 // BuildEssence computes the storage-independent essence of an object, as
 // Kopf's DiffBaseStorage.build does, in this order:
 //
@@ -17,7 +26,8 @@ const LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 //     the body has them;
 //  3. from those annotations, removed: kubectl's last-applied-configuration
 //     and every annotation under a prefix managed by a Kopf-based operator
-//     (see MarkedPrefixes), this operator's included;
+//     (see MarkedPrefixes), this operator's included; from the labels,
+//     sharding's bucket labels (ShardLabelPrefix; not Kopf's);
 //  4. every extra field (the fields of field handlers, e.g. status.x) that
 //     the body has re-added as a deep copy, even if step 1 or 3 removed it;
 //     intermediate maps are created, and a field whose parent in the
@@ -54,6 +64,15 @@ func BuildEssence(b body.Body, extraFields, ignoredFields [][]string) map[string
 				continue
 			}
 			if prefix, _, ok := strings.Cut(key, "/"); ok && marked[prefix] {
+				delete(m, key)
+			}
+		}
+	}
+
+	labels, _ := resolve(essence, "metadata", "labels")
+	if m, ok := asMap(labels); ok {
+		for key := range m {
+			if strings.HasPrefix(key, ShardLabelPrefix) {
 				delete(m, key)
 			}
 		}

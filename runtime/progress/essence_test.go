@@ -63,6 +63,11 @@ func TestBuildEssence(t *testing.T) {
 			"kopf.zalando.org/x": "y", "kubectl.kubernetes.io/last-applied-configuration": "{}"}}},
 			nil, nil, map[string]any{}},
 		{"null labels removed", body.Body{"metadata": map[string]any{"labels": nil}}, nil, nil, map[string]any{}},
+		{"sharding's bucket labels removed", body.Body{"metadata": map[string]any{"labels": map[string]any{
+			"kopf.dev/sharding-bucket-of-64": "17", "kopf.dev/sharding-bucket-of-8": "2", "kopf.dev/other": "kept"}}},
+			nil, nil, map[string]any{"metadata": map[string]any{"labels": map[string]any{"kopf.dev/other": "kept"}}}},
+		{"only a bucket label: no labels", body.Body{"metadata": map[string]any{"labels": map[string]any{"kopf.dev/sharding-bucket-of-64": "17"}}},
+			nil, nil, map[string]any{}},
 		{"other operators' prefixes removed", body.Body{"metadata": map[string]any{"annotations": map[string]any{
 			"my-op.example.com/kopf-managed":               "yes",
 			"my-op.example.com/last-handled-configuration": "{}",

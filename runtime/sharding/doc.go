@@ -12,6 +12,13 @@
 // are assigned to the live replicas by rendezvous hashing (Owner, Assign):
 // when a replica joins or leaves, only about 1/N of the buckets move.
 //
+// Mode says how a replica receives its buckets' objects: all of them,
+// filtered on the client (ModeFilter); those whose bucket label selects
+// its buckets (ModeLabel: the label LabelKey carries KeyBucket, the bucket
+// of the object's namespace and name, which unlike the uid are known at
+// admission); or those the API server selects by ShardSelector
+// (ModeServer).
+//
 // Coordinator keeps a replica's membership (one coordination.k8s.io Lease
 // per replica, renewed; an expired one is a dead replica) and claims the
 // buckets assigned to it (one Lease per bucket, written with its

@@ -14,9 +14,10 @@ import (
 // is processed here any more and their daemons and timers are stopped (or
 // after HandoffTimeout, having abandoned what is left). The steps: the
 // buckets are disowned (no event of theirs is admitted or processed from
-// now on, their requeues included), the daemons stopped, and the cycles
-// still in progress awaited (no cycle sleeps: a delay is a requeue), then
-// abandoned.
+// now on, their requeues included), their watches stopped (in the label
+// and server modes: the objects leave without any event), the daemons
+// stopped, and the cycles still in progress awaited (no cycle sleeps: a
+// delay is a requeue), then abandoned.
 func (s *Stage) Lose(ctx context.Context, buckets []int) {
 	start := time.Now()
 	set := map[int]bool{}
@@ -24,6 +25,7 @@ func (s *Stage) Lose(ctx context.Context, buckets []int) {
 		set[b] = true
 	}
 	s.disown(set)
+	s.stopWatches(set)
 	h := handoff{s: s, buckets: set, daemons: s.stopDaemons(set)}
 	if n := h.await(ctx); n > 0 {
 		s.cfg.Logger.Warn(fmt.Sprintf("Sharding: %d objects of the buckets given up are still busy after %s seconds; abandoning their cycles.", n, seconds(time.Since(start))))
@@ -58,7 +60,8 @@ func (s *Stage) stopDaemons(set map[int]bool) []*daemons.Object {
 	}
 	var objs []*daemons.Object
 	for _, o := range s.Daemons.Objects() {
-		if uid := o.Body().Meta().UID(); uid != "" && set[sharding.Bucket(uid, len(s.owned))] {
+		meta := o.Body().Meta()
+		if b, ok := s.bucket(sharding.ObjectKey(meta.Namespace(), meta.Name()), meta.UID()); ok && set[b] {
 			o.Stop(kwargs.StopOperatorPausing)
 			objs = append(objs, o)
 		}

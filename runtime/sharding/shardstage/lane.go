@@ -38,6 +38,13 @@ type Lane struct {
 	catching int
 	since    map[string]bool
 	inflight map[string]*flight
+
+	// The label and server modes (watches.go, labeller.go): the watches
+	// of the buckets held, and the labeller's objects to label.
+	watch   WatchFunc
+	watchOn context.Context
+	running map[int]*bucketWatch // under s.mu
+	labels  *labeller            // nil unless in the label mode
 }
 
 // flight is one object's processing in progress.
@@ -58,6 +65,7 @@ func (s *Stage) Lane(res resources.Resource, client dynamic.NamespaceableResourc
 		s: s, res: res, client: client,
 		writer: s.fence.Writer(gr, patcher, sharding.DynamicGetter{Client: client}),
 		keys:   map[string]int{}, inflight: map[string]*flight{},
+		running: map[int]*bucketWatch{},
 	}
 	namespaces, exact := sc.ExactNamespaces()
 	l.matches = func(string) bool { return true }
@@ -88,11 +96,16 @@ func (l *Lane) Admit(next func(watching.Event)) func(watching.Event) {
 	return l.admit
 }
 
-// admit passes an event on if its object is in an owned bucket.
+// admit passes an event on if its object is in an owned bucket. In the
+// label mode, an object whose bucket label is wrong is labelled anew
+// (by whichever replica's watch sees it under the wrong bucket).
 func (l *Lane) admit(ev watching.Event) {
 	s := l.s
 	s.mu.Lock()
 	b, ok := l.bucketLocked(ev)
+	if ok && l.labels != nil && ev.Type != watching.Deleted && !ev.Wakeup {
+		l.labels.check(ev, b)
+	}
 	if !ok || !s.owned[b] {
 		busy := l.inflight[ev.Key] != nil
 		s.mu.Unlock()
@@ -121,11 +134,12 @@ func (l *Lane) admit(ev watching.Event) {
 	l.next(ev)
 }
 
-// bucketLocked is the bucket of an event's object: by its uid, or for the
-// stub of a vanished object, as remembered; false if unknown.
+// bucketLocked is the bucket of an event's object (Stage.bucket), or for
+// the stub of a vanished object in the modes that hash the uid, as
+// remembered; false if unknown.
 func (l *Lane) bucketLocked(ev watching.Event) (int, bool) {
-	if uid := body.Body(ev.Object).Meta().UID(); uid != "" {
-		return sharding.Bucket(uid, len(l.s.owned)), true
+	if b, ok := l.s.bucket(ev.Key, body.Body(ev.Object).Meta().UID()); ok {
+		return b, true
 	}
 	b, ok := l.keys[ev.Key]
 	return b, ok
@@ -229,14 +243,11 @@ func (l *Lane) catchUp(ctx context.Context, buckets map[int]bool) int {
 // lane's namespaces, and no newer event of it was admitted meanwhile.
 func (l *Lane) queueListed(b body.Body, buckets map[int]bool) bool {
 	meta := b.Meta()
-	if !buckets[sharding.Bucket(meta.UID(), len(l.s.owned))] || !l.matches(meta.Namespace()) {
+	key := sharding.ObjectKey(meta.Namespace(), meta.Name())
+	if bucket, ok := l.s.bucket(key, meta.UID()); !ok || !buckets[bucket] || !l.matches(meta.Namespace()) {
 		return false
 	}
 	delete(meta, "managedFields")
-	key := meta.Name()
-	if meta.Namespace() != "" {
-		key = meta.Namespace() + "/" + key
-	}
 	l.s.mu.Lock()
 	seen := l.since[key]
 	l.s.mu.Unlock()

@@ -22,6 +22,16 @@
 // start); Lose returns once the lost buckets' objects are no longer
 // processed here and their daemons and timers are stopped, or after the
 // hand-off timeout, having abandoned them.
+//
+// In the label and server modes (sharding.Mode), a lane whose resource is
+// watched by bucket (Lane.WatchBuckets) runs one watch per bucket held:
+// Gain starts the gained buckets' watches and awaits their first listings
+// instead of listing; Lose stops the lost buckets' watches once they are
+// disowned (watches.go). In the label mode the lane also labels the
+// objects without their bucket label, or with a wrong one (Lane.Unlabelled
+// and the labeller, labeller.go), and an object's bucket is that of its
+// key (sharding.KeyBucket) rather than of its uid, in Admit's filter, in
+// Process, in Gain's listing and in Lose's stopping of daemons alike.
 package shardstage
 
 import (
@@ -42,6 +52,12 @@ type Config struct {
 	Identity string
 	// Buckets is the number of buckets (see sharding.Bucket).
 	Buckets int
+	// Mode is how the replica receives its buckets' objects (see
+	// sharding.Mode; "" is sharding.ModeFilter). In the label mode, an
+	// object's bucket is by its key (sharding.KeyBucket), else by its
+	// uid; the lanes with watches of their own (Lane.WatchBuckets) start
+	// and stop them with the buckets.
+	Mode sharding.Mode
 	// HandoffTimeout bounds how long Lose waits for the lost objects'
 	// cycles in progress and daemons before abandoning them.
 	HandoffTimeout time.Duration
@@ -70,8 +86,11 @@ func New(cfg Config) *Stage {
 }
 
 // Gain starts the objects of the buckets just claimed: they are admitted
-// from now on, and the objects already there are listed and queued (as
-// the first listing after a start: resuming handlers see them so).
+// from now on, and the objects already there are delivered (as the first
+// listing after a start: resuming handlers see them so): listed from the
+// API server and queued, or, for a lane that watches its buckets
+// (Lane.WatchBuckets), by the first listing of each gained bucket's
+// watch, which Gain awaits (while ctx lasts).
 func (s *Stage) Gain(ctx context.Context, buckets []int) {
 	start := time.Now()
 	set := map[int]bool{}
@@ -80,8 +99,13 @@ func (s *Stage) Gain(ctx context.Context, buckets []int) {
 		s.owned[b] = true
 		set[b] = true
 	}
-	lanes := append([]*Lane(nil), s.lanes...)
-	for _, l := range lanes {
+	var lanes, watching []*Lane
+	for _, l := range s.lanes {
+		if l.watch != nil {
+			watching = append(watching, l)
+			continue
+		}
+		lanes = append(lanes, l)
 		if l.catching == 0 {
 			l.since = map[string]bool{}
 		}
@@ -89,6 +113,9 @@ func (s *Stage) Gain(ctx context.Context, buckets []int) {
 	}
 	s.mu.Unlock()
 	n := 0
+	for _, l := range watching {
+		n += l.startWatches(ctx, buckets)
+	}
 	for _, l := range lanes {
 		n += l.catchUp(ctx, set)
 		s.mu.Lock()
@@ -99,6 +126,19 @@ func (s *Stage) Gain(ctx context.Context, buckets []int) {
 		s.mu.Unlock()
 	}
 	s.cfg.Logger.Info(fmt.Sprintf("Sharding: started %d buckets with %d objects in %s seconds.", len(buckets), n, seconds(time.Since(start))))
+}
+
+// bucket is an object's bucket by its key and uid: in the label mode by
+// its key (sharding.KeyBucket), else by its uid (false if it has none:
+// the stub of a vanished object).
+func (s *Stage) bucket(key, uid string) (int, bool) {
+	if s.cfg.Mode == sharding.ModeLabel {
+		return sharding.KeyBucket(key, len(s.owned)), true
+	}
+	if uid == "" {
+		return 0, false
+	}
+	return sharding.Bucket(uid, len(s.owned)), true
 }
 
 func seconds(d time.Duration) string {

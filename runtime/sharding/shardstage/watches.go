@@ -1,0 +1,133 @@
+package shardstage
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/kopf-go/kopf/runtime/sharding"
+)
+
+// WatchFunc runs the watches of one bucket's objects of a lane (the label
+// and server modes): in each of the lane's namespaces, with the bucket's
+// selector (the label "key=bucket", or the bucket's shardSelector), their
+// events passed to the callback that Admit returned, until ctx is done.
+// It calls listed once, when every one of them has delivered its first
+// listing. It returns when ctx is done and the watches have stopped.
+type WatchFunc func(ctx context.Context, bucket int, listed func())
+
+// listingTimeout bounds how long Gain waits for the first listings of the
+// gained buckets' watches; the watches go on (and deliver) past it.
+const listingTimeout = time.Minute
+
+// bucketWatch is the watch of one bucket held.
+type bucketWatch struct {
+	cancel context.CancelFunc
+	listed chan struct{} // closed by the watch's first listing
+	done   chan struct{} // closed when the watch has stopped
+}
+
+// WatchBuckets makes the lane watch only the buckets held, one watch (per
+// namespace) per bucket, started by Gain and stopped by Lose: a bucket
+// lost takes its objects away without any event, a bucket gained brings
+// them as a first listing. ctx bounds the watches' lives (the operator's
+// run). In the label mode it also starts the labeller (labeller.go), fed
+// by Unlabelled. Call it once, after Admit; the buckets already held are
+// watched at once. Without it, the lane is in the filter mode (every
+// object watched, Gain lists).
+func (l *Lane) WatchBuckets(ctx context.Context, watch WatchFunc) {
+	var held []int
+	l.s.mu.Lock()
+	l.watchOn, l.watch = ctx, watch
+	if l.s.cfg.Mode == sharding.ModeLabel {
+		l.labels = newLabeller(l)
+		go l.labels.run(ctx)
+	}
+	for b, owned := range l.s.owned {
+		if owned {
+			held = append(held, b)
+		}
+	}
+	l.s.mu.Unlock()
+	if len(held) > 0 {
+		go l.startWatches(ctx, held)
+	}
+}
+
+// startWatches starts the watches of the buckets not yet watched, awaits
+// their first listings (while ctx lasts, up to listingTimeout), labels
+// the objects of those buckets seen unlabelled, and returns how many of
+// the buckets' objects the lane knows then.
+func (l *Lane) startWatches(ctx context.Context, buckets []int) int {
+	var started []*bucketWatch
+	l.s.mu.Lock()
+	for _, b := range buckets {
+		if l.running[b] != nil || !l.s.owned[b] {
+			continue // watched already, or lost meanwhile
+		}
+		wctx, cancel := context.WithCancel(l.watchOn)
+		bw := &bucketWatch{cancel: cancel, listed: make(chan struct{}), done: make(chan struct{})}
+		l.running[b] = bw
+		started = append(started, bw)
+		var once sync.Once
+		go func() {
+			defer close(bw.done)
+			l.watch(wctx, b, func() { once.Do(func() { close(bw.listed) }) })
+		}()
+	}
+	l.s.mu.Unlock()
+	if l.labels != nil {
+		l.labels.gained(buckets)
+	}
+	timeout := time.NewTimer(listingTimeout)
+	defer timeout.Stop()
+	for _, bw := range started {
+		select {
+		case <-bw.listed:
+		case <-bw.done:
+		case <-ctx.Done():
+		case <-timeout.C:
+			l.s.cfg.Logger.Warn(fmt.Sprintf("Sharding: the watches of the buckets gained of %s have not listed their objects in %s seconds; they deliver them when they do.", l.res, seconds(listingTimeout)))
+			return l.known(buckets)
+		}
+	}
+	return l.known(buckets)
+}
+
+// known counts the objects of the buckets that the lane knows.
+func (l *Lane) known(buckets []int) int {
+	set := map[int]bool{}
+	for _, b := range buckets {
+		set[b] = true
+	}
+	l.s.mu.Lock()
+	defer l.s.mu.Unlock()
+	n := 0
+	for _, b := range l.keys {
+		if set[b] {
+			n++
+		}
+	}
+	return n
+}
+
+// stopWatches stops the watches of the buckets in every lane, and returns
+// once they have stopped: no event of the buckets comes after.
+func (s *Stage) stopWatches(set map[int]bool) {
+	var stopped []*bucketWatch
+	s.mu.Lock()
+	for _, l := range s.lanes {
+		for b := range set {
+			if bw := l.running[b]; bw != nil {
+				bw.cancel()
+				stopped = append(stopped, bw)
+				delete(l.running, b)
+			}
+		}
+	}
+	s.mu.Unlock()
+	for _, bw := range stopped {
+		<-bw.done
+	}
+}

@@ -1,0 +1,153 @@
+package shardstage
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+
+	"github.com/kopf-go/kopf/runtime/body"
+	"github.com/kopf-go/kopf/runtime/scope"
+	"github.com/kopf-go/kopf/runtime/sharding"
+	"github.com/kopf-go/kopf/runtime/watching"
+)
+
+// labelLane is a lane of a two-bucket stage in the label mode over a fake
+// API holding objs.
+func labelLane(t *testing.T, objs ...k8sruntime.Object) (*Stage, *Lane, *dynamicfake.FakeDynamicClient) {
+	t.Helper()
+	gvr := schema.GroupVersionResource{Group: res.Group, Version: res.Version, Resource: res.Plural}
+	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(k8sruntime.NewScheme(), map[schema.GroupVersionResource]string{gvr: "KopfExampleList"}, objs...)
+	s := New(Config{Identity: "me", Buckets: 2, Mode: sharding.ModeLabel, HandoffTimeout: time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	return s, s.Lane(res, client.Resource(gvr), scope.Scope{}, &patcher{}), client
+}
+
+// nameIn returns a name whose key ("ns/name") falls into the bucket (of 2).
+func nameIn(bucket int, prefix string) string {
+	for i := 0; ; i++ {
+		if name := fmt.Sprintf("%s-%d", prefix, i); sharding.KeyBucket("ns/"+name, 2) == bucket {
+			return name
+		}
+	}
+}
+
+// watches records the bucket watches running.
+type watches struct {
+	mu      sync.Mutex
+	running []int
+}
+
+func (w *watches) watch(ctx context.Context, bucket int, listed func()) {
+	w.mu.Lock()
+	w.running = append(w.running, bucket)
+	w.mu.Unlock()
+	listed()
+	<-ctx.Done()
+	w.mu.Lock()
+	w.running = slices.DeleteFunc(w.running, func(b int) bool { return b == bucket })
+	w.mu.Unlock()
+}
+
+func (w *watches) get() []int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Sorted(slices.Values(w.running))
+}
+
+// A lane that watches its buckets runs a watch per bucket held: started
+// by Gain (or at once for the buckets already held), stopped by Lose
+// before it returns.
+func TestWatchBuckets(t *testing.T) {
+	s, l, _ := labelLane(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_ = l.Admit(func(watching.Event) {})
+	s.Gain(ctx, []int{1}) // before WatchBuckets: watched once it is called
+	var w watches
+	l.WatchBuckets(ctx, w.watch)
+	waitFor(t, func() bool { return fmt.Sprint(w.get()) == "[1]" })
+	s.Gain(ctx, []int{0})
+	if got := w.get(); fmt.Sprint(got) != "[0 1]" {
+		t.Errorf("after Gain: watching %v, want [0 1]", got)
+	}
+	s.Lose(ctx, []int{1})
+	if got := w.get(); fmt.Sprint(got) != "[0]" {
+		t.Errorf("after Lose: watching %v, want [0]", got)
+	}
+}
+
+// In the label mode, the bucket of an object is by its key, also for the
+// stub of a vanished one.
+func TestLabelModeAdmitsByKey(t *testing.T) {
+	s, l, _ := labelLane(t)
+	var got []string
+	admit := l.Admit(func(ev watching.Event) { got = append(got, ev.Key) })
+	s.Gain(context.Background(), []int{0})
+	in, out := nameIn(0, "in"), nameIn(1, "out")
+	admit(watching.Event{Type: watching.Deleted, Key: "ns/" + in, Object: body.Body{"metadata": map[string]any{"namespace": "ns", "name": in}}})
+	admit(watching.Event{Type: watching.Deleted, Key: "ns/" + out, Object: body.Body{"metadata": map[string]any{"namespace": "ns", "name": out}}})
+	if fmt.Sprint(got) != "[ns/"+in+"]" {
+		t.Errorf("admitted %v, want [ns/%s]", got, in)
+	}
+}
+
+func object(name string, labels map[string]any) *unstructured.Unstructured {
+	meta := map[string]any{"namespace": "ns", "name": name}
+	if labels != nil {
+		meta["labels"] = labels
+	}
+	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "kopf.dev/v1", "kind": "KopfExample", "metadata": meta}}
+}
+
+// The labeller labels the unlabelled objects of the buckets held, those of
+// other buckets once gained, and relabels an object whose label is wrong.
+func TestLabeller(t *testing.T) {
+	mine, later, wrong := nameIn(0, "mine"), nameIn(1, "later"), nameIn(0, "wrong")
+	key := sharding.LabelKey(2)
+	s, l, client := labelLane(t, object(mine, nil), object(later, nil), object(wrong, map[string]any{key: "1"}))
+	gvr := schema.GroupVersionResource{Group: res.Group, Version: res.Version, Resource: res.Plural}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	admit := l.Admit(func(watching.Event) {})
+	l.WatchBuckets(ctx, (&watches{}).watch)
+	s.Gain(ctx, []int{0})
+	label := func(name string) string {
+		obj, err := client.Resource(gvr).Namespace("ns").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return obj.GetLabels()[key]
+	}
+	for _, name := range []string{mine, later} {
+		l.Unlabelled(watching.Event{Type: watching.Added, Key: "ns/" + name, Object: body.Body(object(name, nil).Object)})
+	}
+	waitFor(t, func() bool { return label(mine) == "0" })
+	if got := label(later); got != "" {
+		t.Errorf("%s, of a bucket not held, is labelled %q", later, got)
+	}
+	s.Gain(ctx, []int{1})
+	waitFor(t, func() bool { return label(later) == "1" })
+	admit(watching.Event{Type: watching.Added, Key: "ns/" + wrong, Object: body.Body(object(wrong, map[string]any{key: "1"}).Object)})
+	waitFor(t, func() bool { return label(wrong) == "0" })
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
