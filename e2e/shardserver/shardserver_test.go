@@ -3,7 +3,7 @@
 // kube-apiserver 1.36 started with the ShardedListAndWatch feature gate
 // (this package's TestMain; `make controlplane` builds it into
 // bin/k8s/<version>-<os>-<arch>, or $KOPF_SHARDED_ASSETS names the
-// directory), and the ordinary 1.35 one, which ignores the shard selector.
+// directory: cluster.ShardedAssetsDir), and the ordinary 1.35 one, which ignores the shard selector.
 //
 // It proves that kopf-go's buckets are the API server's: a watcher whose
 // ShardSelector is sharding.ShardSelector of some buckets lists and
@@ -22,7 +22,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -37,17 +36,12 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kopf-go/kopf/e2e/cluster"
-	"github.com/kopf-go/kopf/envtest"
 	"github.com/kopf-go/kopf/runtime/resources"
 	"github.com/kopf-go/kopf/runtime/scope"
 	"github.com/kopf-go/kopf/runtime/sharding"
 	"github.com/kopf-go/kopf/runtime/sharding/shardstage"
 	"github.com/kopf-go/kopf/runtime/watching"
 )
-
-// shardedVersion is the Kubernetes release whose kube-apiserver this
-// package starts: the Makefile's K8S_SHARDED_VERSION (checked below).
-const shardedVersion = "1.36.3"
 
 // The buckets of the tests' replica: runs of adjacent buckets (one range
 // each in the selector) and the last bucket (its range ends at 2^64).
@@ -64,43 +58,20 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	dir, err := shardedAssets()
+	dir, err := cluster.ShardedAssetsDir()
 	if err != nil {
 		missing = err
 		os.Exit(m.Run())
 	}
-	os.Exit(cluster.Main(m, func(c *cluster.Cluster) error { sharded = c; return nil },
-		envtest.WithAssets(dir), envtest.WithAPIServerFlag("feature-gates", "ShardedListAndWatch=true")))
+	os.Exit(cluster.Main(m, func(c *cluster.Cluster) error { sharded = c; return nil }, cluster.ShardedOptions(dir)...))
 }
 
-// shardedAssets is the directory of etcd and kube-apiserver shardedVersion:
-// $KOPF_SHARDED_ASSETS, or the repository's bin/k8s/<version>-<os>-<arch>.
-func shardedAssets() (string, error) {
-	dir := os.Getenv("KOPF_SHARDED_ASSETS")
-	if dir == "" {
-		root, err := cluster.RepoRoot()
-		if err != nil {
-			return "", err
-		}
-		dir = filepath.Join(root, "bin", "k8s", fmt.Sprintf("%s-%s-%s", shardedVersion, runtime.GOOS, runtime.GOARCH))
-	}
-	for _, name := range []string{"etcd", "kube-apiserver"} {
-		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
-			return "", fmt.Errorf("kube-apiserver %s with sharded list and watch: %s is missing in %s (`make controlplane` builds it): %w", shardedVersion, name, dir, err)
-		}
-	}
-	return dir, nil
-}
-
-// needSharded fails the test without the 1.36 control plane under CI
-// (CI=true, as .ci/run sets it), and skips it elsewhere.
+// needSharded is the shared control plane of kube-apiserver 1.36, or
+// the end of the test without it (cluster.NeedSharded).
 func needSharded(t *testing.T) *cluster.Cluster {
 	t.Helper()
 	if missing != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(missing)
-		}
-		t.Skip(missing)
+		cluster.NeedSharded(t, missing)
 	}
 	return sharded
 }
@@ -115,8 +86,8 @@ func TestMakefileBuildsTheShardedVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := regexp.MustCompile(`(?m)^K8S_SHARDED_VERSION\s*:=\s*(\S+)$`).FindSubmatch(makefile)
-	if m == nil || string(m[1]) != shardedVersion {
-		t.Errorf("the Makefile's K8S_SHARDED_VERSION is %q, this package's %s", m, shardedVersion)
+	if m == nil || string(m[1]) != cluster.ShardedKubernetesVersion {
+		t.Errorf("the Makefile's K8S_SHARDED_VERSION is %q, e2e/cluster's %s", m, cluster.ShardedKubernetesVersion)
 	}
 }
 
