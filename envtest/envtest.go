@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -41,7 +42,8 @@ func WithCRDs(paths ...string) Option {
 	return func(o *options) { o.crds = append(o.crds, paths...) }
 }
 
-// WithAssets takes the binaries from dir instead of Assets().
+// WithAssets takes the binaries from dir instead of Assets() (also when
+// $KUBEBUILDER_ASSETS is set).
 func WithAssets(dir string) Option {
 	return func(o *options) { o.assets = dir }
 }
@@ -103,6 +105,8 @@ func StartDetached(opts ...Option) (*Environment, error) {
 		o.assets = dir
 	} else if err := checkAssets(o.assets, "WithAssets", fixOptions); err != nil {
 		return nil, err
+	} else {
+		withBinaries(o.env, o.assets)
 	}
 	if o.controllers {
 		if err := checkControllers(o.assets); err != nil {
@@ -182,4 +186,19 @@ func (e *Environment) UserConfig(name string, groups ...string) (*rest.Config, e
 		return nil, fmt.Errorf("adding the user %s: %w", name, err)
 	}
 	return user.Config(), nil
+}
+
+// withBinaries names the binaries of WithAssets' dir in env, unless an
+// option named them: controller-runtime's envtest would take them from
+// $KUBEBUILDER_ASSETS, when set, rather than from BinaryAssetsDirectory.
+func withBinaries(env *crenvtest.Environment, dir string) {
+	if api := env.ControlPlane.GetAPIServer(); api.Path == "" {
+		api.Path = filepath.Join(dir, "kube-apiserver")
+	}
+	if env.ControlPlane.Etcd == nil {
+		env.ControlPlane.Etcd = &crenvtest.Etcd{}
+	}
+	if env.ControlPlane.Etcd.Path == "" {
+		env.ControlPlane.Etcd.Path = filepath.Join(dir, "etcd")
+	}
 }

@@ -35,7 +35,12 @@ func Hash(uid string) uint64 {
 // range buckets, which took the hash modulo buckets); buckets must be
 // positive.
 func Bucket(uid string, buckets int) int {
-	hi, _ := bits.Mul64(Hash(uid), uint64(buckets))
+	return hashBucket(Hash(uid), buckets)
+}
+
+// hashBucket is the bucket of a hash among buckets.
+func hashBucket(h uint64, buckets int) int {
+	hi, _ := bits.Mul64(h, uint64(buckets))
 	return int(hi)
 }
 

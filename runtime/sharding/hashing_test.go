@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -128,5 +130,127 @@ func TestAssignmentIsBalancedAndDeterministic(t *testing.T) {
 	}
 	if got := Owner(3, nil); got != "" {
 		t.Errorf("Owner without members = %q, want \"\"", got)
+	}
+}
+
+// Every bucket is one range of the hash space, the ranges in the buckets'
+// order, adjacent and covering it: each bound belongs to the bucket it
+// starts, the hash before it to the bucket before.
+func TestBucketRanges(t *testing.T) {
+	for _, total := range []int{1, 2, 3, 7, 64, 100, 256, 1 << 20} {
+		t.Run(fmt.Sprint(total), func(t *testing.T) {
+			next := uint64(0)
+			for b := range total {
+				lo, hi, last := BucketRange(b, total)
+				if lo != next {
+					t.Fatalf("bucket %d starts at %#x, the previous ends at %#x", b, lo, next)
+				}
+				if last != (b == total-1) {
+					t.Fatalf("bucket %d: last = %v", b, last)
+				}
+				if hashBucket(lo, total) != b || (b > 0 && hashBucket(lo-1, total) != b-1) {
+					t.Fatalf("bucket %d starts at %#x, whose bucket is %d (the one before: %d)", b, lo, hashBucket(lo, total), hashBucket(lo-1, total))
+				}
+				if last {
+					if hi != 0 || hashBucket(math.MaxUint64, total) != b {
+						t.Fatalf("the last bucket %d: hi %#x, the bucket of 2^64-1 is %d", b, hi, hashBucket(math.MaxUint64, total))
+					}
+					continue
+				}
+				if hi <= lo || hashBucket(hi-1, total) != b {
+					t.Fatalf("bucket %d is [%#x, %#x)", b, lo, hi)
+				}
+				next = hi
+			}
+		})
+	}
+	if lo, hi, _ := BucketRange(1, 4); lo != 0x4000000000000000 || hi != 0x8000000000000000 {
+		t.Errorf("BucketRange(1, 4) = [%#x, %#x), want [0x4000000000000000, 0x8000000000000000)", lo, hi)
+	}
+}
+
+func TestShardSelector(t *testing.T) {
+	const (
+		half0 = "shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')"
+		half1 = "shardRange(object.metadata.uid, '0x8000000000000000', '0x10000000000000000')"
+	)
+	tests := []struct {
+		name    string
+		buckets []int
+		total   int
+		want    string
+	}{
+		{"first of two", []int{0}, 2, half0},
+		{"last of two: to 2^64", []int{1}, 2, half1},
+		{"all, merged", []int{1, 0}, 2, "shardRange(object.metadata.uid, '0x0000000000000000', '0x10000000000000000')"},
+		{"one bucket of one", []int{0}, 1, "shardRange(object.metadata.uid, '0x0000000000000000', '0x10000000000000000')"},
+		{"adjacent merged, sorted, duplicates", []int{3, 0, 1, 1}, 4,
+			"shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000') || shardRange(object.metadata.uid, '0xc000000000000000', '0x10000000000000000')"},
+		{"thirds: rounded up", []int{1}, 3, "shardRange(object.metadata.uid, '0x5555555555555556', '0xaaaaaaaaaaaaaaab')"},
+		{"none", nil, 4, ""},
+		{"out of range ignored", []int{-1, 4, 0}, 4, "shardRange(object.metadata.uid, '0x0000000000000000', '0x4000000000000000')"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ShardSelector(tt.buckets, tt.total); got != tt.want {
+				t.Errorf("ShardSelector(%v, %d) =\n%s\nwant\n%s", tt.buckets, tt.total, got, tt.want)
+			}
+		})
+	}
+}
+
+// shardRangeRE is a range of a selector as the API server parses it.
+var shardRangeRE = regexp.MustCompile(`^shardRange\(object\.metadata\.uid, '(0x[0-9a-f]{16}|0x10000000000000000)', '(0x[0-9a-f]{16}|0x10000000000000000)'\)$`)
+
+// selects evaluates a shard selector as kube-apiserver 1.36 does
+// (k8s.io/apimachinery/pkg/sharding): the hash as 0x and 16 hex digits,
+// within a range if not less than its start and less than its end, the
+// strings compared by length, then bytes.
+func selects(t *testing.T, selector, uid string) bool {
+	t.Helper()
+	hexLess := func(a, b string) bool {
+		if len(a) != len(b) {
+			return len(a) < len(b)
+		}
+		return a < b
+	}
+	hash := fmt.Sprintf("0x%016x", Hash(uid))
+	for _, part := range strings.Split(selector, " || ") {
+		m := shardRangeRE.FindStringSubmatch(part)
+		if m == nil {
+			t.Fatalf("not a range of KEP-5866: %q", part)
+		}
+		if !hexLess(hash, m[1]) && hexLess(hash, m[2]) {
+			return true
+		}
+	}
+	return false
+}
+
+// The API server's evaluation of a replica's selector admits exactly the
+// objects of its buckets.
+func TestShardSelectorSelectsTheBuckets(t *testing.T) {
+	all := uids(2000)
+	for _, total := range []int{3, 64} {
+		for _, n := range []int{2, 5} {
+			owners := Assign(total, members(n))
+			for _, m := range members(n) {
+				var mine []int
+				for b, o := range owners {
+					if o == m {
+						mine = append(mine, b)
+					}
+				}
+				sel := ShardSelector(mine, total)
+				if sel == "" {
+					continue
+				}
+				for _, uid := range all {
+					if got, want := selects(t, sel, uid), owners[Bucket(uid, total)] == m; got != want {
+						t.Fatalf("%d buckets, %s: the selector selects %s: %v, its bucket %d is %s's", total, m, uid, got, Bucket(uid, total), owners[Bucket(uid, total)])
+					}
+				}
+			}
+		}
 	}
 }

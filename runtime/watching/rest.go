@@ -15,17 +15,21 @@ import (
 
 // The requests are those of client-go's dynamic client: the same path, the
 // ListOptions as the same query parameters, JSON asked for (even if the
-// client's config would accept CBOR, which these decoders do not read).
+// client's config would accept CBOR, which these decoders do not read),
+// and the shard selector, if not "", as its parameter (see shards.go).
 
-func request(c rest.Interface, path string, opts *metav1.ListOptions) *rest.Request {
-	return c.Get().AbsPath(path).
-		SpecificallyVersionedParams(opts, metav1.ParameterCodec, metav1.SchemeGroupVersion).
-		SetHeader("Accept", "application/json")
+func request(c rest.Interface, path string, opts *metav1.ListOptions, shard string) *rest.Request {
+	r := c.Get().AbsPath(path).
+		SpecificallyVersionedParams(opts, metav1.ParameterCodec, metav1.SchemeGroupVersion)
+	if shard != "" {
+		r = r.Param(shardSelectorParam, shard)
+	}
+	return r.SetHeader("Accept", "application/json")
 }
 
 // listREST lists a collection: one page if opts has a limit.
-func listREST(ctx context.Context, c rest.Interface, path string, opts metav1.ListOptions) (runtime.Object, error) {
-	res := request(c, path, &opts).Do(ctx)
+func listREST(ctx context.Context, c rest.Interface, path string, opts metav1.ListOptions, shard string) (runtime.Object, error) {
+	res := request(c, path, &opts, shard).Do(ctx)
 	if err := res.Error(); err != nil { // Error, not Raw: it decodes the API's Status
 		return nil, err
 	}
@@ -43,11 +47,11 @@ func listREST(ctx context.Context, c rest.Interface, path string, opts metav1.Li
 //
 // track, if set, wraps the decoder (see trackDecoder) once the stream is
 // open.
-func watchREST(ctx context.Context, c rest.Interface, path string, opts metav1.ListOptions, track func(watch.Decoder) watch.Decoder) (watch.Interface, error) {
+func watchREST(ctx context.Context, c rest.Interface, path string, opts metav1.ListOptions, shard string, track func(watch.Decoder) watch.Decoder) (watch.Interface, error) {
 	opts.Watch = true
 	// Not rate-limited, as client-go's watches are not: a watch is one
 	// long request, and renewing it must not wait behind the patches.
-	body, err := request(c, path, &opts).Throttle(nil).Stream(ctx)
+	body, err := request(c, path, &opts, shard).Throttle(nil).Stream(ctx)
 	if err != nil {
 		// As client-go's Request.Watch: a connection lost before the
 		// response is an empty watch, which the reflector renews.

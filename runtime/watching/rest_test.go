@@ -109,7 +109,7 @@ func TestRequestsMatchDynamicClient(t *testing.T) {
 				}
 				w.Stop()
 				want = rec.last()
-				if w, err = watchREST(ctx, restClient(t, srv.URL), examplesPath, opts, nil); err != nil {
+				if w, err = watchREST(ctx, restClient(t, srv.URL), examplesPath, opts, "", nil); err != nil {
 					t.Fatal(err)
 				}
 				w.Stop()
@@ -119,7 +119,7 @@ func TestRequestsMatchDynamicClient(t *testing.T) {
 					t.Fatal(err)
 				}
 				want = rec.last()
-				if _, err := listREST(ctx, restClient(t, srv.URL), examplesPath, opts); err != nil {
+				if _, err := listREST(ctx, restClient(t, srv.URL), examplesPath, opts, ""); err != nil {
 					t.Fatal(err)
 				}
 				got = rec.last()
@@ -141,10 +141,10 @@ func TestRequestErrors(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := restClient(t, srv.URL)
-	if _, err := listREST(t.Context(), c, examplesPath, metav1.ListOptions{}); !apierrors.IsResourceExpired(err) {
+	if _, err := listREST(t.Context(), c, examplesPath, metav1.ListOptions{}, ""); !apierrors.IsResourceExpired(err) {
 		t.Errorf("list: %v", err)
 	}
-	if _, err := watchREST(t.Context(), c, examplesPath, metav1.ListOptions{}, nil); !apierrors.IsResourceExpired(err) {
+	if _, err := watchREST(t.Context(), c, examplesPath, metav1.ListOptions{}, "", nil); !apierrors.IsResourceExpired(err) {
 		t.Errorf("watch: %v", err)
 	}
 }
@@ -163,16 +163,16 @@ func TestWatchesAreNotThrottled(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	for range 3 {
-		w, err := watchREST(ctx, c, examplesPath, metav1.ListOptions{}, nil)
+		w, err := watchREST(ctx, c, examplesPath, metav1.ListOptions{}, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		w.Stop()
 	}
-	if _, err := listREST(ctx, c, examplesPath, metav1.ListOptions{}); err != nil {
+	if _, err := listREST(ctx, c, examplesPath, metav1.ListOptions{}, ""); err != nil {
 		t.Fatal(err) // the burst
 	}
-	if _, err := listREST(ctx, c, examplesPath, metav1.ListOptions{}); err == nil || !strings.Contains(err.Error(), "rate limiter") {
+	if _, err := listREST(ctx, c, examplesPath, metav1.ListOptions{}, ""); err == nil || !strings.Contains(err.Error(), "rate limiter") {
 		t.Errorf("a list is not rate-limited: %v", err)
 	}
 }
@@ -204,7 +204,7 @@ func TestWatchEnds(t *testing.T) {
 			defer srv.Close()
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
-			w, err := watchREST(ctx, restClient(t, srv.URL), examplesPath, metav1.ListOptions{}, nil)
+			w, err := watchREST(ctx, restClient(t, srv.URL), examplesPath, metav1.ListOptions{}, "", nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -49,10 +49,11 @@ type Status struct {
 // tracker keeps a Watcher's Status. Its methods are safe for concurrent
 // use; each call takes the clock once.
 type tracker struct {
-	mu      sync.Mutex
-	status  Status
-	started int    // the streams established so far
-	stream  uint64 // the number of the open stream (0: none)
+	mu         sync.Mutex
+	status     Status
+	started    int    // the streams established so far
+	stream     uint64 // the number of the open stream (0: none)
+	shardKnown bool   // a listing has set status.Sharded since run
 }
 
 func (t *tracker) run() {
@@ -61,6 +62,17 @@ func (t *tracker) run() {
 	now := time.Now()
 	t.status = Status{Started: now, Since: now}
 	t.started, t.stream = 0, 0
+	t.shardKnown = false
+}
+
+// setSharded records whether the last listing was sharded, and says
+// whether that is news: the first listing's since run, or a change.
+func (t *tracker) setSharded(sharded bool) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	news := !t.shardKnown || t.status.Sharded != sharded
+	t.shardKnown, t.status.Sharded = true, sharded
+	return news
 }
 
 // opened records a stream just established and returns its number, for

@@ -170,7 +170,10 @@ func (w *Watcher) Status() Status { return w.status.get() }
 // Run watches until ctx is done. It returns only then (client-go's
 // reflector retries every failure with backoff).
 func (w *Watcher) Run(ctx context.Context) {
-	lw := &cache.ListWatch{ListWithContextFunc: w.list, WatchFuncWithContext: w.watch}
+	var lw cache.ListerWatcher = &cache.ListWatch{ListWithContextFunc: w.list, WatchFuncWithContext: w.watch}
+	if w.ShardSelector != "" && w.REST != nil {
+		lw = listsOnly{lw.(*cache.ListWatch)}
+	}
 	w.status.run()
 	store := &keyStore{callback: w.Callback, onListed: w.OnListed, onReplace: w.status.listed, versions: map[string]string{}}
 	r := cache.NewReflectorWithOptions(lw, &unstructured.Unstructured{}, store, cache.ReflectorOptions{Name: w.Name})
@@ -187,11 +190,15 @@ func (w *Watcher) list(ctx context.Context, opts metav1.ListOptions) (runtime.Ob
 		var list runtime.Object
 		var err error
 		if w.REST != nil {
-			list, err = listREST(ctx, w.REST, w.Path, opts)
+			list, err = listREST(ctx, w.REST, w.Path, opts, w.ShardSelector)
 		} else {
 			list, err = w.resourceClient().List(ctx, opts)
 		}
-		if err == nil || !w.failed(ctx, err) {
+		if err == nil {
+			w.shardedListing(list)
+			return list, nil
+		}
+		if !w.failed(ctx, err) {
 			return list, err
 		}
 	}
@@ -212,7 +219,7 @@ func (w *Watcher) watch(ctx context.Context, opts metav1.ListOptions) (watch.Int
 	}
 	for {
 		if w.REST != nil {
-			wi, err = watchREST(ctx, w.REST, w.Path, opts, track)
+			wi, err = watchREST(ctx, w.REST, w.Path, opts, w.ShardSelector, track)
 		} else {
 			wi, err = w.resourceClient().Watch(ctx, opts)
 		}
