@@ -31,6 +31,15 @@ func (f *fnCtx) exprStmt(v Node) error {
 	switch {
 	case name == "print":
 		return f.print(args, kws)
+	case name == "pprint.pprint" && len(args) == 1 && len(kws) == 0:
+		x, err := f.expr(args[0])
+		if err != nil {
+			return err
+		}
+		f.use("fmt")
+		f.use("pyfmt")
+		f.line("fmt.Println(pyfmt.Pformat(%s))", x.code)
+		return nil
 	case strings.HasPrefix(name, "logger.") && f.params["logger"]:
 		return f.log(strings.TrimPrefix(name, "logger."), args, kws)
 	case name == "kopf.info" || name == "kopf.warn" || name == "kopf.event" || name == "kopf.exception":

@@ -148,6 +148,8 @@ func (f *fnCtx) expr(n Node) (expr, error) {
 		return expr{"func() any {\nif " + f.asBool(c) + " {\nreturn " + a.code + "\n}\nreturn " + b.code + "\n}()", kAny}, nil
 	case "Await":
 		return f.expr(n.Get("value"))
+	case "ListComp", "GeneratorExp", "DictComp":
+		return f.comprehension(n)
 	}
 	return expr{}, fail("%s", n.Type())
 }
@@ -399,7 +401,8 @@ func (f *fnCtx) dict(n Node) (expr, error) {
 }
 
 // call translates the calls that are expressions: x.get(k, d), len, str,
-// repr, bool, x.startswith, time.time.
+// repr, bool, list, sum, sorted, x.startswith, x.items/keys/values,
+// x.setdefault, time.time.
 func (f *fnCtx) call(n Node) (expr, error) {
 	fn := n.Get("func")
 	args := n.List("args")
@@ -432,6 +435,11 @@ func (f *fnCtx) call(n Node) (expr, error) {
 			f.use("strings")
 			g := map[string]string{"startswith": "HasPrefix", "endswith": "HasSuffix"}[attr]
 			return expr{"strings." + g + "(" + f.asStr(base) + ", " + xs[0].code + ")", kBool}, nil
+		case (attr == "items" || attr == "keys" || attr == "values") && len(xs) == 0:
+			g := map[string]string{"items": "pyItems", "keys": "pyIter", "values": "pyValues"}[attr]
+			return expr{g + "(" + base.code + ")", kAny}, nil
+		case attr == "setdefault" && len(xs) == 2 && xs[0].kind == kStr:
+			return expr{"pySetDefault(" + base.code + ", " + xs[0].code + ", " + xs[1].code + ")", kAny}, nil
 		case attr == "lower" || attr == "upper" || attr == "strip":
 			if len(xs) == 0 {
 				f.use("strings")
@@ -454,6 +462,12 @@ func (f *fnCtx) call(n Node) (expr, error) {
 		return expr{"pyfmt.Repr(" + xs[0].code + ")", kStr}, nil
 	case "bool":
 		return expr{f.asBool(xs[0]), kBool}, nil
+	case "list":
+		return expr{"pyIter(" + xs[0].code + ")", kAny}, nil
+	case "sum":
+		return expr{"pySum(" + xs[0].code + ")", kAny}, nil
+	case "sorted":
+		return expr{"pySorted(" + xs[0].code + ")", kAny}, nil
 	}
 	return expr{}, fail("call %s", fn.Str("id"))
 }

@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"sort"
 	"time"
 )
 
@@ -62,11 +63,20 @@ func pyEq(a, b any) bool {
 	return reflect.DeepEqual(a, b)
 }
 
-// pyLess is Python's a < b for numbers and strings.
+// pyLess is Python's a < b for numbers, strings and lists (tuples).
 func pyLess(a, b any) bool {
 	if x, ok := pyNumber(a); ok {
 		y, _ := pyNumber(b)
 		return x < y
+	}
+	if x, ok := a.([]any); ok {
+		y, _ := b.([]any)
+		for i := 0; i < len(x) && i < len(y); i++ {
+			if !pyEq(x[i], y[i]) {
+				return pyLess(x[i], y[i])
+			}
+		}
+		return len(x) < len(y)
 	}
 	return fmt.Sprint(a) < fmt.Sprint(b)
 }
@@ -227,7 +237,7 @@ func pyIter(v any) []any {
 			out = append(out, rv.Index(i).Interface())
 		}
 	case reflect.Map:
-		for _, k := range rv.MapKeys() {
+		for _, k := range pyKeys(rv) {
 			out = append(out, k.Interface())
 		}
 	case reflect.String:
@@ -236,6 +246,65 @@ func pyIter(v any) []any {
 		}
 	}
 	return out
+}
+
+// pyKeys are a map's keys, sorted (Go's maps have no order: Python's
+// dicts iterate in insertion order, which JSON objects do not keep).
+func pyKeys(rv reflect.Value) []reflect.Value {
+	keys := rv.MapKeys()
+	sort.Slice(keys, func(i, j int) bool { return pyLess(keys[i].Interface(), keys[j].Interface()) })
+	return keys
+}
+
+// pyItems is Python's d.items(): the (key, value) pairs of a map.
+func pyItems(v any) []any {
+	rv := reflect.ValueOf(v)
+	var out []any
+	if rv.Kind() == reflect.Map {
+		for _, k := range pyKeys(rv) {
+			out = append(out, []any{k.Interface(), rv.MapIndex(k).Interface()})
+		}
+	}
+	return out
+}
+
+// pyValues is Python's d.values(): the values of a map.
+func pyValues(v any) []any {
+	var out []any
+	for _, kv := range pyItems(v) {
+		out = append(out, kv.([]any)[1])
+	}
+	return out
+}
+
+// pySum is Python's sum(numbers).
+func pySum(v any) any {
+	var total any = int64(0)
+	for _, x := range pyIter(v) {
+		total = pyAdd(total, x)
+	}
+	return total
+}
+
+// pySorted is Python's sorted(values), of numbers or strings.
+func pySorted(v any) []any {
+	out := pyIter(v)
+	sort.SliceStable(out, func(i, j int) bool { return pyLess(out[i], out[j]) })
+	if out == nil {
+		out = []any{}
+	}
+	return out
+}
+
+// pySetDefault is Python's d.setdefault(key, def): the key's value,
+// def stored under it first if it is absent (d must be a map to store).
+func pySetDefault(d any, key string, def any) any {
+	m := pyDict(d)
+	if v, ok := m[key]; ok {
+		return v
+	}
+	m[key] = def
+	return def
 }
 
 // pySeconds is a number of seconds as a duration.

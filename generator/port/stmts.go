@@ -174,6 +174,11 @@ func (f *fnCtx) stmtCode(s Node) (bool, error) {
 		return false, nil
 	case "FunctionDef", "AsyncFunctionDef":
 		return false, f.nestedDef(s)
+	case "Assert":
+		if f.group == index || f.boolResult {
+			return false, fail("assert")
+		}
+		return false, f.assert(s)
 	}
 	return false, fail("%s", strings.ToLower(s.Type()))
 }
@@ -202,18 +207,75 @@ func (f *fnCtx) forStmt(s Node) error {
 		return fail("for-else")
 	}
 	target := s.Get("target")
-	if !target.Is("Name") {
-		return fail("for target")
-	}
 	it, err := f.expr(s.Get("iter"))
 	if err != nil {
 		return err
 	}
-	v, _ := f.name(target.Str("id"))
+	if target.Is("Name") {
+		v, _ := f.name(target.Str("id"))
+		f.translated++
+		f.line("for _, %s = range pyIter(%s) {", v.code, it.code)
+		f.body(s.List("body"))
+		f.line("}")
+		return nil
+	}
+	// A tuple target: its names are the function's locals, assigned
+	// from the item by index.
+	var assigns []string
+	var walk func(t Node, v string) error
+	walk = func(t Node, v string) error {
+		switch {
+		case t.Is("Name"):
+			if t.Str("id") != "_" {
+				x, err := f.name(t.Str("id"))
+				if err != nil {
+					return err
+				}
+				assigns = append(assigns, x.code+" = "+v)
+			}
+			return nil
+		case t.Is("Tuple") || t.Is("List"):
+			for i, e := range t.List("elts") {
+				if err := walk(e, fmt.Sprintf("pyIndex(%s, %d)", v, i)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		return fail("for target")
+	}
+	f.depth++
+	item := fmt.Sprintf("item%d", f.depth)
+	defer func() { f.depth-- }()
+	if err := walk(target, item); err != nil {
+		return err
+	}
 	f.translated++
-	f.line("for _, %s = range pyIter(%s) {", v.code, it.code)
+	f.line("for _, %s := range pyIter(%s) {", item, it.code)
+	for _, a := range assigns {
+		f.line("%s", a)
+	}
 	f.body(s.List("body"))
 	f.line("}")
+	return nil
+}
+
+// assert translates assert: an error (Python's AssertionError) when the
+// condition is false.
+func (f *fnCtx) assert(s Node) error {
+	c, err := f.expr(s.Get("test"))
+	if err != nil {
+		return err
+	}
+	msg := expr{strconv.Quote("AssertionError: " + dedent(s.Get("test").Source(f.mod.Lines))), kStr}
+	if m := s.Get("msg"); m != nil {
+		if msg, err = f.expr(m); err != nil {
+			return err
+		}
+	}
+	f.use("errors")
+	f.translated++
+	f.line("if %s {\nreturn %serrors.New(%s)\n}", negate(f.asBool(c)), f.zero, f.asStr(msg))
 	return nil
 }
 
@@ -508,7 +570,7 @@ func collectLocals(body []Node, params map[string]bool) []string {
 	}
 	var out []string
 	for name := range seen {
-		if !strings.HasPrefix(name, "\x00") && !seen["\x00"+name] && !params[name] {
+		if name != "_" && !strings.HasPrefix(name, "\x00") && !seen["\x00"+name] && !params[name] {
 			out = append(out, name)
 		}
 	}

@@ -1,10 +1,12 @@
 """An operator written for kopf-gen port's golden test: every decorator and idiom."""
 import logging
+import pprint
 
 import kopf
 
 counters = {}
 LIMIT = 3
+SEEN = {}
 
 
 def is_good(value, spec, **_):
@@ -139,3 +141,18 @@ def is_ready(body, **_):
 
 def helper():
     return 42
+
+
+@kopf.on.update('widgets')
+def tally(spec, diff, name, logger, **_):
+    assert name, "a name"
+    assert spec.get('size') is not None
+    pprint.pprint(list(diff))
+    sizes = {key: val for key, val in spec.items() if key != 'items'}
+    lengths = [len(item) for item in spec.get('items', []) if item]
+    total = sum(n for n in lengths)
+    for key, (size, _) in sorted(sizes.items()):
+        logger.info(f"{key}={size!r}")
+    seen = SEEN.setdefault(name, [])
+    for key in list(sizes.keys()) + sorted(sizes.values()):
+        logger.debug(f"{key} of {total} in {seen}")
