@@ -93,7 +93,11 @@ func (w *typesWriter) resource(c *crd) {
 	for _, f := range c.Selectable {
 		fmt.Fprintf(&w.b, "// +kubebuilder:selectablefield:JSONPath=%q\n", f.JSONPath)
 	}
-	fmt.Fprintf(&w.b, "// +genclient\n// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object\n//\n//kopf:resource %s/%s/%s\n", c.Group, c.Version, c.Plural)
+	w.b.WriteString("// +genclient\n")
+	if c.Scope == "Cluster" {
+		w.b.WriteString("// +genclient:nonNamespaced\n")
+	}
+	fmt.Fprintf(&w.b, "// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object\n//\n//kopf:resource %s/%s/%s\n", c.Group, c.Version, c.Plural)
 	fmt.Fprintf(&w.b, "type %s struct {\n\tmetav1.TypeMeta   `json:\",inline\"`\n\tmetav1.ObjectMeta `json:\"metadata,omitempty\"`\n\n", k)
 	w.names[k] = true
 	w.names[k+"List"] = true
