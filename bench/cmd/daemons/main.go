@@ -36,7 +36,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
@@ -44,7 +43,6 @@ import (
 	"log/slog"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -63,6 +61,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kopf-go/kopf"
+	"github.com/kopf-go/kopf/bench/internal/child"
 	"github.com/kopf-go/kopf/bench/internal/plane"
 )
 
@@ -171,44 +170,19 @@ func createAll(ctx context.Context, dyn dynamic.Interface, n int) error {
 }
 
 func runOperator(kubeconfig, mode, bin string, n int, warmup, window time.Duration, profiles string) (report, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return report{}, err
-	}
-	opMode := mode
+	self, opMode := "", mode
 	switch mode {
 	case "timers-before":
 		self, opMode = bin, "timers"
 	case "watched-final":
 		opMode = "watched"
 	}
-	cmd := exec.Command(self)
+	env := []string{"DAEMONS_BENCH_MODE=" + opMode, "KUBECONFIG=" + kubeconfig,
+		"DAEMONS_BENCH_N=" + strconv.Itoa(n), "DAEMONS_BENCH_WARMUP=" + warmup.String(), "DAEMONS_BENCH_WINDOW=" + window.String()}
 	if profiles != "" {
-		cmd.Env = append(cmd.Env, "DAEMONS_BENCH_HEAPPROFILE="+filepath.Join(profiles, mode+".pprof"))
+		env = append(env, "DAEMONS_BENCH_HEAPPROFILE="+filepath.Join(profiles, mode+".pprof"))
 	}
-	cmd.Env = append(append(os.Environ(), cmd.Env...), "DAEMONS_BENCH_MODE="+opMode, "KUBECONFIG="+kubeconfig,
-		"DAEMONS_BENCH_N="+strconv.Itoa(n), "DAEMONS_BENCH_WARMUP="+warmup.String(), "DAEMONS_BENCH_WINDOW="+window.String())
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return report{}, err
-	}
-	if err := cmd.Start(); err != nil {
-		return report{}, err
-	}
-	var rep report
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		if line := sc.Text(); strings.HasPrefix(line, "{") {
-			if err := json.Unmarshal([]byte(line), &rep); err != nil {
-				return rep, err
-			}
-		}
-	}
-	if err := cmd.Wait(); err != nil {
-		return rep, err
-	}
-	return rep, nil
+	return child.Report[report](self, env...)
 }
 
 // operate is one operator process: it serves the objects in the mode,

@@ -23,7 +23,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
@@ -33,7 +32,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -44,6 +42,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kopf-go/kopf"
+	"github.com/kopf-go/kopf/bench/internal/child"
 	"github.com/kopf-go/kopf/bench/internal/plane"
 	"github.com/kopf-go/kopf/runtime/clusters"
 	"github.com/kopf-go/kopf/runtime/operator"
@@ -104,30 +103,7 @@ func harness(ks string, settle time.Duration) error {
 }
 
 func runOperator(kubeconfig string, k int, settle time.Duration) (report, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return report{}, err
-	}
-	cmd := exec.Command(self)
-	cmd.Env = append(os.Environ(), "FLEET_BENCH_K="+strconv.Itoa(k), "KUBECONFIG="+kubeconfig, "FLEET_BENCH_SETTLE="+settle.String())
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return report{}, err
-	}
-	if err := cmd.Start(); err != nil {
-		return report{}, err
-	}
-	var rep report
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		if line := sc.Text(); strings.HasPrefix(line, "{") {
-			if err := json.Unmarshal([]byte(line), &rep); err != nil {
-				return rep, err
-			}
-		}
-	}
-	return rep, cmd.Wait()
+	return child.Report[report]("", "FLEET_BENCH_K="+strconv.Itoa(k), "KUBECONFIG="+kubeconfig, "FLEET_BENCH_SETTLE="+settle.String())
 }
 
 // members is the provider of a fleet of k clusters, all cfg's API server.

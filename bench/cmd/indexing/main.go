@@ -30,14 +30,12 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -53,6 +51,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kopf-go/kopf"
+	"github.com/kopf-go/kopf/bench/internal/child"
 	"github.com/kopf-go/kopf/bench/internal/plane"
 )
 
@@ -139,30 +138,7 @@ func createPods(ctx context.Context, cfg *rest.Config, n int) error {
 }
 
 func runOperator(kubeconfig, mode string, n int) (report, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return report{}, err
-	}
-	cmd := exec.Command(self)
-	cmd.Env = append(os.Environ(), "INDEXING_BENCH_MODE="+mode, "KUBECONFIG="+kubeconfig, "INDEXING_BENCH_N="+strconv.Itoa(n))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return report{}, err
-	}
-	if err := cmd.Start(); err != nil {
-		return report{}, err
-	}
-	var rep report
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		if line := sc.Text(); strings.HasPrefix(line, "{") {
-			if err := json.Unmarshal([]byte(line), &rep); err != nil {
-				return rep, err
-			}
-		}
-	}
-	return rep, cmd.Wait()
+	return child.Report[report]("", "INDEXING_BENCH_MODE="+mode, "KUBECONFIG="+kubeconfig, "INDEXING_BENCH_N="+strconv.Itoa(n))
 }
 
 // operate is one operator process: it serves the objects in the mode,

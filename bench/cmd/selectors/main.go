@@ -33,7 +33,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -50,6 +49,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kopf-go/kopf"
+	"github.com/kopf-go/kopf/bench/internal/child"
 	"github.com/kopf-go/kopf/bench/internal/plane"
 	"github.com/kopf-go/kopf/runtime/operator"
 )
@@ -132,31 +132,8 @@ func harness(n, creators int, window time.Duration) error {
 }
 
 func runOperator(kubeconfig, mode string, n int, window time.Duration) (report, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return report{}, err
-	}
-	cmd := exec.Command(self)
-	cmd.Env = append(os.Environ(), "SELECTORS_BENCH_MODE="+mode, "KUBECONFIG="+kubeconfig,
+	return child.Report[report]("", "SELECTORS_BENCH_MODE="+mode, "KUBECONFIG="+kubeconfig,
 		"SELECTORS_BENCH_N="+strconv.Itoa(n), "SELECTORS_BENCH_WINDOW="+window.String())
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return report{}, err
-	}
-	if err := cmd.Start(); err != nil {
-		return report{}, err
-	}
-	var rep report
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		if line := sc.Text(); strings.HasPrefix(line, "{") {
-			if err := json.Unmarshal([]byte(line), &rep); err != nil {
-				return rep, err
-			}
-		}
-	}
-	return rep, cmd.Wait()
 }
 
 // counter counts the bytes of the list and watch responses of the
