@@ -211,6 +211,9 @@ func runExample(t *testing.T, c *cluster.Cluster, bin string, obj *unstructured.
 	if e.HasChangingHandlers {
 		wait("deletion", []string{regexp.QuoteMeta("Deleted, really deleted")})
 	}
+	if err := waitCounts(ctx, op, e.Configs.SuccessCounts); err != nil { // e.g. the events of the deletion
+		problems = append(problems, fmt.Sprintf("deletion: %v", err))
+	}
 	err := cluster.WaitFor(ctx, timeout, func(ctx context.Context) (bool, error) {
 		_, err := client.Get(ctx, obj.GetName(), metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
@@ -228,7 +231,8 @@ func runExample(t *testing.T, c *cluster.Cluster, bin string, obj *unstructured.
 // waitCreation waits for the creation's end: the example's creation stop
 // words; else, with changing handlers, Kopf's last-handled-configuration
 // annotation (every creation handler is done); else the first success of
-// every handler that E2E_SUCCESS_COUNTS names (Kopf waits 3 s there).
+// every handler that E2E_SUCCESS_COUNTS names; else a log line of the
+// object (Kopf waits 3 s where it has no stop words).
 func waitCreation(ctx context.Context, client dynamic.ResourceInterface, op *proc.Process, e expectations) []string {
 	var problems []string
 	wait := func(patterns []string) {
@@ -247,6 +251,8 @@ func waitCreation(ctx context.Context, client dynamic.ResourceInterface, op *pro
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("creation: no last-handled-configuration annotation within %s", timeout))
 		}
+	case len(e.Configs.SuccessCounts) == 0: // the operator has seen the object
+		wait([]string{regexp.QuoteMeta("[default/kopf-example-1] ")})
 	default:
 		for name := range e.Configs.SuccessCounts {
 			wait([]string{regexp.QuoteMeta("'" + name + "' succeeded")})
@@ -275,6 +281,25 @@ func waitLog(ctx context.Context, op *proc.Process, patterns []string) error {
 	})
 	if err != nil {
 		return fmt.Errorf("none of %q in the log within %s", patterns, timeout)
+	}
+	return nil
+}
+
+// waitCounts waits up to timeout until each handler that want names has
+// succeeded at least as many times as it says.
+func waitCounts(ctx context.Context, op *proc.Process, want map[string]int) error {
+	var have map[string]int
+	err := cluster.WaitFor(ctx, timeout, func(context.Context) (bool, error) {
+		have = counts(succeededRE, op.Logs(), want)
+		for name, n := range want {
+			if have[name] < n {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("successes %v within %s, want %v", have, timeout, want)
 	}
 	return nil
 }
