@@ -35,7 +35,12 @@ var fullyTranslated = []string{
 // knownFailures are the examples whose ported output fails Kopf's
 // expectations, with the reason; the test asserts that they still fail (a
 // fix must remove the entry), with a problem containing the reason's key.
-var knownFailures = map[string]struct{ key, reason string }{}
+var knownFailures = map[string]struct{ key, reason string }{
+	"15-timers": {
+		key:    "successes map[], want each handler's exactly once",
+		reason: "its timers wait idle=5 and idle=10 s, and Kopf's scenario deletes the object first (Kopf's own after 3 s): no handler succeeds, and Kopf asserts set(counts) == {1}",
+	},
+}
 
 var kopfExamples = schema.GroupVersionResource{Group: "kopf.dev", Version: "v1", Resource: "kopfexamples"}
 
