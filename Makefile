@@ -234,3 +234,10 @@ release-check: controlplane
 ## port-check: kopf-gen port on Kopf's 17 examples from a Kopf checkout (KOPF_GIT, KOPF_TAG; not part of test): decorators, builds, statements translated.
 port-check:
 	PYTHON=$${PYTHON:-python3} hack/port-check.sh $(or $(KOPF_GIT),/work/.mirror/nolar+kopf/repo) $(or $(KOPF_TAG),1.44.6)
+
+.PHONY: port-expectations
+## port-expectations: Kopf's e2e expectations (tests/e2e/test_examples.py) on kopf-gen port's output of the Kopf examples
+## that translate fully, run against envtest (e2e/port's TestKopfExamplesExpectations; KOPF_GIT, KOPF_TAG; not part of test).
+port-expectations: controlplane
+	cd e2e && KOPF_EXAMPLES_GIT=$(or $(KOPF_GIT),/work/.mirror/nolar+kopf/repo) KOPF_EXAMPLES_TAG=$(or $(KOPF_TAG),1.44.6) \
+		$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -v -run '^TestKopfExamplesExpectations$$' ./port/
