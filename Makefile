@@ -240,4 +240,4 @@ port-check:
 ## that translate fully, run against envtest (e2e/port's TestKopfExamplesExpectations; KOPF_GIT, KOPF_TAG; not part of test).
 port-expectations: controlplane
 	cd e2e && KOPF_EXAMPLES_GIT=$(or $(KOPF_GIT),/work/.mirror/nolar+kopf/repo) KOPF_EXAMPLES_TAG=$(or $(KOPF_TAG),1.44.6) \
-		$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -v -run '^TestKopfExamplesExpectations$$' ./port/
+		$(GO) test -tags kopfexamples -count=1 -timeout $(TEST_TIMEOUT) -v -run '^TestKopfExamplesExpectations$$' ./port/

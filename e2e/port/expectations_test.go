@@ -1,3 +1,9 @@
+//go:build kopfexamples
+
+// Kopf's example e2e expectations on kopf-gen port's output: it reads
+// Kopf's examples from a Kopf checkout, so it is not part of make test
+// (build tag kopfexamples; make port-expectations).
+
 package port
 
 import (
@@ -96,13 +102,13 @@ print(json.dumps({
 
 // kopfSource reads path at the tag of the Kopf repository given by
 // KOPF_EXAMPLES_GIT and KOPF_EXAMPLES_TAG (make port-expectations sets
-// them), into dir; without them, the test skips: Kopf's files are never
+// them), into dir; without them, the test fails: Kopf's files are never
 // part of this repository.
 func kopfSource(t *testing.T, dir, path string) string {
 	t.Helper()
 	repo, tag := os.Getenv("KOPF_EXAMPLES_GIT"), os.Getenv("KOPF_EXAMPLES_TAG")
 	if repo == "" || tag == "" {
-		t.Skip("KOPF_EXAMPLES_GIT and KOPF_EXAMPLES_TAG unset: Kopf's examples are read from a Kopf checkout (make port-expectations sets them)")
+		t.Fatal("KOPF_EXAMPLES_GIT and KOPF_EXAMPLES_TAG unset: Kopf's examples are read from a Kopf checkout (make port-expectations sets them)")
 	}
 	out, err := exec.Command("git", "-C", repo, "show", tag+":"+path).Output()
 	if err != nil {
