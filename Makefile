@@ -43,7 +43,7 @@ CLUSTER_DIR   := $(CURDIR)/.cache/cluster
 # `make cluster CLUSTER_FLAGS=-controllers`: with controllers, a scheduler and a simulated node.
 CLUSTER_FLAGS ?=
 
-.PHONY: all demo test unit e2e e2e-project e2e-examples lint verify go-min generate controlplane apiserver kopf-gen cluster cluster-down clean
+.PHONY: all demo test unit e2e lint verify go-min generate controlplane apiserver kopf-gen cluster cluster-down clean
 
 all: kopf-gen
 
@@ -58,13 +58,11 @@ demo: apiserver kopf-gen
 ## The unit stage (CPU: its longest packages build and type-check operators) and the end-to-end stage
 ## (mostly waiting on control planes and operators' timing) run side by side, the output of each of their
 ## commands printed whole when it ends: on 2 cores that takes minutes off the serial sum (TEST_SERIAL=1 runs them in turn).
-## The examples' tests run beside the project's e2e packages, and the longest e2e packages
-## (E2E_FIRST) start first, so that none of them is left alone at the end.
 test: python-kopf lint verify go-min controlplane
 ifdef TEST_SERIAL
 	$(MAKE) --no-print-directory unit e2e
 else
-	$(MAKE) --no-print-directory -j3 --output-sync=line unit e2e-project e2e-examples
+	$(MAKE) --no-print-directory -j2 --output-sync=line unit e2e
 endif
 
 ## unit: the tests of the runtime, generator and kopf-gen modules, and the fuzzers of every decoder
@@ -94,17 +92,9 @@ unit:
 	for f in $(FUZZ); do IFS=: read -r mod pkg fuzzer n <<< "$$f"; \
 		(cd $$mod && $(GO) test -run '^$$' -fuzz "^$$fuzzer\$$" -fuzztime "$${n}x" "$$pkg"); done
 
-empty :=
-space := $(empty) $(empty)
-E2E_FIRST := scaffold sharding release deployed partition
-e2e: e2e-project e2e-examples
-
-e2e-project: controlplane python-kopf
+e2e: controlplane python-kopf
 	cd envtest && $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
-	cd e2e && $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(addprefix ./,$(E2E_FIRST)) \
-		$$($(GO) list ./... | grep -v -E '/e2e/($(subst $(space),|,$(E2E_FIRST)))$$')
-
-e2e-examples: controlplane python-kopf
+	cd e2e && $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 	cd examples && $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 ## python-kopf: Debian 12's python3 has the packages that Kopf 1.44.6 needs (../shared/kopf-1.44.6/README.md),
