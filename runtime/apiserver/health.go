@@ -42,7 +42,9 @@ import (
 //     <error>." (or "... still refuses the operator's credentials after
 //     <N> seconds (401 Unauthorized): ...") after 1, 2, 4... seconds, and
 //     at least once per maxSilence (the watching inactivity timeout, or a
-//     minute if there is none) whether requests are made or not;
+//     minute if there is none) whether requests are made or not; <N> is
+//     whole seconds, truncated, so that a report a little late (a busy
+//     machine, a slow probe) still names its scheduled time (1, 3, 7...);
 //   - once any request gets a response again (other than a 401), at INFO:
 //     "The API server <host> is reachable again after <N> seconds."
 //
@@ -161,8 +163,8 @@ func (h *Health) tick() {
 		if h.cause == unauthorized {
 			state = "still refuses the operator's credentials"
 		}
-		h.logger.Warn(fmt.Sprintf("The API server %s %s after %s seconds (%s): %v.",
-			h.server, state, Seconds(now.Sub(h.since)), h.cause, h.lastErr))
+		h.logger.Warn(fmt.Sprintf("The API server %s %s after %d seconds (%s): %v.",
+			h.server, state, int(now.Sub(h.since)/time.Second), h.cause, h.lastErr))
 		h.interval = min(2*h.interval, h.maxSilence)
 		h.report = now.Add(h.interval)
 	}
