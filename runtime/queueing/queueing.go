@@ -84,8 +84,9 @@ type Processor func(ctx context.Context, ev watching.Event, s *Stream)
 
 // Options configure a Queue.
 type Options struct {
-	// IdleTimeout is how long an object's expectation (Stream.Expect) is
-	// kept after its cycle: a later cycle does not wait for it.
+	// IdleTimeout is how long after its cycle an object's expectation
+	// (Stream.Expect) is waited for: a later cycle does not wait for it,
+	// and Stream.WaitExpected reports it unmet at once.
 	IdleTimeout time.Duration
 	// WorkerLimit is the most objects processed at once (a pool of as many
 	// workers); 0 or less: unbounded, a goroutine per object processed.

@@ -24,6 +24,9 @@ type Stream struct {
 	signal   chan struct{}
 	expected string
 	arrived  bool
+	// overdue: the expectation outlived the idle timeout unmet; the next
+	// WaitExpected gives it up at once (the processor reads the object).
+	overdue bool
 	// since is when the pending event's object got it: the arrival of the
 	// oldest event batched into it; taken is that of the event taken last.
 	since time.Time
@@ -97,12 +100,15 @@ func (s *Stream) put(ev watching.Event) (added bool) {
 
 // take returns the event to process now: the pending one, else the
 // requeued one if its delay is over (wait > 0: it is not, by so much).
-// An expectation older than idle is dropped.
+// An unmet expectation older than idle becomes overdue: the cycle does
+// not wait for it (see WaitExpected). It is not dropped: the event taken
+// may be older than the patch (a watch that stalled and brings it late),
+// and must not be judged as if it were consistent with it.
 func (s *Stream) take(now time.Time, idle time.Duration) (ev watching.Event, wait time.Duration, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.expected != "" && !s.ended.IsZero() && now.Sub(s.ended) > idle {
-		s.expected, s.arrived = "", false
+	if s.expected != "" && !s.arrived && !s.ended.IsZero() && now.Sub(s.ended) > idle {
+		s.overdue = true
 	}
 	switch {
 	case s.has:
@@ -130,7 +136,7 @@ func (s *Stream) finish(ev watching.Event, now time.Time, stopping bool) (d time
 	defer s.mu.Unlock()
 	s.woke, s.left, s.ended = NotRequeued, 0, now
 	if ev.Type == watching.Deleted {
-		s.expected, s.arrived = "", false // the object is gone: none of its versions will come
+		s.clearExpected() // the object is gone: none of its versions will come
 	}
 	r := s.requeue
 	s.requeue = nil
@@ -202,7 +208,7 @@ func (s *Stream) Expect(rv string) {
 	s.mu.Lock()
 	// The watch stream may have delivered that version before the patcher
 	// got here: it is then pending (the worker is busy with the patcher).
-	s.expected = rv
+	s.expected, s.overdue = rv, false
 	s.arrived = rv != "" && s.has && resourceVersion(s.latest) == rv
 	s.mu.Unlock()
 }
@@ -210,7 +216,11 @@ func (s *Stream) Expect(rv string) {
 // WaitExpected waits until the expected resourceVersion has arrived in the
 // stream (or none is expected), up to timeout, or until ctx is done or the
 // queue is closed (no event will arrive then: see Stopping). It reports
-// whether the version arrived.
+// whether the version arrived. An expectation that is overdue (unmet for
+// longer than Options.IdleTimeout after its cycle) is given up at once:
+// false, without waiting. On false (timeout or overdue), the expectation
+// is dropped; the processor cannot trust the event it has to be as new as
+// its own patch, and reads the object instead.
 // Events that arrive meanwhile stay pending for the next cycle. The
 // expectation may have been set in the object's previous cycle; the worker
 // is held while it waits (the wait is short).
@@ -222,8 +232,14 @@ func (s *Stream) WaitExpected(ctx context.Context, timeout time.Duration) bool {
 	if s.signal == nil {
 		s.signal = make(chan struct{}, 1)
 	}
-	signal := s.signal
+	signal, overdue := s.signal, s.overdue
+	if overdue {
+		s.clearExpected()
+	}
 	s.mu.Unlock()
+	if overdue {
+		return false
+	}
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	for {
@@ -237,7 +253,7 @@ func (s *Stream) WaitExpected(ctx context.Context, timeout time.Duration) bool {
 			return false
 		case <-deadline.C:
 			s.mu.Lock()
-			s.expected, s.arrived = "", false
+			s.clearExpected()
 			s.mu.Unlock()
 			return false
 		case <-signal:
@@ -254,9 +270,14 @@ func (s *Stream) settled() bool {
 	defer s.mu.Unlock()
 	done := s.expected == "" || s.arrived
 	if done {
-		s.expected, s.arrived = "", false
+		s.clearExpected()
 	}
 	return done
+}
+
+// clearExpected forgets the expectation; s.mu is held.
+func (s *Stream) clearExpected() {
+	s.expected, s.arrived, s.overdue = "", false, false
 }
 
 // Pending reports whether a newer event is waiting.

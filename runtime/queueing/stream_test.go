@@ -300,3 +300,47 @@ func TestStreamWaitExpectedCancelled(t *testing.T) {
 		t.Error("WaitExpected() = true after cancellation, want false")
 	}
 }
+
+// An expectation unmet past the idle timeout is not forgotten as if it
+// were met: the event taken then (here the status patch's echo, older than
+// the object patch expected, which a stalled watch brought late) must not
+// be judged as consistent, so WaitExpected reports it unmet at once, and
+// the processor reads the object. Within the idle timeout, it waits.
+func TestStreamOverdueExpectation(t *testing.T) {
+	const idle = 5 * time.Second
+	tests := []struct {
+		name     string
+		after    time.Duration // from the end of the cycle to the take
+		arrives  string        // the rv put before the take
+		want     bool
+		waitsFor time.Duration // how long WaitExpected waits (synctest's clock)
+	}{
+		{name: "within the idle timeout, not arrived", after: idle / 2, arrives: "1", want: false, waitsFor: time.Second},
+		{name: "past the idle timeout, not arrived", after: 2 * idle, arrives: "1", want: false, waitsFor: 0},
+		{name: "past the idle timeout, arrived", after: 2 * idle, arrives: "2", want: true, waitsFor: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := newStream()
+				s.Expect("2")
+				start := time.Now()
+				s.finish(event("a", "0"), start, false)
+				s.put(event("a", tt.arrives))
+				if _, _, ok := s.take(start.Add(tt.after), idle); !ok {
+					t.Fatal("nothing taken")
+				}
+				began := time.Now()
+				if got := s.WaitExpected(t.Context(), time.Second); got != tt.want {
+					t.Errorf("WaitExpected() = %v, want %v", got, tt.want)
+				}
+				if waited := time.Since(began); waited != tt.waitsFor {
+					t.Errorf("WaitExpected waited %v, want %v", waited, tt.waitsFor)
+				}
+				if !s.WaitExpected(t.Context(), time.Second) {
+					t.Error("the expectation is kept after WaitExpected reported on it")
+				}
+			})
+		})
+	}
+}

@@ -82,6 +82,9 @@ type Queueing struct {
 	// IdleTimeout is how long after an object's cycle its next one still
 	// waits for the event of the patch it sent (Kopf's idle_timeout, the
 	// life of an idle per-object worker, which forgot that expectation).
+	// Past it, the next cycle does not wait: it reads the object, as after
+	// Persistence.ConsistencyTimeout, rather than trust an event that may
+	// be older than its patch (Kopf processes that event as it is).
 	// Default: 5 s.
 	IdleTimeout time.Duration
 	// WorkerLimit is the most objects processed at once (Kopf's
