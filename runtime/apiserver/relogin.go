@@ -46,6 +46,13 @@ const (
 // Only one re-login runs at a time, with backoff between failed ones (see
 // minReloginInterval); requests refused meanwhile get the latest token if
 // it changed since they were sent, else their 401.
+//
+// The login runs with the context of the request that needed it. A
+// request that the login itself sends through this transport (a login
+// handler using the operator's client, e.g. for a TokenRequest) goes out
+// as it is, with the credentials in use, and its 401 is its own answer:
+// it neither waits for the re-login in progress, which waits for it, nor
+// starts another.
 type Relogin struct {
 	login  func(context.Context) (Credentials, error)
 	logger *slog.Logger
@@ -83,6 +90,9 @@ func NewExpiringRelogin(login func(context.Context) (Credentials, error), expira
 
 func (l *Relogin) Wrap(rt http.RoundTripper) http.RoundTripper {
 	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+		if req.Context().Value(reloggingIn{l}) != nil {
+			return rt.RoundTrip(req) // sent by the login in progress
+		}
 		auth, err := l.current(req.Context())
 		if err != nil {
 			return nil, err
@@ -179,10 +189,13 @@ func (l *Relogin) relogin(ctx context.Context, refused string) (string, error) {
 // load reads the credentials and returns their Authorization header and
 // expiration.
 func (l *Relogin) load(ctx context.Context) (string, time.Time, error) {
-	creds, err := l.login(ctx)
+	creds, err := l.login(context.WithValue(ctx, reloggingIn{l}, true))
 	auth, err := authorization(creds.Config, err)
 	return auth, creds.Expiration, err
 }
+
+// reloggingIn marks the context of a login in progress of its Relogin.
+type reloggingIn struct{ l *Relogin }
 
 // authorization is the Authorization header of the credentials of cfg.
 func authorization(cfg *rest.Config, err error) (string, error) {

@@ -136,3 +136,53 @@ func TestReloginAtExpirationOnce(t *testing.T) {
 		}
 	})
 }
+
+// A login that sends a request through the operator's own transport (a
+// login handler using the operator's client) does not wait for itself:
+// at the expiration, and on a 401, its request goes out with the
+// credentials in use and gets its own answer. (Without synctest: a
+// deadlock on a mutex would hang its bubble; here the test fails.)
+func TestReloginByTheOperatorsClient(t *testing.T) {
+	for _, status := range []int{http.StatusOK, http.StatusUnauthorized} {
+		t.Run(http.StatusText(status), func(t *testing.T) {
+			var rt http.RoundTripper
+			var inner []string
+			login := func(ctx context.Context) (Credentials, error) {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "https://apiserver/api/v1/tokenrequests", nil)
+				req.Header.Set("Authorization", "Bearer first")
+				resp, err := rt.RoundTrip(req)
+				if err != nil {
+					return Credentials{}, err
+				}
+				inner = append(inner, resp.Status)
+				return Credentials{Config: &rest.Config{BearerToken: "second"}}, nil
+			}
+			relogin := NewExpiringRelogin(login, time.Now().Add(-time.Second), slog.New(slog.DiscardHandler))
+			rt = relogin.Wrap(roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+				code := http.StatusOK
+				if req.URL.Path == "/api/v1/tokenrequests" || req.Header.Get("Authorization") == "Bearer first" {
+					code = status
+				}
+				return &http.Response{StatusCode: code, Status: http.StatusText(code), Body: http.NoBody, Request: req}, nil
+			}))
+			done := make(chan *http.Response, 1)
+			go func() {
+				req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "https://apiserver/api", nil)
+				req.Header.Set("Authorization", "Bearer first")
+				resp, _ := rt.RoundTrip(req)
+				done <- resp
+			}()
+			select {
+			case resp := <-done:
+				if resp == nil || resp.StatusCode != http.StatusOK {
+					t.Fatalf("the request at the expiration got %v; want 200 with the new credentials", resp)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the request at the expiration still waits for the login, which waits for its own request")
+			}
+			if len(inner) != 1 || inner[0] != http.StatusText(status) {
+				t.Errorf("the login's own request got %q, want one %q", inner, http.StatusText(status))
+			}
+		})
+	}
+}
