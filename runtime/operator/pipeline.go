@@ -107,7 +107,7 @@ func (o *operator) newPipeline(ctx context.Context, res resources.Resource) *pip
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	p.queue = queueing.New(workCtx, o.queueOptions(), process)
 	p.put = shardFilter(shard, p.queue)
-	o.releaser.Watch(p.queue.Active)
+	unwatch := o.releaser.Watch(p.queue.Active)
 	p.metrics = o.instrumentResource(res, r, p.queue)
 	r.Requeue = func(ev watching.Event) { p.admit(ctx, ev) }
 
@@ -116,6 +116,7 @@ func (o *operator) newPipeline(ctx context.Context, res resources.Resource) *pip
 	o.goWorker(func() {
 		<-ctx.Done()
 		p.queue.Drain(cancelWork, o.opts.Settings.Queueing.ExitTimeout, res.String(), o.opts.Logger)
+		unwatch()
 	})
 	return p
 }

@@ -19,9 +19,12 @@ type MemoryReleaser struct {
 	release func() // debug.FreeOSMemory; replaced in tests
 
 	mu    sync.Mutex
-	busy  []func() int // the queues' Active
+	busy  map[*source]struct{} // the queues' Active
 	timer *time.Timer
 }
+
+// source is one watched source of work.
+type source struct{ workers func() int }
 
 // NewMemoryReleaser makes a MemoryReleaser that waits delay; a nil
 // *MemoryReleaser does nothing.
@@ -30,14 +33,25 @@ func NewMemoryReleaser(delay time.Duration) *MemoryReleaser {
 }
 
 // Watch adds a source of work: a function returning its work in progress
-// (Queue.Active).
-func (r *MemoryReleaser) Watch(workers func() int) {
+// (Queue.Active). The source is watched until unwatch is called (when its
+// queue has stopped: a cluster of a fleet disengaged, a resource's
+// pipeline ended), so that a stopped queue is not kept.
+func (r *MemoryReleaser) Watch(workers func() int) (unwatch func()) {
 	if r == nil {
-		return
+		return func() {}
 	}
+	src := &source{workers: workers}
 	r.mu.Lock()
-	r.busy = append(r.busy, workers)
+	if r.busy == nil {
+		r.busy = map[*source]struct{}{}
+	}
+	r.busy[src] = struct{}{}
 	r.mu.Unlock()
+	return func() {
+		r.mu.Lock()
+		delete(r.busy, src)
+		r.mu.Unlock()
+	}
 }
 
 // Idle is called when one source has no work left: the release happens
@@ -58,10 +72,13 @@ func (r *MemoryReleaser) Idle() {
 
 func (r *MemoryReleaser) fire() {
 	r.mu.Lock()
-	sources := r.busy
+	sources := make([]*source, 0, len(r.busy))
+	for src := range r.busy {
+		sources = append(sources, src)
+	}
 	r.mu.Unlock()
-	for _, workers := range sources {
-		if workers() > 0 {
+	for _, src := range sources {
+		if src.workers() > 0 {
 			return // busy again: its next Idle() re-arms the release
 		}
 	}
