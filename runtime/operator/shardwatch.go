@@ -68,6 +68,9 @@ func (o *operator) shardedWatches(ctx context.Context, p *pipeline) sharding.Mod
 		// bucket's watch as if deleted: the reactor reads it again.
 		p.reactor.Selects = func(body.Body) bool { return true }
 	}
+	if mode == sharding.ModeLabel && o.shards.stamp != nil {
+		o.shards.stamp.Add(p.res) // its new objects labelled at creation
+	}
 	p.bucketsMW = map[string]*metrics.Watch{}
 	return mode
 }
