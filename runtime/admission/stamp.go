@@ -2,6 +2,7 @@ package admission
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -157,7 +158,10 @@ func (h *stampHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	req, err := readReview(r.Body, r.ContentLength, h.max)
 	if err != nil {
-		bad := err.(*badRequest) // readReview's errors are all *badRequest
+		var bad *badRequest
+		if !errors.As(err, &bad) {
+			bad = &badRequest{http.StatusBadRequest, err.Error()}
+		}
 		h.logger.Error(fmt.Sprintf("Admission request to %s refused: %s", r.URL.Path, bad.msg))
 		http.Error(w, bad.msg, bad.status)
 		return
