@@ -35,5 +35,10 @@
 // exit (only the persistent handlers' webhooks left) by the last replica,
 // which each replica knows from the others' Leases.
 //
+// With Config.Stamp (sharding's label mode), the server also answers the
+// operator's own mutating webhook that labels objects at their creation,
+// whose entry of its own the manager adds to the managed
+// MutatingWebhookConfiguration (failurePolicy Ignore: see Stamp).
+//
 // docs/admission.md is the user's guide.
 package admission

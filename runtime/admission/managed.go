@@ -65,6 +65,8 @@ type manager struct {
 	wake         chan struct{}
 	onFound      func([]resources.Resource)
 	found        []resources.Resource
+	stamp        *Stamp // nil: none
+	stampDenied  bool   // RBAC refused the stamp's configuration (said once)
 
 	timing   leases.Timing   // runtime/leases' defaults
 	lease    *leases.Held    // this replica's
@@ -223,25 +225,49 @@ func (m *manager) reconcile(ctx context.Context, persistentOnly bool) error {
 			return err
 		}
 	}
-	if hs := m.registry.WebhookHandlers(registry.WebhookMutating); len(hs) > 0 {
-		want := buildWebhooks(hs, m.found, m.name, cc, persistentOnly)
-		ac := admissionregv1ac.MutatingWebhookConfiguration(m.name)
-		if err := recode(want, &ac.Webhooks); err != nil {
-			return err
-		}
-		for i := range ac.Webhooks {
-			ac.Webhooks[i].WithReinvocationPolicy(admissionregv1.NeverReinvocationPolicy)
-		}
-		api := m.configs.MutatingWebhookConfigurations()
-		out, err := applyConfig(ctx, m, "mutating", api, ac)
-		if err != nil {
-			return err
-		}
-		if err := prune(ctx, api, out, &out.Webhooks, func(w admissionregv1.MutatingWebhook) string { return w.Name }, webhookNames(want)); err != nil {
-			return err
+	return m.reconcileMutating(ctx, cc, persistentOnly)
+}
+
+// reconcileMutating applies the mutating configuration: the mutating
+// handlers' webhooks, then the Stamp's (not at the last replica's exit).
+// Where RBAC refuses it and it holds the stamp alone (no mutating
+// handlers, whose RBAC the generated Role has), the stamp is left out
+// with a warning, once: the labeller labels the new objects.
+func (m *manager) reconcileMutating(ctx context.Context, cc admissionregv1.WebhookClientConfig, persistentOnly bool) error {
+	hs := m.registry.WebhookHandlers(registry.WebhookMutating)
+	if len(hs) == 0 && (m.stamp == nil || m.stampDenied) {
+		return nil
+	}
+	want := buildWebhooks(hs, m.found, m.name, cc, persistentOnly)
+	ac := admissionregv1ac.MutatingWebhookConfiguration(m.name)
+	if err := recode(want, &ac.Webhooks); err != nil {
+		return err
+	}
+	for i := range ac.Webhooks {
+		ac.Webhooks[i].WithReinvocationPolicy(admissionregv1.NeverReinvocationPolicy)
+	}
+	names := webhookNames(want)
+	if m.stamp != nil && !persistentOnly {
+		if w := m.stamp.webhook(m.name, cc); w != nil {
+			var stamp admissionregv1ac.MutatingWebhookApplyConfiguration
+			if err := recodeAs(w, &stamp); err != nil {
+				return err
+			}
+			ac.WithWebhooks(&stamp)
+			names[w.Name] = true
 		}
 	}
-	return nil
+	api := m.configs.MutatingWebhookConfigurations()
+	out, err := applyConfig(ctx, m, "mutating", api, ac)
+	if apierrors.IsForbidden(err) && len(hs) == 0 {
+		m.stampDenied = true
+		m.logger.Warn(fmt.Sprintf("The bucket label is not stamped at creation: RBAC does not allow the mutating webhook configuration %s (the labeller labels the new objects): %s", m.name, err))
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return prune(ctx, api, out, &out.Webhooks, func(w admissionregv1.MutatingWebhook) string { return w.Name }, names)
 }
 
 // webhookNames are the webhooks' names.
@@ -312,7 +338,12 @@ func applyConfig[T interface{ GetResourceVersion() string }, AC any](ctx context
 // recode converts the webhooks as built into their apply configurations
 // (the same JSON).
 func recode(webhooks []admissionregv1.ValidatingWebhook, into any) error {
-	data, err := json.Marshal(webhooks)
+	return recodeAs(webhooks, into)
+}
+
+// recodeAs converts a value into another of the same JSON.
+func recodeAs(from, into any) error {
+	data, err := json.Marshal(from)
 	if err != nil {
 		return fmt.Errorf("encoding the webhooks: %w", err)
 	}

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -81,6 +83,11 @@ type Config struct {
 	// The server starts if the registry has webhook handlers or if there
 	// are Handlers.
 	Handlers map[string]http.Handler
+	// Stamp, if set, is the operator's own mutating webhook that labels
+	// objects at their creation (sharding's bucket label), served at
+	// <root>/<StampID> and written into the managed configuration (see
+	// Stamp); only with settings.Admission.Managed and webhook handlers.
+	Stamp *Stamp
 }
 
 // Server is a running admission webhook server.
@@ -129,6 +136,9 @@ var ErrNoServer = errors.New("Admission handlers exist, but no admission server/
 func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if !cfg.Registry.HasWebhooks() && len(cfg.Handlers) == 0 {
 		return nil, nil
+	}
+	if cfg.Stamp != nil && slices.ContainsFunc(cfg.Registry.WebhookHandlers(""), func(h *registry.WebhookHandler) bool { return h.ID == StampID }) {
+		return nil, fmt.Errorf("the webhook id %q is the bucket stamp's: give the handler another id", StampID)
 	}
 	st := &startup{cfg: cfg, logger: cfg.Logger, store: &certStore{}}
 	if st.logger == nil {
@@ -362,16 +372,28 @@ func (st *startup) handler(ctx context.Context) *Handler {
 	return h
 }
 
-// mux serves the Config.Handlers at <root>/<name>, and the webhooks at
-// every other path.
+// mux serves the Config.Handlers and the Stamp at <root>/<name>, and the
+// webhooks at every other path.
 func (st *startup) mux(webhooks *Handler) http.Handler {
-	if len(st.cfg.Handlers) == 0 {
+	handlers := st.cfg.Handlers
+	if st.cfg.Stamp != nil {
+		handlers = maps.Clone(handlers)
+		if handlers == nil {
+			handlers = map[string]http.Handler{}
+		}
+		max := webhooks.MaxRequestBytes
+		if max <= 0 {
+			max = DefaultMaxRequestBytes
+		}
+		handlers[StampID] = &stampHandler{stamp: st.cfg.Stamp, logger: st.logger, max: max}
+	}
+	if len(handlers) == 0 {
 		return webhooks
 	}
 	root := strings.TrimSuffix(webhooks.Root, "/")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if name, ok := strings.CutPrefix(r.URL.Path, root+"/"); ok {
-			if h, ok := st.cfg.Handlers[name]; ok {
+			if h, ok := handlers[name]; ok {
 				h.ServeHTTP(w, r)
 				return
 			}
@@ -484,8 +506,12 @@ func (st *startup) startManager(ctx context.Context, s *Server) error {
 		logger:       st.logger,
 		wake:         make(chan struct{}, 1),
 		onFound:      func(found []resources.Resource) { st.resolved.Store(&found) },
+		stamp:        st.cfg.Stamp,
 	}
 	st.store.onCABundle(func([]byte) { mgr.poke() })
+	if st.cfg.Stamp != nil {
+		st.cfg.Stamp.onChange(mgr.poke)
+	}
 	if err := mgr.start(ctx); err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/kopf-go/kopf/runtime/kwargs"
 	"github.com/kopf-go/kopf/runtime/registry"
 	"github.com/kopf-go/kopf/runtime/resources"
+	"github.com/kopf-go/kopf/runtime/sharding"
 )
 
 // serveAdmission starts the admission webhook server of the registry's
@@ -28,7 +29,10 @@ import (
 // The handlers and conversions get the operator's context values (its
 // clients, REST config and poster: RESTConfig, Client and kopf.Info work
 // in them) with the cancellation of their request.
-func serveAdmission(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Options, dc discovery.DiscoveryInterface, objectsMemo kwargs.Memo, identity string) (stop func(), err error) {
+//
+// stamp, if not nil, is the label mode's bucket label stamped at creation
+// (see bucketStamp).
+func serveAdmission(ctx context.Context, cfg *rest.Config, reg *registry.Registry, opts Options, dc discovery.DiscoveryInterface, objectsMemo kwargs.Memo, identity string, stamp *admission.Stamp) (stop func(), err error) {
 	if !reg.HasWebhooks() && !reg.HasConversions() {
 		return func() {}, nil
 	}
@@ -48,6 +52,7 @@ func serveAdmission(ctx context.Context, cfg *rest.Config, reg *registry.Registr
 		Memo:       objectsMemo,
 		Context:    withValues,
 		Handlers:   extra,
+		Stamp:      stamp,
 	})
 	if err != nil && !reg.HasWebhooks() {
 		return nil, fmt.Errorf("the conversions are served by the admission server: %w", err)
@@ -87,4 +92,27 @@ func keepConversionWebhooks(ctx context.Context, cfg *rest.Config, reg *registry
 	}
 	srv.OnCABundle(func([]byte) { crds.Poke() })
 	return crds.Start(ctx)
+}
+
+// bucketStamp is the label mode's bucket label stamped at creation by the
+// operator's own mutating webhook (admission.Stamp; docs/sharding.md, "The
+// label"): where the operator runs in the label mode and serves webhook
+// handlers with managed configurations; nil otherwise (the labeller alone
+// labels the new objects). Its label is sharding.BucketLabel, the
+// labeller's; its resources are added as their pipelines are watched by
+// bucket (shardedWatches, which finds it in o.shards.stamp).
+func (o *operator) bucketStamp() *admission.Stamp {
+	if o.shards == nil || o.shards.cfg.Mode != sharding.ModeLabel || o.opts.Settings.Admission.Managed == "" || !o.reg.HasWebhooks() {
+		return nil
+	}
+	buckets, sc := o.shards.cfg.Buckets, o.scope
+	stamp := &admission.Stamp{
+		Label:  func(namespace, name string) (string, string) { return sharding.BucketLabel(namespace, name, buckets) },
+		Serves: func(namespace string) bool { return namespace == "" || sc.Matches(namespace) },
+	}
+	if names, ok := sc.ExactNamespaces(); ok {
+		stamp.Namespaces = names
+	}
+	o.shards.stamp = stamp
+	return stamp
 }

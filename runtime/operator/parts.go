@@ -262,7 +262,7 @@ func (o *operator) startAdmission(ctx context.Context) (context.Context, stopFun
 		}
 		return ctx, nil, nil
 	}
-	stop, err := serveAdmission(ctx, o.cfg, o.reg, o.opts, o.discovery, o.objectsMemo, o.identity)
+	stop, err := serveAdmission(ctx, o.cfg, o.reg, o.opts, o.discovery, o.objectsMemo, o.identity, o.bucketStamp())
 	if err != nil {
 		return ctx, nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	coordinationclient "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
 
+	"github.com/kopf-go/kopf/runtime/admission"
 	"github.com/kopf-go/kopf/runtime/sharding"
 	"github.com/kopf-go/kopf/runtime/sharding/shardstage"
 )
@@ -61,6 +62,7 @@ type shards struct {
 	leases *rest.Config
 	logger *slog.Logger
 	stage  *shardstage.Stage
+	stamp  *admission.Stamp // the label mode's stamp at creation; nil: none (see bucketStamp)
 }
 
 // newShards prepares sharding: the settings' defaults, the Leases' client

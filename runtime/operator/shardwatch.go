@@ -38,7 +38,9 @@ import (
 // In the label mode, every replica also watches the resource's objects
 // without the label ("!key"), whose bucket it labels if it holds it
 // (shardstage's labeller): these watches, always on, are the resource's
-// watches for the readiness. The bucket watches count in the health
+// watches for the readiness. Where the operator serves managed webhooks,
+// the resource is added to the admission stamp (bucketStamp), which
+// labels its new objects at creation, before any watch sees them. The bucket watches count in the health
 // (Monitor) while they run.
 
 // shardedWatches decides how the pipeline's resource is watched: by
@@ -67,6 +69,9 @@ func (o *operator) shardedWatches(ctx context.Context, p *pipeline) sharding.Mod
 		// An object whose bucket label is removed or changed leaves its
 		// bucket's watch as if deleted: the reactor reads it again.
 		p.reactor.Selects = func(body.Body) bool { return true }
+	}
+	if mode == sharding.ModeLabel && o.shards.stamp != nil {
+		o.shards.stamp.Add(p.res) // its new objects labelled at creation
 	}
 	p.bucketsMW = map[string]*metrics.Watch{}
 	return mode

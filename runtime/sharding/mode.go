@@ -77,3 +77,12 @@ func ObjectKey(namespace, name string) string {
 	}
 	return namespace + "/" + name
 }
+
+// BucketLabel is the bucket label of ModeLabel of the object name in
+// namespace ("" if cluster-scoped) for a number of buckets: LabelKey and
+// the decimal KeyBucket of its ObjectKey. The one computation of the label
+// that every writer uses (the labeller, the operator's mutating webhook at
+// creation), so that they never disagree.
+func BucketLabel(namespace, name string, buckets int) (key, value string) {
+	return LabelKey(buckets), strconv.Itoa(KeyBucket(ObjectKey(namespace, name), buckets))
+}

@@ -1,6 +1,7 @@
 package sharding
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/kopf-go/kopf/runtime/progress"
@@ -46,5 +47,16 @@ func TestKeyBucket(t *testing.T) {
 	}
 	if ObjectKey("ns", "a") != "ns/a" || ObjectKey("", "a") != "a" {
 		t.Errorf("ObjectKey: %q, %q", ObjectKey("ns", "a"), ObjectKey("", "a"))
+	}
+}
+
+// BucketLabel is LabelKey and KeyBucket of ObjectKey.
+func TestBucketLabel(t *testing.T) {
+	tests := []struct{ namespace, name string }{{"ns", "a"}, {"", "cluster-scoped"}, {"default", "during-07"}}
+	for _, tt := range tests {
+		key, value := BucketLabel(tt.namespace, tt.name, 64)
+		if want := strconv.Itoa(KeyBucket(ObjectKey(tt.namespace, tt.name), 64)); key != LabelKey(64) || value != want {
+			t.Errorf("BucketLabel(%q, %q) = %q=%q, want %q=%q", tt.namespace, tt.name, key, value, LabelKey(64), want)
+		}
 	}
 }

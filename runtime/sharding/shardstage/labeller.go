@@ -29,7 +29,8 @@ const labellerWorkers = 2
 //
 // The label is a merge patch of metadata.labels alone, without a
 // resourceVersion precondition: its value is a function of the object's
-// namespace and name (sharding.KeyBucket), so that every writer writes
+// namespace and name (sharding.BucketLabel, which the operator's mutating
+// webhook uses at creation too), so that every writer writes
 // the same, and no concurrent change can make it wrong. A failed write is
 // retried with client-go's rate limiter (5 ms doubling to 1000 s per
 // object); an object gone (404) is done.
@@ -138,9 +139,9 @@ func (lb *labeller) run(ctx context.Context) {
 
 // label writes the object's bucket label.
 func (lb *labeller) label(ctx context.Context, key string) error {
-	b := sharding.KeyBucket(key, len(lb.l.s.owned))
-	patch := fmt.Appendf(nil, `{"metadata":{"labels":{%q:%q}}}`, lb.key, strconv.Itoa(b))
 	ns, name := splitKey(key)
+	k, v := sharding.BucketLabel(ns, name, len(lb.l.s.owned))
+	patch := fmt.Appendf(nil, `{"metadata":{"labels":{%q:%q}}}`, k, v)
 	ri := dynamic.ResourceInterface(lb.l.client)
 	if ns != "" {
 		ri = lb.l.client.Namespace(ns)
@@ -152,6 +153,6 @@ func (lb *labeller) label(ctx context.Context, key string) error {
 	if err != nil {
 		return fmt.Errorf("labelling %s: %w", key, err)
 	}
-	lb.l.s.cfg.Logger.Debug(fmt.Sprintf("Sharding: labelled %s with its bucket: %s=%d.", key, lb.key, b))
+	lb.l.s.cfg.Logger.Debug(fmt.Sprintf("Sharding: labelled %s with its bucket: %s=%s.", key, k, v))
 	return nil
 }
