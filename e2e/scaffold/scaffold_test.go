@@ -11,7 +11,6 @@ package scaffold
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kopf-go/kopf/e2e/cluster"
 	"github.com/kopf-go/kopf/kopftest"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -31,8 +31,8 @@ import (
 )
 
 // kopfGenBin is kopf-gen built from this checkout, once for the package
-// (TestMain): every test's kopf-gen init runs it, and each scaffold gets a
-// copy in its bin/.
+// (TestMain, with cluster.BuildKopfGen): every test's kopf-gen init runs
+// it, and each scaffold gets a copy in its bin/.
 var kopfGenBin string
 
 func TestMain(m *testing.M) {
@@ -40,6 +40,11 @@ func TestMain(m *testing.M) {
 }
 
 func runTests(m *testing.M) int {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	tmp, err := os.MkdirTemp("", "e2e-scaffold-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -47,10 +52,8 @@ func runTests(m *testing.M) int {
 	}
 	defer os.RemoveAll(tmp)
 	kopfGenBin = filepath.Join(tmp, "kopf-gen")
-	cmd := exec.Command("go", "build", "-o", kopfGenBin, ".")
-	cmd.Dir = filepath.Join("..", "..", "cmd", "kopf-gen")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build of kopf-gen: %v\n%s", err, out)
+	if err := cluster.BuildKopfGen(root, kopfGenBin); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return m.Run()
@@ -73,32 +76,10 @@ func scaffold(t *testing.T, flags ...string) (dir, out string) {
 	dir = filepath.Join(work, "widget-operator")
 	out = run(t, work, nil, kopfGenBin, append([]string{"init", dir, "--module", "example.com/widget-operator",
 		"--group", "example.com", "--version", "v1alpha1", "--kind", "Widget", "--kopf-replace", root}, flags...)...)
-	copyFile(t, kopfGenBin, filepath.Join(dir, "bin", "kopf-gen"))
+	if err := cluster.CopyExecutable(kopfGenBin, filepath.Join(dir, "bin", "kopf-gen")); err != nil {
+		t.Fatal(err)
+	}
 	return dir, out
-}
-
-// copyFile copies an executable file.
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	src, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	dst, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		dst.Close()
-		t.Fatal(err)
-	}
-	if err := dst.Close(); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // run runs a command in dir with env added to the test's environment, and
