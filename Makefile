@@ -103,9 +103,14 @@ unit:
 	for f in $(FUZZ); do IFS=: read -r mod pkg fuzzer n <<< "$$f"; \
 		(cd $$mod && $(GO) test -run '^$$' -fuzz "^$$fuzzer\$$" -fuzztime "$${n}x" "$$pkg"); done
 
+## E2E_FIRST: the e2e packages that go test starts first (it starts them in the order given, two at
+## a time): the longest, so that none of them is left to run alone at the end; e2e/sharding the last of
+## them, once the static checks (static-unit) are over.
+E2E_FIRST := scaffold release deployed partition sharding
 e2e: controlplane python-kopf
 	cd envtest && $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
-	cd e2e && $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	cd e2e && $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(addprefix ./,$(E2E_FIRST)) \
+		$$($(GO) list ./... | grep -vxF $(addprefix -e github.com/kopf-go/kopf/e2e/,$(E2E_FIRST)))
 	cd examples && $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 ## python-kopf: Debian 12's python3 has the packages that Kopf 1.44.6 needs (../shared/kopf-1.44.6/README.md),
