@@ -65,8 +65,10 @@ func noControlPlane(t *testing.T) []string {
 // go generate with the kopf-gen its Makefile builds, verify, make; checks
 // that its module graph holds none of kopf-gen's dependencies and its
 // binary no package of controller-runtime; then re-runs init without and
-// with --force, and with other flags. (Its end-to-end test runs in
-// e2e/scaffold, on a control plane; here it must skip and say why.)
+// with --force, and with other flags; last, replaces its types
+// (checkReplacedTypes). (Its end-to-end test runs in e2e/scaffold, on a
+// control plane; here it must skip and say why. e2e/scaffold's TestScaffold
+// relies on this test for the scaffold's make test.)
 func TestInit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a scaffolded repository (go mod tidy, go build, kopf-gen)")
@@ -135,7 +137,9 @@ func TestInit(t *testing.T) {
 
 	// go generate with the kopf-gen that the Makefile builds (from this
 	// checkout, as go.mod replaces kopf-go with it) changes nothing, and
-	// verify passes.
+	// verify passes: that kopf-gen's, run by make lint (with main.go's
+	// flags, as here without make), and after make manifests and fmt
+	// kopf-gen's in this process.
 	before := snapshot(t, dir)
 	bin := filepath.Join(dir, "bin")
 	if _, err := exec.LookPath("make"); err == nil {
@@ -147,8 +151,8 @@ func TestInit(t *testing.T) {
 	if after := snapshot(t, dir); !reflect.DeepEqual(before, after) {
 		t.Errorf("go generate changed the scaffold")
 	}
-	goIn(t, dir, nil, filepath.Join(bin, "kopf-gen"), "verify", "--manifests=config", "--kustomize", "--chart=dist/chart", "--deepcopy", "--clients=pkg/generated")
-	if _, err := exec.LookPath("make"); err == nil {
+	_, noMake := exec.LookPath("make")
+	if noMake == nil {
 		goIn(t, dir, noCP, "make", "lint", "build", "test", "manifests", "fmt")
 		out := goIn(t, dir, nil, "make", "help")
 		for _, target := range []string{"generate", "manifests", "fmt", "vet", "lint", "test", "test-e2e", "run",
@@ -159,6 +163,7 @@ func TestInit(t *testing.T) {
 		}
 	} else {
 		t.Log("no make: the Makefile is not run")
+		goIn(t, dir, nil, filepath.Join(bin, "kopf-gen"), "verify", "--manifests=config", "--kustomize", "--chart=dist/chart", "--deepcopy", "--clients=pkg/generated")
 	}
 	t.Chdir(dir)
 	if code, out, errOut := kopfGen(t, "verify", "--manifests=config", "--kustomize", "--chart=dist/chart", "--deepcopy", "--clients=pkg/generated"); code != 0 {
@@ -228,6 +233,11 @@ func TestInit(t *testing.T) {
 	delete(before, "go.mod")
 	if !reflect.DeepEqual(before, after) {
 		t.Errorf("init --force --kopf-replace did not restore the repository")
+	}
+
+	// Types replaced by others: make generate, then make verify.
+	if noMake == nil {
+		checkReplacedTypes(t, dir)
 	}
 }
 
@@ -406,7 +416,9 @@ func TestManifestsFlags(t *testing.T) {
 // TestInitWebhooks scaffolds an operator with --webhooks against this
 // checkout: kopf-gen writes the webhooks' Service and Role along with the
 // rest; the repository builds, vets, its unit tests of the admission
-// handlers pass, and verify passes.
+// handlers pass, and verify passes. (e2e/scaffold's TestScaffoldWebhooks
+// runs the same scaffold's end-to-end test, and relies on this test for
+// the rest.)
 func TestInitWebhooks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a scaffolded repository (go mod tidy, go build, kopf-gen)")

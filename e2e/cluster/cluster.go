@@ -4,7 +4,8 @@
 // reliability tests and tools of this repository need: restarting the API
 // server under running operators (restart.go), a user known by a static
 // bearer token (users.go), one control plane shared by a test binary's
-// tests (main.go), and finding this repository's own binaries.
+// tests (main.go), and finding this repository's own binaries (kopf-gen:
+// kopfgen.go, from the one that make test builds).
 //
 // The binaries are found in $KUBEBUILDER_ASSETS, as envtest users expect,
 // or else in bin/k8s/<version>-<os>-<arch> of this repository, where

@@ -85,7 +85,7 @@ func runTests(m *testing.M) int {
 // build builds kopf-gen and the examples' operators into dir, in one go
 // build each.
 func build(dir string) error {
-	if err := goBuild(filepath.Join(root, "cmd", "kopf-gen"), dir+"/", "."); err != nil {
+	if err := cluster.BuildKopfGen(root, filepath.Join(dir, "kopf-gen")); err != nil {
 		return err
 	}
 	pkgs := make([]string, 0, len(examples))

@@ -41,6 +41,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
+	"github.com/kopf-go/kopf/e2e/cluster"
 	"github.com/kopf-go/kopf/envtest"
 )
 
@@ -76,7 +77,9 @@ func scaffold(t *testing.T) (kopfGen, dir string) {
 	}
 	work := t.TempDir()
 	kopfGen = filepath.Join(work, "kopf-gen")
-	run(t, filepath.Join(root, "cmd", "kopf-gen"), "go", "build", "-o", kopfGen, ".")
+	if err := cluster.BuildKopfGen(root, kopfGen); err != nil {
+		t.Fatal(err)
+	}
 	dir = filepath.Join(work, name)
 	run(t, work, kopfGen, "init", dir, "--module", "example.com/"+name, "--group", "example.com",
 		"--version", "v1alpha1", "--kind", "Widget", "--webhooks", "--namespace", namespace, "--kopf-replace", root)

@@ -88,7 +88,9 @@ func port(t *testing.T, name string, crds []string, files ...string) string {
 	}
 	work := t.TempDir()
 	kopfGen := filepath.Join(work, "kopf-gen")
-	run(t, filepath.Join(root, "cmd", "kopf-gen"), nil, "go", "build", "-o", kopfGen, ".")
+	if err := cluster.BuildKopfGen(root, kopfGen); err != nil {
+		t.Fatal(err)
+	}
 	dir := filepath.Join(work, name)
 	args := []string{"port", "--python", python(t), "--out", dir, "--module", "example.com/" + name, "--kopf-replace", root}
 	for _, c := range crds {

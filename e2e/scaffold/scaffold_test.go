@@ -1,12 +1,16 @@
 // Package scaffold checks what `kopf-gen init` promises a new user, end to
 // end: in a temporary directory, an operator scaffolded with this checkout
-// of kopf-go passes its own `make test` and `make test-e2e`, the latter on
-// etcd and kube-apiserver from `kopf-gen envtest`; and it runs as
-// docs/first-operator.md says, with `make cluster` and `make run`.
+// of kopf-go passes its own `make test-e2e`, on etcd and kube-apiserver from
+// `kopf-gen envtest`; and it runs as docs/first-operator.md says, with
+// `make cluster` and `make run`. The scaffolds' `make test` (vet and unit
+// tests), `make lint`, `make build` and `make generate`, which need no
+// control plane, run in cmd/kopf-gen's TestInit, TestInitWebhooks and
+// TestInitVariants.
 package scaffold
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kopf-go/kopf/e2e/cluster"
 	"github.com/kopf-go/kopf/kopftest"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -24,6 +29,58 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
 )
+
+// kopfGenBin is kopf-gen built from this checkout, once for the package
+// (TestMain, with cluster.BuildKopfGen): every test's kopf-gen init runs
+// it, and each scaffold gets a copy in its bin/.
+var kopfGenBin string
+
+func TestMain(m *testing.M) {
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	tmp, err := os.MkdirTemp("", "e2e-scaffold-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	kopfGenBin = filepath.Join(tmp, "kopf-gen")
+	if err := cluster.BuildKopfGen(root, kopfGenBin); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+// scaffold runs kopf-gen init in a temporary directory with this checkout
+// as kopf-go (--kopf-replace) and the flags added, and returns the
+// scaffold's directory and init's output. The scaffold's bin/kopf-gen is a
+// copy of kopfGenBin: the Makefile's `make kopf-gen` (a prerequisite of
+// test-e2e, cluster, generate and verify) still runs its go build, which
+// finds the binary current (its build ID) instead of linking it again, as
+// on a user's second run.
+func scaffold(t *testing.T, flags ...string) (dir, out string) {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	dir = filepath.Join(work, "widget-operator")
+	out = run(t, work, nil, kopfGenBin, append([]string{"init", dir, "--module", "example.com/widget-operator",
+		"--group", "example.com", "--version", "v1alpha1", "--kind", "Widget", "--kopf-replace", root}, flags...)...)
+	if err := cluster.CopyExecutable(kopfGenBin, filepath.Join(dir, "bin", "kopf-gen")); err != nil {
+		t.Fatal(err)
+	}
+	return dir, out
+}
 
 // run runs a command in dir with env added to the test's environment, and
 // fails the test with its output if it fails.
@@ -64,22 +121,13 @@ func envtestFlags(t *testing.T) []string {
 // cluster-scoped kind without a status subresource (kopf-gen init --scope
 // Cluster --no-status) with make test-e2e: the operator serves objects
 // without a namespace and stores the handlers' results in the object
-// itself. (cmd/kopf-gen's TestInitVariants builds and verifies it.)
+// itself. (cmd/kopf-gen's TestInitVariants builds, vets, unit-tests and
+// verifies it, with --webhooks.)
 func TestScaffoldClusterNoStatus(t *testing.T) {
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Fatalf("the scaffold's tests run with make: %v", err)
 	}
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	work := t.TempDir()
-	kopfGen := filepath.Join(work, "kopf-gen")
-	run(t, filepath.Join(root, "cmd", "kopf-gen"), nil, "go", "build", "-o", kopfGen, ".")
-	dir := filepath.Join(work, "widget-operator")
-	out := run(t, work, nil, kopfGen, "init", dir, "--module", "example.com/widget-operator",
-		"--group", "example.com", "--version", "v1alpha1", "--kind", "Widget", "--kopf-replace", root,
-		"--scope", "Cluster", "--no-status")
+	dir, out := scaffold(t, "--scope", "Cluster", "--no-status")
 	t.Logf("kopf-gen init:\n%s", out)
 	out = run(t, dir, append(envtestFlags(t), "KUBEBUILDER_ASSETS="), "make", "test-e2e")
 	for _, want := range []string{"--- PASS: TestWidget", "ok  \texample.com/widget-operator/test/e2e"} {
@@ -90,58 +138,18 @@ func TestScaffoldClusterNoStatus(t *testing.T) {
 }
 
 // TestScaffold is issue 11's "done when": kopf-gen init with the local
-// kopf-go, then the scaffold's make test and make test-e2e pass.
+// kopf-go, then the scaffold's make test-e2e passes (its make test, with
+// make lint and make build, passes in cmd/kopf-gen's TestInit, on the same
+// scaffold but for the module path); then docs/first-operator.md's make
+// cluster and make run.
 func TestScaffold(t *testing.T) {
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Fatalf("the scaffold's tests run with make: %v", err)
 	}
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	work := t.TempDir()
-	kopfGen := filepath.Join(work, "kopf-gen")
-	run(t, filepath.Join(root, "cmd", "kopf-gen"), nil, "go", "build", "-o", kopfGen, ".")
-
-	dir := filepath.Join(work, "widget-operator")
-	out := run(t, work, nil, kopfGen, "init", dir, "--module", "example.com/widget-operator",
-		"--group", "example.com", "--version", "v1alpha1", "--kind", "Widget", "--kopf-replace", root)
+	dir, out := scaffold(t)
 	t.Logf("kopf-gen init:\n%s", out)
-
 	flags := envtestFlags(t)
-	// make test: vet and the unit tests. The end-to-end test runs here
-	// only if it finds a control plane by itself; without
-	// KUBEBUILDER_ASSETS it looks in the user's cache.
-	out = run(t, dir, []string{"KUBEBUILDER_ASSETS="}, "make", "test")
-	if !strings.Contains(out, "ok  \texample.com/widget-operator/internal/handlers") {
-		t.Errorf("make test did not test the handlers:\n%s", out)
-	}
-
-	// make test-e2e: kopf-gen envtest (which finds the binaries), then the
-	// end-to-end test on them, required to run.
-	out = run(t, dir, append(flags, "KUBEBUILDER_ASSETS="), "make", "test-e2e")
-	for _, want := range []string{"--- PASS: TestWidget", "ok  \texample.com/widget-operator/test/e2e"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("make test-e2e lacks %q:\n%s", want, out)
-		}
-	}
-	if flags != nil && strings.Contains(out, "kopf-gen envtest: building") {
-		t.Errorf("make test-e2e built the control plane again instead of using %s:\n%s", os.Getenv("KUBEBUILDER_ASSETS"), out)
-	}
-	// Full mode (docs/testing.md), on the controllers that `make
-	// controlplane` built beside the API server; without KUBEBUILDER_ASSETS
-	// it would build them into the user's cache, minutes of it.
-	if flags != nil {
-		out = run(t, dir, append(flags, "KUBEBUILDER_ASSETS=", "ENVTEST_CONTROLLERS=1"), "make", "test-e2e")
-		for _, want := range []string{"Full mode: with kube-controller-manager", "--- PASS: TestWidget"} {
-			if !strings.Contains(out, want) {
-				t.Errorf("make test-e2e ENVTEST_CONTROLLERS=1 lacks %q:\n%s", want, out)
-			}
-		}
-		if strings.Contains(out, "kopf-gen envtest: building") {
-			t.Errorf("make test-e2e ENVTEST_CONTROLLERS=1 built binaries instead of using %s:\n%s", os.Getenv("KUBEBUILDER_ASSETS"), out)
-		}
-	}
+	testE2E(t, dir, flags)
 
 	// docs/first-operator.md's way to a running operator: make cluster in
 	// the background, make run against its kubeconfig, the sample object.
@@ -185,33 +193,47 @@ func TestScaffold(t *testing.T) {
 	}
 }
 
+// testE2E runs the default scaffold's make test-e2e: kopf-gen envtest
+// (which finds the binaries), then the end-to-end test on them, required to
+// run. With KUBEBUILDER_ASSETS (flags), in full mode (docs/testing.md), on
+// the controllers that `make controlplane` built beside the API server,
+// and not in fast mode as well: fast mode, make test-e2e's default, runs in
+// TestScaffoldWebhooks and TestScaffoldClusterNoStatus, and on this same
+// scaffold (published) in e2e/release's TestRelease. Without
+// KUBEBUILDER_ASSETS, in fast mode: full mode would build the controllers
+// into the user's cache, minutes of it.
+func testE2E(t *testing.T, dir string, flags []string) {
+	t.Helper()
+	env, want := append(flags, "KUBEBUILDER_ASSETS="), []string{"--- PASS: TestWidget", "ok  \texample.com/widget-operator/test/e2e"}
+	if flags != nil {
+		env, want = append(env, "ENVTEST_CONTROLLERS=1"), append(want, "Full mode: with kube-controller-manager")
+	}
+	out := run(t, dir, env, "make", "test-e2e")
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("make test-e2e %v lacks %q:\n%s", env, w, out)
+		}
+	}
+	if flags != nil && strings.Contains(out, "kopf-gen envtest: building") {
+		t.Errorf("make test-e2e built binaries instead of using %s:\n%s", os.Getenv("KUBEBUILDER_ASSETS"), out)
+	}
+}
+
 // TestScaffoldWebhooks: kopf-gen init --webhooks, then the scaffold's make
-// test and make test-e2e pass: its end-to-end test has the API server call
-// its admission webhooks (a refusal with the Validate handler's message,
-// the Default handler's mutation stored) through the configurations the
-// operator manages.
+// test-e2e passes: its end-to-end test has the API server call its
+// admission webhooks (a refusal with the Validate handler's message, the
+// Default handler's mutation stored) through the configurations the
+// operator manages. (cmd/kopf-gen's TestInitWebhooks builds, vets,
+// unit-tests and verifies the same scaffold.)
 func TestScaffoldWebhooks(t *testing.T) {
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Fatalf("the scaffold's tests run with make: %v", err)
 	}
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	work := t.TempDir()
-	kopfGen := filepath.Join(work, "kopf-gen")
-	run(t, filepath.Join(root, "cmd", "kopf-gen"), nil, "go", "build", "-o", kopfGen, ".")
-	dir := filepath.Join(work, "widget-operator")
-	out := run(t, work, nil, kopfGen, "init", dir, "--module", "example.com/widget-operator",
-		"--group", "example.com", "--version", "v1alpha1", "--kind", "Widget", "--kopf-replace", root, "--webhooks")
+	dir, out := scaffold(t, "--webhooks")
 	for _, want := range []string{"generated   config/webhook/service.yaml\n", "generated   config/rbac/webhook_role.yaml\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("kopf-gen init --webhooks lacks %q:\n%s", want, out)
 		}
-	}
-	out = run(t, dir, []string{"KUBEBUILDER_ASSETS="}, "make", "test")
-	if !strings.Contains(out, "ok  \texample.com/widget-operator/internal/handlers") {
-		t.Errorf("make test did not test the handlers:\n%s", out)
 	}
 	out = run(t, dir, append(envtestFlags(t), "KUBEBUILDER_ASSETS="), "make", "test-e2e")
 	for _, want := range []string{"--- PASS: TestWidget", "ok  \texample.com/widget-operator/test/e2e"} {

@@ -1,4 +1,4 @@
-package scaffold
+package main
 
 import (
 	"os"
@@ -38,30 +38,22 @@ func replacedTypes(t *testing.T, dir string) {
 	}
 }
 
-// TestScaffoldReplacedTypes: after the scaffold's types are replaced by
-// others, one `make generate` brings the generated files in line (removing
-// the apply configurations of the types that are gone) and `make verify`
-// passes; go generate ./... alone used to fail once, on the files that
-// kopf-gen had just removed (issue 28).
-func TestScaffoldReplacedTypes(t *testing.T) {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	work := t.TempDir()
-	kopfGen := filepath.Join(work, "kopf-gen")
-	run(t, filepath.Join(root, "cmd", "kopf-gen"), nil, "go", "build", "-o", kopfGen, ".")
-	dir := filepath.Join(work, "widget-operator")
-	run(t, work, nil, kopfGen, "init", dir, "--module", "example.com/widget-operator",
-		"--group", "example.com", "--version", "v1alpha1", "--kind", "Widget", "--kopf-replace", root)
+// checkReplacedTypes: after the types of the scaffold in dir (TestInit's,
+// whose bin/kopf-gen its make kopf-gen built) are replaced by others, one
+// `make generate` brings the generated files in line (removing the apply
+// configurations of the types that are gone) and `make verify` passes; go
+// generate ./... alone used to fail once, on the files that kopf-gen had
+// just removed (issue 28).
+func checkReplacedTypes(t *testing.T, dir string) {
+	t.Helper()
 	orphan := filepath.Join(dir, "pkg", "generated", "applyconfiguration", "api", "v1alpha1", "greeting.go")
 	if _, err := os.Stat(orphan); err != nil {
 		t.Fatalf("the scaffold has no apply configuration of Greeting: %v", err)
 	}
 	replacedTypes(t, dir)
-	run(t, dir, nil, "make", "generate")
+	goIn(t, dir, nil, "make", "generate")
 	if _, err := os.Stat(orphan); !os.IsNotExist(err) {
 		t.Errorf("make generate left %s: %v", orphan, err)
 	}
-	run(t, dir, nil, "make", "verify")
+	goIn(t, dir, nil, "make", "verify")
 }
