@@ -59,7 +59,7 @@ demo: apiserver kopf-gen
 ## stage's longest packages build and type-check operators), and the end-to-end stage (the longest,
 ## mostly waiting on control planes and operators' timing) run side by side, the output of each of their
 ## commands printed whole when it ends: on 2 cores that takes minutes off the serial sum (TEST_SERIAL=1 runs them in turn).
-test: python-kopf controlplane
+test: python-kopf controlplane kopf-gen
 ifdef TEST_SERIAL
 	$(MAKE) --no-print-directory static-unit e2e
 else
