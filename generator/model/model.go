@@ -44,11 +44,12 @@
 // on.resume marker, and apply to those reasons only. With other options and
 // no reason in common, they are registrations of their own under that id
 // (Kopf's stacked decorators with one id: one progress record, one
-// status.<id>), tied to the function for the registry (Registration.Stacked).
-// Any other repetition of an id for a selector is an error, because the
-// runtime identifies handlers by id. Event handlers have ids of their own and are never merged; so do
-// daemons and timers, which share one set of ids per selector (both store
-// their results in status.<id>).
+// status.<id>), tied to the function for the registry
+// (Registration.Stacked). Any other repetition of an id for a selector is
+// an error, because the runtime identifies handlers by id. Event handlers
+// have ids of their own and are never merged; so do daemons and timers,
+// which share one set of ids per selector (both store their results in
+// status.<id>).
 //
 // # Daemons and timers
 //

@@ -135,8 +135,12 @@ func distinctIDs(ms []marker, goName string) []string {
 		}
 		id := registry.DefaultID(goName)
 		var options []string
+		field := "" // field= is a part of the id (fn/spec.x)
 		at := -1
 		for j, a := range m.args[1:] {
+			if strings.HasPrefix(a, "field=") {
+				field = a
+			}
 			switch {
 			case strings.HasPrefix(a, "id="):
 				id, at = strings.Trim(strings.TrimPrefix(a, "id="), `"`), j+1
@@ -144,7 +148,7 @@ func distinctIDs(ms []marker, goName string) []string {
 				options = append(options, a)
 			}
 		}
-		key := m.args[0] + " " + id
+		key := m.args[0] + " " + id + " " + field
 		this := registered{strings.Join(options, " "), changingReasons[m.name]}
 		if keepsID(first[key], this.options, this.reasons) {
 			first[key] = append(first[key], this)
@@ -156,7 +160,11 @@ func distinctIDs(ms []marker, goName string) []string {
 		} else {
 			m.args = append(m.args[:1:1], append([]string{distinct}, m.args[1:]...)...)
 		}
-		notes = append(notes, fmt.Sprintf("@kopf.%s is registered by Kopf under id %q too, with other options than the decorator below it and a cause in common; kopf-gen needs a distinct %s (its progress in the objects is stored under it)", m.name, id, distinct))
+		why := "and a cause in common"
+		if len(this.reasons) == 0 {
+			why = "(kopf-gen registers an id once for daemons, timers and event handlers)"
+		}
+		notes = append(notes, fmt.Sprintf("@kopf.%s is registered by Kopf under id %q too, with other options than the decorator below it %s; kopf-gen needs a distinct %s (its progress in the objects is stored under it)", m.name, id, why, distinct))
 	}
 	return notes
 }
