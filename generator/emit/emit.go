@@ -330,6 +330,9 @@ func (e *emitter) targetFields(f *fields, r *model.Registration) error {
 // mode, timeout, retries and backoff.
 func (e *emitter) callFields(f *fields, r *model.Registration) error {
 	f.add("Fn", e.fnLit(r.Handler))
+	if r.Stacked { // registrations of one id for one function (model.Registration.Stacked)
+		f.add("Func", jen.Lit(e.pkg.PkgPath+"."+r.Handler.Func))
+	}
 	if r.Param != nil {
 		f.add("Param", jen.Lit(*r.Param))
 	}

@@ -41,11 +41,15 @@
 // lets one function be both on.resume and on.create) when their common
 // options (param, errors, timeout, retries, backoff, field and filters) are
 // equal; optional= belongs to the on.delete marker and deleted= to the
-// on.resume marker, and apply to those reasons only. Any other repetition of
-// an id for a selector is an error, because the runtime identifies handlers
-// by id. Event handlers have ids of their own and are never merged; so do
-// daemons and timers, which share one set of ids per selector (both store
-// their results in status.<id>).
+// on.resume marker, and apply to those reasons only. With other options and
+// no reason in common, they are registrations of their own under that id
+// (Kopf's stacked decorators with one id: one progress record, one
+// status.<id>), tied to the function for the registry
+// (Registration.Stacked). Any other repetition of an id for a selector is
+// an error, because the runtime identifies handlers by id. Event handlers
+// have ids of their own and are never merged; so do daemons and timers,
+// which share one set of ids per selector (both store their results in
+// status.<id>).
 //
 // # Daemons and timers
 //
@@ -360,6 +364,11 @@ type Registration struct {
 	// Optional comes from an on.delete marker, Deleted from on.resume.
 	Optional bool
 	Deleted  bool
+	// Stacked: other registrations of the function have the same id, from
+	// stacked markers with other options and reasons (Kopf's stacked
+	// decorators with one id); the generated code names the function
+	// (registry.ChangingHandler.Func) so that the registry accepts them.
+	Stacked bool
 
 	// InitialDelay is a daemon's or timer's initial_delay= (0 when not
 	// set); the cancellation options are a daemon's, Interval, Idle and
@@ -479,7 +488,7 @@ func Build(ctx context.Context, pkg *load.Package, table *markers.Table) (*Packa
 		pkg:     pkg,
 		table:   table,
 		out:     &Package{PkgPath: pkg.PkgPath, Name: pkg.Name, Dir: pkg.Dir},
-		byKey:   map[regKey]*Registration{},
+		byKey:   map[regKey][]*Registration{},
 		funcs:   map[string]*ast.FuncDecl{},
 		imports: map[string]Import{},
 	}
@@ -534,7 +543,7 @@ type builder struct {
 	out   *Package
 	errs  scanner.ErrorList
 	warns scanner.ErrorList
-	byKey map[regKey]*Registration
+	byKey map[regKey][]*Registration
 	// funcs are the package-level functions (not methods), by name.
 	funcs map[string]*ast.FuncDecl
 	// typed are the typed resources declared in the package and in its
@@ -1112,17 +1121,18 @@ func (b *builder) add(r *Registration, m *markers.Marker) {
 		// The id is the webhook's path: unique among all the resources,
 		// validating and mutating.
 		key = regKey{kind: kind, id: r.ID}
-		if prev, dup := b.byKey[key]; dup {
-			b.webhookDuplicate(prev, r, m)
+		if prev := b.byKey[key]; len(prev) > 0 {
+			b.webhookDuplicate(prev[0], r, m)
 			return
 		}
 	}
-	prev, dup := b.byKey[key]
-	if !dup {
-		b.byKey[key] = r
+	regs := b.byKey[key]
+	if len(regs) == 0 {
+		b.byKey[key] = []*Registration{r}
 		b.out.Registrations = append(b.out.Registrations, r)
 		return
 	}
+	prev := regs[0]
 	if prev.Handler != r.Handler {
 		b.errorf(m.Pos, "handler id %q is already used for %s by %s at %s; set a distinct id=",
 			r.ID, target(r), prev.Handler.Func, where(prev.Pos, m.Pos))
@@ -1133,29 +1143,47 @@ func (b *builder) add(r *Registration, m *markers.Marker) {
 			markers.Prefix, m.Name, r.ID, target(r), where(prev.Pos, m.Pos))
 		return
 	}
-	for _, reason := range prev.Reasons {
-		for _, again := range r.Reasons {
-			if reason == again && !sameOptions(prev, r) {
-				b.errorf(m.Pos, "%s%s repeats handler id %q for %s of %s with other options or filters than %s: Kopf calls %s once when either marker matches, kopf-go has one registration per id and cause; check both filters in one marker (a when= callback), or set a distinct id= (a new id: the old one's progress and status.<id> are not carried over)",
-					markers.Prefix, m.Name, r.ID, reason, target(r), where(prev.Pos, m.Pos), r.Handler.Func)
-				return
-			}
-			if reason == again {
-				b.errorf(m.Pos, "duplicate %s%s: handler id %q is already registered for %s of %s at %s; set a distinct id=",
-					markers.Prefix, m.Name, r.ID, reason, target(r), where(prev.Pos, m.Pos))
-				return
-			}
+	for _, prev := range regs {
+		if !b.reasonsDisjoint(prev, r, m) {
+			return
 		}
 	}
-	if !sameOptions(prev, r) {
-		b.errorf(m.Pos, "%s%s repeats handler id %q for %s with different options than %s; stacked markers share a registration only if param, errors, timeout, retries, backoff, field and filters are equal, so set a distinct id=",
-			markers.Prefix, m.Name, r.ID, target(r), where(prev.Pos, m.Pos))
-		return
+	for _, prev := range regs {
+		if sameOptions(prev, r) {
+			prev.Reasons = append(prev.Reasons, r.Reasons...)
+			prev.Markers = append(prev.Markers, r.Markers...)
+			prev.Optional = prev.Optional || r.Optional
+			prev.Deleted = prev.Deleted || r.Deleted
+			return
+		}
 	}
-	prev.Reasons = append(prev.Reasons, r.Reasons...)
-	prev.Markers = append(prev.Markers, r.Markers...)
-	prev.Optional = prev.Optional || r.Optional
-	prev.Deleted = prev.Deleted || r.Deleted
+	// Kopf's decorators stacked on one function with one id and other
+	// options, for other reasons: a registration of its own, same id.
+	for _, prev := range regs {
+		prev.Stacked = true
+	}
+	r.Stacked = true
+	b.byKey[key] = append(regs, r)
+	b.out.Registrations = append(b.out.Registrations, r)
+}
+
+// reasonsDisjoint reports (false) a reason of r that an earlier
+// registration prev of the same function and id has too.
+func (b *builder) reasonsDisjoint(prev, r *Registration, m *markers.Marker) bool {
+	for _, reason := range prev.Reasons {
+		if !slices.Contains(r.Reasons, reason) {
+			continue
+		}
+		if !sameOptions(prev, r) {
+			b.errorf(m.Pos, "%s%s repeats handler id %q for %s of %s with other options or filters than %s: Kopf calls %s once when either marker matches, kopf-go has one registration per id and cause; check both filters in one marker (a when= callback), or set a distinct id= (a new id: the old one's progress and status.<id> are not carried over)",
+				markers.Prefix, m.Name, r.ID, reason, target(r), where(prev.Pos, m.Pos), r.Handler.Func)
+		} else {
+			b.errorf(m.Pos, "duplicate %s%s: handler id %q is already registered for %s of %s at %s; set a distinct id=",
+				markers.Prefix, m.Name, r.ID, reason, target(r), where(prev.Pos, m.Pos))
+		}
+		return false
+	}
+	return true
 }
 
 // where renders an earlier position for a message at cur: "line 5" in the

@@ -116,13 +116,17 @@ func (p *porter) markers(def Node, goName string) ([]marker, []string, group) {
 
 // distinctIDs gives a distinct id to a stacked marker that Kopf registers
 // under the same id as an earlier one of the function, for the same
-// resource, with other options (Kopf keeps both; kopf-gen merges stacked
-// markers only if their options are equal, and refuses two registrations
-// of one id): the id gets the marker's name (create_fn/resume). It returns
-// a note for each, since the handler's progress in the objects is then
-// stored under another id than Kopf's.
+// resource, with other options, where kopf-gen cannot keep Kopf's id:
+// markers with equal options are merged into one registration, and
+// changing markers (on.create/update/delete/resume/field) with other
+// options and no reason in common are registrations of that one id, as in
+// Kopf; any other repetition (a reason in common, daemons, timers, events)
+// would be two registrations of one id, which kopf-gen refuses. The id
+// gets the marker's name (create_fn/resume). It returns a note for each,
+// since the handler's progress in the objects is then stored under another
+// id than Kopf's.
 func distinctIDs(ms []marker, goName string) []string {
-	first := map[string]string{} // selector and id: the first marker's options
+	first := map[string][]registered{} // selector and id: the markers so far
 	var notes []string
 	for i := range ms {
 		m := &ms[i]
@@ -131,8 +135,12 @@ func distinctIDs(ms []marker, goName string) []string {
 		}
 		id := registry.DefaultID(goName)
 		var options []string
+		field := "" // field= is a part of the id (fn/spec.x)
 		at := -1
 		for j, a := range m.args[1:] {
+			if strings.HasPrefix(a, "field=") {
+				field = a
+			}
 			switch {
 			case strings.HasPrefix(a, "id="):
 				id, at = strings.Trim(strings.TrimPrefix(a, "id="), `"`), j+1
@@ -140,13 +148,10 @@ func distinctIDs(ms []marker, goName string) []string {
 				options = append(options, a)
 			}
 		}
-		key := m.args[0] + " " + id
-		prev, dup := first[key]
-		if !dup {
-			first[key] = strings.Join(options, " ")
-			continue
-		}
-		if prev == strings.Join(options, " ") {
+		key := m.args[0] + " " + id + " " + field
+		this := registered{strings.Join(options, " "), changingReasons[m.name]}
+		if keepsID(first[key], this.options, this.reasons) {
+			first[key] = append(first[key], this)
 			continue
 		}
 		distinct := "id=" + quoteIfNeeded(id+"/"+strings.TrimPrefix(m.name, "on."))
@@ -155,9 +160,51 @@ func distinctIDs(ms []marker, goName string) []string {
 		} else {
 			m.args = append(m.args[:1:1], append([]string{distinct}, m.args[1:]...)...)
 		}
-		notes = append(notes, fmt.Sprintf("@kopf.%s is registered by Kopf under id %q too, with other options than the decorator below it; kopf-gen needs a distinct %s (its progress in the objects is stored under it)", m.name, id, distinct))
+		why := "and a cause in common"
+		if len(this.reasons) == 0 {
+			why = "(kopf-gen registers an id once for daemons, timers and event handlers)"
+		}
+		notes = append(notes, fmt.Sprintf("@kopf.%s is registered by Kopf under id %q too, with other options than the decorator below it %s; kopf-gen needs a distinct %s (its progress in the objects is stored under it)", m.name, id, why, distinct))
 	}
 	return notes
+}
+
+// registered is a marker seen by distinctIDs: its options other than
+// deleted= and optional=, and its reasons (none: not a changing marker).
+type registered struct {
+	options string
+	reasons []string
+}
+
+// changingReasons are the causes of the changing markers (as kopf-gen's
+// model registers them).
+var changingReasons = map[string][]string{
+	"on.create": {"create"}, "on.update": {"update"}, "on.delete": {"delete"},
+	"on.resume": {"resume"}, "on.field": {"create", "update"},
+}
+
+// keepsID reports whether a marker with these options and reasons can keep
+// an id that the earlier markers prev of the function have: it is the
+// first, or its options equal the first's (merged), or it is a changing
+// marker with no reason in common with them.
+func keepsID(prev []registered, options string, reasons []string) bool {
+	if len(prev) == 0 || prev[0].options == options {
+		return true
+	}
+	if len(reasons) == 0 {
+		return false
+	}
+	for _, p := range prev {
+		if len(p.reasons) == 0 {
+			return false
+		}
+		for _, r := range p.reasons {
+			if slices.Contains(reasons, r) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func baseName(p string) string {

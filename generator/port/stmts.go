@@ -487,6 +487,9 @@ func (f *fnCtx) setting(target, val Node) error {
 		goPath = append(goPath, fld.Name)
 		t = fld.Type
 	}
+	if t == reflect.TypeFor[*settings.WebhookServer]() {
+		return f.webhookServer(strings.Join(goPath, "."), val)
+	}
 	code, err := f.settingValue(t, val)
 	if err != nil {
 		return err

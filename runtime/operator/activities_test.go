@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +26,7 @@ import (
 // configuration given, the built-in login, or the login handlers, which
 // win over both and may call the built-in one (LoginViaClient).
 func TestCredentials(t *testing.T) {
+	t.Setenv("KUBECONFIG", "/nonexistent") // the built-in login is Kopf's login_with_kubeconfig
 	given := &rest.Config{Host: "https://given"}
 	loaded := &rest.Config{Host: "https://loaded"}
 	load := func(context.Context) (*rest.Config, error) { return loaded, nil }
@@ -55,7 +57,7 @@ func TestCredentials(t *testing.T) {
 		{name: "the configuration given", cfg: given, reg: registry.New(), wantHost: "https://given", quiet: true},
 		{name: "the configuration given, with a way to reload it", cfg: given, login: load, reg: registry.New(), wantHost: "https://given", relogin: true, reloginHost: "https://loaded", quiet: true},
 		{name: "the built-in login", login: load, reg: registry.New(), wantHost: "https://loaded", relogin: true,
-			wantLog: []string{"Initial authentication has been initiated.", "Initial authentication has finished."}},
+			wantLog: []string{"Initial authentication has been initiated.", "Activity 'login_with_kubeconfig' succeeded.", "Initial authentication has finished."}},
 		{name: "no credentials at all", reg: registry.New(), wantErr: "no credentials"},
 		{name: "login handlers over the configuration given", cfg: given, reg: login(func(context.Context, kwargs.Activity) (*registry.ConnectionInfo, error) {
 			return &registry.ConnectionInfo{Config: &rest.Config{Host: "https://handler"}, DefaultNamespace: "operators"}, nil
@@ -235,5 +237,29 @@ func TestObjectsMemo(t *testing.T) {
 	memo["later"] = 1
 	if _, ok := base["later"]; ok || base["shared"] != shared {
 		t.Errorf("the objects' base memo is %v, want the snapshot with the shared value", base)
+	}
+}
+
+// TestBuiltinLoginID: the built-in login is named as Kopf's fallback login
+// handler would be where Kopf finds the same credentials.
+func TestBuiltinLoginID(t *testing.T) {
+	const token = "/var/run/secrets/kubernetes.io/serviceaccount/token"
+	for _, tt := range []struct {
+		name  string
+		env   map[string]string
+		files []string
+		want  string
+	}{
+		{"$KUBECONFIG", map[string]string{"KUBECONFIG": "/k", "HOME": "/h"}, []string{token}, "login_with_kubeconfig"},
+		{"~/.kube/config", map[string]string{"HOME": "/h"}, []string{"/h/.kube/config", token}, "login_with_kubeconfig"},
+		{"a service account", map[string]string{"HOME": "/h"}, []string{token}, "login_with_service_account"},
+		{"neither (a --kubeconfig)", map[string]string{"HOME": "/h"}, nil, "login_with_kubeconfig"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := builtinLoginID(func(k string) string { return tt.env[k] }, func(p string) bool { return slices.Contains(tt.files, p) })
+			if got != tt.want {
+				t.Errorf("builtinLoginID() = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

@@ -201,7 +201,10 @@ func (r *Reactor) selectHandlers(c *cycleState) {
 	candidates := r.Registry.ChangingHandlers(r.Resource, d.Reason)
 	if d.Resuming && d.Reason != causes.Resume {
 		for _, h := range r.Registry.ChangingHandlers(r.Resource, causes.Resume) {
-			if (!c.deleting || h.Deleted) && !slices.Contains(candidates, h) {
+			// One call per id and cause, as Kopf's: a registration merged
+			// for both reasons, or one stacked under the same id.
+			sameID := func(o *registry.ChangingHandler) bool { return o.ID == h.ID }
+			if (!c.deleting || h.Deleted) && !slices.ContainsFunc(candidates, sameID) {
 				candidates = append(candidates, h)
 			}
 		}

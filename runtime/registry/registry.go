@@ -6,6 +6,7 @@ package registry
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/kopf-go/kopf/runtime/causes"
@@ -33,7 +34,8 @@ const (
 // resume).
 type ChangingHandler struct {
 	// ID is the handler's identity: the key of its progress record and of
-	// its result in status. Unique per resource.
+	// its result in status. Unique per resource, but for the registrations
+	// of one Func (see Func).
 	ID       string
 	Selector resources.Selector
 	// Reasons the handler is invoked for.
@@ -65,12 +67,36 @@ type ChangingHandler struct {
 	Filter filters.Filter
 	// When is the when= callback; nil matches everything.
 	When func(kw *kwargs.Changing) bool
+
+	// Func names the function behind Fn (its package path and name), or
+	// is empty. Registrations of one ID and Selector are Kopf's decorators
+	// stacked on one function with one id and other options
+	// (@kopf.on.create(..., id='x', retries=3) over @kopf.on.update(...,
+	// id='x')): accepted only if they name the same Func and have no reason
+	// in common. They share the progress record and status.<id>; in a cause
+	// that mixes resuming in, the first one of the cause's reason is called,
+	// as Kopf calls a function once per cause and id.
+	Func string
 }
 
 // HasCallbacks reports whether selecting the handler calls user code: a
 // when= callback or a callback filter.
 func (h *ChangingHandler) HasCallbacks() bool {
 	return h.When != nil || h.Filter.HasCallbacks()
+}
+
+// stacked reports whether two changing handlers of one id are stacked
+// registrations of one function (see ChangingHandler.Func).
+func stacked(a, b *ChangingHandler) bool {
+	if a.Func == "" || a.Func != b.Func {
+		return false
+	}
+	for _, reason := range a.Reasons {
+		if slices.Contains(b.Reasons, reason) {
+			return false
+		}
+	}
+	return true
 }
 
 // EventFn is the function behind an event-watching handler. Its errors are
@@ -129,12 +155,23 @@ func (r *Registry) AddChanging(h ChangingHandler) error {
 		return fmt.Errorf("handler %q has no reasons", h.ID)
 	}
 	for _, other := range r.changing {
-		if other.ID == h.ID && other.Selector == h.Selector {
-			return fmt.Errorf("handler %q is registered twice for %s", h.ID, h.Selector)
+		if other.ID != h.ID || other.Selector != h.Selector || stacked(other, &h) {
+			continue
 		}
+		if other.Func != h.Func {
+			return fmt.Errorf("handler %q is registered twice for %s, by %s and by %s: one id is one function's", h.ID, h.Selector, funcName(other.Func), funcName(h.Func))
+		}
+		return fmt.Errorf("handler %q is registered twice for %s", h.ID, h.Selector)
 	}
 	r.changing = append(r.changing, &h)
 	return nil
+}
+
+func funcName(f string) string {
+	if f == "" {
+		return "an unnamed function"
+	}
+	return f
 }
 
 // AddEvent registers an event-watching handler.

@@ -55,6 +55,52 @@ func TestAddChangingValidates(t *testing.T) {
 	}
 }
 
+// TestAddChangingStackedOneID: Kopf's decorators stacked on one function
+// with one id (and other options) are registrations of that id, accepted
+// for one Func and distinct reasons; one id for two functions is not.
+func TestAddChangingStackedOneID(t *testing.T) {
+	reg := func(f string, retries int, reasons ...causes.Reason) ChangingHandler {
+		return ChangingHandler{ID: "x", Selector: examples, Reasons: reasons, Fn: fn, Func: f, Retries: retries}
+	}
+	for _, tt := range []struct {
+		name    string
+		first   ChangingHandler
+		second  ChangingHandler
+		wantErr string
+	}{
+		{"one function, other reasons", reg("op.F", 3, causes.Create), reg("op.F", 0, causes.Update), ""},
+		{"one function, several reasons", reg("op.F", 3, causes.Create, causes.Resume), reg("op.F", 0, causes.Update, causes.Delete), ""},
+		{"one function, a reason in common", reg("op.F", 3, causes.Create, causes.Resume), reg("op.F", 0, causes.Resume),
+			`handler "x" is registered twice for kopf.dev/v1/kopfexamples`},
+		{"two functions", reg("op.F", 3, causes.Create), reg("op.G", 0, causes.Update),
+			`handler "x" is registered twice for kopf.dev/v1/kopfexamples, by op.F and by op.G: one id is one function's`},
+		{"unnamed functions", reg("", 3, causes.Create), reg("", 0, causes.Update),
+			`handler "x" is registered twice for kopf.dev/v1/kopfexamples`},
+		{"a named and an unnamed function", reg("op.F", 3, causes.Create), reg("", 0, causes.Update),
+			`handler "x" is registered twice for kopf.dev/v1/kopfexamples, by op.F and by an unnamed function: one id is one function's`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := New()
+			if err := r.AddChanging(tt.first); err != nil {
+				t.Fatal(err)
+			}
+			err := r.AddChanging(tt.second)
+			if (err == nil) != (tt.wantErr == "") || (err != nil && err.Error() != tt.wantErr) {
+				t.Fatalf("AddChanging() = %v, want %q", err, tt.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			for _, reason := range tt.second.Reasons { // each reason gets its own registration's options
+				got := r.ChangingHandlers(exRes, reason)
+				if len(got) != 1 || got[0].ID != "x" || got[0].Retries != tt.second.Retries {
+					t.Errorf("ChangingHandlers(%s) = %v, want the second registration of x", reason, got)
+				}
+			}
+		})
+	}
+}
+
 func TestAddEventValidates(t *testing.T) {
 	r := New()
 	for _, tt := range []struct {

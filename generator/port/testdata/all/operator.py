@@ -22,6 +22,12 @@ def configure(settings: kopf.OperatorSettings, logger, **_):
     settings.posting.level = logging.WARNING
     settings.persistence.finalizer = 'widgets.example.com/finalizer'
     settings.execution.default_backoff = 5
+    settings.admission.server = kopf.WebhookServer(port=1234, certfile='cert.pem', pkeyfile='key.pem', extra_sans=['example.com'])
+    settings.admission.server = kopf.WebhookK3dServer(port=1234, host='k3d.local')
+    settings.admission.server = kopf.WebhookMinikubeServer(port=1234, cadump='ca.pem')
+    settings.admission.server = kopf.WebhookNgrokTunnel(path='/xyz', port=1234)
+    settings.admission.server = kopf.WebhookAutoServer(file_check_interval=30)
+    settings.admission.managed = 'auto.kopf.dev'
     logger.info("Configured.")
 
 
@@ -38,6 +44,12 @@ def login(**_):
 @kopf.on.probe(id='count')
 def probe_count(memo, **_):
     return len(memo.counters)
+
+
+@kopf.on.create('widgets', id='sync', retries=2)
+@kopf.on.update('widgets', id='sync')
+def sync_fn(logger, **_):
+    logger.info("Synced.")
 
 
 @kopf.on.resume('widgets', deleted=True)
