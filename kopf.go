@@ -63,6 +63,9 @@ type (
 	Selector = resources.Selector
 	// Resource is a resource as resolved through the cluster's discovery.
 	Resource = resources.Resource
+	// SelectableFields declares fields that the API server selects on for
+	// a resource (a CRD's selectableFields; docs/filters.md).
+	SelectableFields = registry.SelectableFields
 )
 
 // The reasons of changing handlers.

@@ -48,6 +48,7 @@ import (
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name=Size,type=integer,JSONPath=.spec.size
+// +kubebuilder:selectablefield:JSONPath=.spec.color
 //
 //kopf:resource example.com/v1alpha1/widgets
 type Widget struct {
@@ -178,6 +179,10 @@ func TestManifests(t *testing.T) {
 	}
 	if out, err := goCmd(dir, "vet", "./..."); err != nil {
 		t.Fatalf("go vet of the generated code: %v\n%s", err, out)
+	}
+	// The CRD's selectable field (in its golden file) is declared to the runtime.
+	if ops := readFile(t, filepath.Join(dir, "ops/zz_generated.kopf.go")); !strings.Contains(ops, `Fields:   []string{"spec.color"}`) {
+		t.Errorf("the handlers' registration does not declare spec.color selectable:\n%s", ops)
 	}
 	again, _, err := Generate(ctx, opts)
 	if err != nil {

@@ -3,7 +3,9 @@
 // operator whose every handler filters labels={app: x} watches with the
 // label selector app=x, never receives an unlabelled object, and tells an
 // object that leaves the selector (reported by the watch as deleted) from
-// a deleted one. Handlers are registered by hand through kopf.Registry.
+// a deleted one; the same with the field selector spec.phase=on inferred
+// from field= filters on a CRD's selectable field (fields_test.go).
+// Handlers are registered by hand through kopf.Registry.
 package selectors
 
 import (

@@ -198,6 +198,7 @@ func File(pkg *model.Package, version string) ([]byte, error) {
 				jen.Err().Op("!=").Nil(),
 			).Block(jen.Return(jen.Err()))
 		}
+		selectableFields(g, pkg)
 		conversions(g, pkg)
 		g.Return(jen.Nil())
 	})

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"sigs.k8s.io/controller-tools/pkg/crd"
+	crdmarkers "sigs.k8s.io/controller-tools/pkg/crd/markers"
 	"sigs.k8s.io/controller-tools/pkg/deepcopy"
 	"sigs.k8s.io/controller-tools/pkg/loader"
 	ctmarkers "sigs.k8s.io/controller-tools/pkg/markers"
@@ -76,6 +77,29 @@ func KubebuilderText(comment string) (string, bool) {
 func (t *Table) IsKubebuilderRBAC(text string) bool {
 	reg, _, err := t.kb.registry()
 	return err == nil && reg.Lookup(text, ctmarkers.DescribesPackage) == rbac.RuleDefinition
+}
+
+// KubebuilderSelectableField returns the jsonPath of a comment that is
+// controller-gen's +kubebuilder:selectablefield marker of a type (a CRD
+// version's selectableFields), parsed with controller-tools' definition,
+// as the CRD generator reads it; false if the comment is not one or does
+// not parse (the CRD generator reports that).
+func (t *Table) KubebuilderSelectableField(comment string) (string, bool) {
+	reg, _, err := t.kb.registry()
+	text, ok := KubebuilderText(comment)
+	if err != nil || !ok {
+		return "", false
+	}
+	def := reg.Lookup(text, ctmarkers.DescribesType)
+	if def == nil {
+		return "", false
+	}
+	v, err := def.Parse(text)
+	if err != nil {
+		return "", false
+	}
+	sf, ok := v.(crdmarkers.SelectableField)
+	return sf.JSONPath, ok
 }
 
 // ParseKubebuilderRBAC parses a +kubebuilder:rbac marker (its text as

@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"slices"
 	"sort"
 	"strings"
 
@@ -240,35 +241,11 @@ func (b *builder) versionsOf(t *Typed) string {
 	return strings.Join(vs[:len(vs)-1], ", ") + " and " + vs[len(vs)-1]
 }
 
-// storageMarked reports whether the doc comment holding the marker at pos
-// (the //kopf:resource of a type, in the package or one it imports) has
-// the storage-version marker, or the comment group right above it (after
-// one blank line), where controller-tools reads a type's markers too.
+// storageMarked reports whether the doc comments of the type whose
+// //kopf:resource marker is at pos (typeDocs) have the storage-version
+// marker.
 func (b *builder) storageMarked(pos token.Position) bool {
-	files := b.pkg.Files
-	for _, dep := range b.pkg.Deps {
-		files = append(files[:len(files):len(files)], dep.Files...)
-	}
-	for _, f := range files {
-		if f.AST == nil || b.pkg.Fset.Position(f.AST.Pos()).Filename != pos.Filename {
-			continue
-		}
-		for i, cg := range f.AST.Comments {
-			start, end := b.pkg.Fset.Position(cg.Pos()), b.pkg.Fset.Position(cg.End())
-			if pos.Offset < start.Offset || pos.Offset >= end.Offset {
-				continue
-			}
-			if hasStorageMarker(cg) {
-				return true
-			}
-			if i == 0 {
-				return false
-			}
-			prev := f.AST.Comments[i-1]
-			return b.pkg.Fset.Position(prev.End()).Line == start.Line-2 && hasStorageMarker(prev)
-		}
-	}
-	return false
+	return slices.ContainsFunc(b.typeDocs(pos), hasStorageMarker)
 }
 
 func hasStorageMarker(cg *ast.CommentGroup) bool {

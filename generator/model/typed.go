@@ -45,6 +45,10 @@ type Typed struct {
 	// Storage is true when the type is marked as its kind's storage
 	// version (+kubebuilder:storageversion, see conversion.go).
 	Storage bool
+	// SelectableFields are the paths of the type's
+	// +kubebuilder:selectablefield markers, without their leading dot
+	// (spec.phase): its CRD version's selectableFields (selectable.go).
+	SelectableFields []string
 }
 
 // describe names the resource and its type, e.g. "kopf.dev/v1/kopfexamples
@@ -106,6 +110,8 @@ func (b *builder) resource(m *markers.Marker, spec *ast.TypeSpec, pkg *types.Pac
 		Names:   []string{sel.Name},
 		Pos:     m.Pos,
 		Storage: b.storageMarked(m.Pos),
+
+		SelectableFields: b.selectableFields(m.Pos),
 	}
 	for _, n := range []string{name, strings.ToLower(name)} {
 		if !slices.Contains(t.Names, n) {

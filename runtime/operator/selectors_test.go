@@ -138,7 +138,9 @@ func TestSelectorsExplicit(t *testing.T) {
 		{"explicit, by plural.group", false, map[string]settings.Selector{"kopfexamples.kopf.dev": {Labels: "tier"}}, "tier", "",
 			"Watching kopfexamples.v1.kopf.dev with the label selector 'tier' (set in settings.Watching.Selectors)."},
 		{"both", true, map[string]settings.Selector{"kopfexamples": {Labels: "tier", Fields: "metadata.name!=z"}}, "app=x,tier", "metadata.name!=z",
-			"Watching kopfexamples.v1.kopf.dev with the label selector 'app=x,tier' and the field selector 'metadata.name!=z' (inferred from the handlers' filters; set in settings.Watching.Selectors)."},
+			"Watching kopfexamples.v1.kopf.dev with the label selector 'app=x,tier' (inferred from the handlers' filters; set in settings.Watching.Selectors) and the field selector 'metadata.name!=z' (set in settings.Watching.Selectors)."},
+		{"fields only", false, map[string]settings.Selector{"kopfexamples": {Fields: "metadata.name!=z"}}, "", "metadata.name!=z",
+			"Watching kopfexamples.v1.kopf.dev with the field selector 'metadata.name!=z' (set in settings.Watching.Selectors)."},
 		{"another resource's", true, map[string]settings.Selector{"pods": {Labels: "tier"}}, "app=x", "", ""},
 	}
 	for _, tt := range tests {
@@ -187,11 +189,132 @@ func TestSelects(t *testing.T) {
 		{"another field value", obj("ns", map[string]any{"app": "x"}, "off"), false},
 		{"no such field", obj("ns", map[string]any{"app": "x"}, nil), false},
 	}
+
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := ws.selects(tt.b); got != tt.want {
 				t.Errorf("selects: %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// The inferred field selector is the one exact value of one selectable
+// field that every handler requires of the object as it is.
+func TestInferFields(t *testing.T) {
+	value := func(v any) *filters.Matcher { m := filters.IsEqual(v); return &m }
+	phase := []string{"spec", "phase"}
+	on := served{filter: filters.Filter{Value: value("on")}, field: phase}
+	callback := filters.Func(func(any, bool, *kwargs.Base) bool { return true })
+	selectable := []string{"metadata.name", "metadata.namespace", "spec.phase", "spec.size", "spec.ready"}
+	tests := []struct {
+		name string
+		hs   []served
+		want string
+	}{
+		{"no handlers", nil, ""},
+		{"one value", []served{on}, "spec.phase=on"},
+		{"the same value twice", []served{on, on}, "spec.phase=on"},
+		{"two values: none", []served{on, {filter: filters.Filter{Value: value("off")}, field: phase}}, ""},
+		{"one handler without the field: none", []served{on, {}}, ""},
+		{"another field: none", []served{on, {filter: filters.Filter{Value: value("on")}, field: []string{"spec", "size"}}}, ""},
+		{"not selectable: none", []served{{filter: filters.Filter{Value: value("on")}, field: []string{"spec", "other"}}}, ""},
+		{"metadata.namespace", []served{{filter: filters.Filter{Value: value("prod")}, field: []string{"metadata", "namespace"}}}, "metadata.namespace=prod"},
+		{"an integer", []served{{filter: filters.Filter{Value: value(3)}, field: []string{"spec", "size"}}}, "spec.size=3"},
+		{"an integral float", []served{{filter: filters.Filter{Value: value(3.0)}, field: []string{"spec", "size"}}}, "spec.size=3"},
+		{"a fraction: none", []served{{filter: filters.Filter{Value: value(2.5)}, field: []string{"spec", "size"}}}, ""},
+		{"a boolean", []served{{filter: filters.Filter{Value: value(true)}, field: []string{"spec", "ready"}}}, "spec.ready=true"},
+		{"a map: none", []served{{filter: filters.Filter{Value: value(map[string]any{})}, field: phase}}, ""},
+		{"a value to escape", []served{{filter: filters.Filter{Value: value("a,b=c")}, field: phase}}, `spec.phase=a\,b\=c`},
+		{"present: none", []served{{filter: filters.Filter{Value: &filters.Matcher{Op: filters.Present}}, field: phase}}, ""},
+		{"absent: none", []served{{filter: filters.Filter{Value: &filters.Matcher{Op: filters.Absent}}, field: phase}}, ""},
+		{"a callback: none", []served{{filter: filters.Filter{Value: &callback}, field: phase}}, ""},
+		{"an update's value=: either side, none", []served{on, {filter: filters.Filter{Value: value("on")}, field: phase, updating: true}}, ""},
+		{"an update's new=", []served{on, {filter: filters.Filter{Old: value("off"), New: value("on")}, field: phase, updating: true}}, "spec.phase=on"},
+		{"an update's old= alone: none", []served{on, {filter: filters.Filter{Old: value("on")}, field: phase, updating: true}}, ""},
+		{"a key with a dot: none", []served{{filter: filters.Filter{Value: value("on")}, field: []string{"metadata", "labels", "a.b"}}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ""
+			if sel := inferFields(tt.hs, selectable); sel != nil {
+				got = sel.String()
+			}
+			if got != tt.want {
+				t.Errorf("inferred %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// A field is selectable if it is metadata.name, metadata.namespace of a
+// namespaced resource, or declared for the resource's version; the
+// inferred field selector is ANDed with the explicit one, and switched off
+// with the labels'.
+func TestSelectorsOfFields(t *testing.T) {
+	sel := resources.Selector{Name: "kopfexamples"}
+	fn := func(context.Context, *kwargs.Changing) (any, error) { return nil, nil }
+	registered := func(t *testing.T, field []string, declared ...registry.SelectableFields) *registry.Registry {
+		t.Helper()
+		reg := registry.New()
+		m := filters.IsEqual("on")
+		err := reg.AddChanging(registry.ChangingHandler{ID: "c", Selector: sel, Reasons: []causes.Reason{causes.Create}, Fn: fn, Field: field,
+			Filter: filters.Filter{Labels: map[string]filters.Matcher{"app": filters.IsEqual("x")}, Value: &m}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range declared {
+			if err := reg.AddSelectableFields(d); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return reg
+	}
+	v1 := registry.SelectableFields{Selector: resources.Selector{Group: "kopf.dev", Version: "v1", Name: "kopfexamples"}, Fields: []string{".spec.phase"}}
+	v2 := registry.SelectableFields{Selector: resources.Selector{Group: "kopf.dev", Version: "v2", Name: "kopfexamples"}, Fields: []string{"spec.phase"}}
+	cluster := examples
+	cluster.Namespaced = false
+	tests := []struct {
+		name     string
+		reg      *registry.Registry
+		res      resources.Resource
+		ws       settings.Watching
+		want     string
+		describe string
+	}{
+		{"declared", registered(t, []string{"spec", "phase"}, v1), examples, settings.Default().Watching, "spec.phase=on",
+			"Watching kopfexamples.v1.kopf.dev with the label selector 'app=x' and the field selector 'spec.phase=on' (inferred from the handlers' filters)."},
+		{"not declared", registered(t, []string{"spec", "phase"}), examples, settings.Default().Watching, "", ""},
+		{"declared for another version", registered(t, []string{"spec", "phase"}, v2), examples, settings.Default().Watching, "", ""},
+		{"metadata.namespace", registered(t, []string{"metadata", "namespace"}), examples, settings.Default().Watching, "metadata.namespace=on", ""},
+		{"metadata.namespace of a cluster-wide resource", registered(t, []string{"metadata", "namespace"}), cluster, settings.Default().Watching, "", ""},
+		{"metadata.name", registered(t, []string{"metadata", "name"}), cluster, settings.Default().Watching, "metadata.name=on", ""},
+		{"ANDed with the explicit one", registered(t, []string{"spec", "phase"}, v1), examples,
+			settings.Watching{InferSelectors: true, Selectors: map[string]settings.Selector{"kopfexamples": {Fields: "metadata.name!=z"}}}, "metadata.name!=z,spec.phase=on",
+			"Watching kopfexamples.v1.kopf.dev with the label selector 'app=x' (inferred from the handlers' filters) and the field selector 'metadata.name!=z,spec.phase=on' (inferred from the handlers' filters; set in settings.Watching.Selectors)."},
+		{"inference off", registered(t, []string{"spec", "phase"}, v1), examples, settings.Watching{}, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ws, err := selectorsOf(tt.reg, tt.res, tt.ws)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ws.fieldSelector(); got != tt.want {
+				t.Errorf("field selector %q, want %q", got, tt.want)
+			}
+			if tt.describe != "" && ws.describe(tt.res.String()) != tt.describe {
+				t.Errorf("described as\n%s\nwant\n%s", ws.describe(tt.res.String()), tt.describe)
+			}
+		})
+	}
+}
+
+// fieldString renders values as the API server compares them.
+func TestFieldString(t *testing.T) {
+	for v, want := range map[any]string{nil: "", "on": "on", true: "true", int64(3): "3", 3.0: "3", 1e21: "1000000000000000000000", 2.5: "2.5"} {
+		if got := fieldString(v); got != want {
+			t.Errorf("fieldString(%#v) = %q, want %q", v, got, want)
+		}
 	}
 }

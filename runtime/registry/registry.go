@@ -137,6 +137,8 @@ type Registry struct {
 	conversions []*Conversion
 	// reconcile are the level-triggered handlers (reconcile.go).
 	reconcile []*ReconcileHandler
+	// selectable are the declared selectable fields (selectable.go).
+	selectable []*SelectableFields
 }
 
 // New returns an empty registry.

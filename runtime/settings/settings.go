@@ -146,16 +146,19 @@ type Watching struct {
 	// InferSelectors makes the watch of a resource carry the label
 	// selector that every handler of the resource requires (each handler,
 	// daemon, timer and index has labels={key: value} or {key: PRESENT}
-	// for the key): the API server then sends only the objects that some
-	// handler may match (docs/filters.md). Off: every object is listed,
-	// watched and filtered by the handlers' filters, as Kopf does. Kopf has
-	// no such setting. Default: on.
+	// for the key), and the field selector "path=value" when every one
+	// requires that exact value of one field the API server selects on
+	// (field=path value=value: metadata.name, metadata.namespace, a CRD's
+	// selectableFields): the API server then sends only the objects that
+	// some handler may match (docs/filters.md). Off: neither is inferred,
+	// every object is listed, watched and filtered by the handlers'
+	// filters, as Kopf does. Kopf has no such setting. Default: on.
 	InferSelectors bool
 	// Selectors are explicit selectors of resources' watches, by resource
 	// ("kopfexamples.v1.kopf.dev", "kopfexamples.kopf.dev", or a plural
 	// alone: "pods"), as Kopf's pull request #1311 proposes: an object
-	// they do not select is never seen, as if no handler matched it. A
-	// label selector is ANDed with the inferred one. Default: none.
+	// they do not select is never seen, as if no handler matched it. Each
+	// is ANDed with the inferred one. Default: none.
 	Selectors map[string]Selector
 }
 

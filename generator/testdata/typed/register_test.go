@@ -152,3 +152,11 @@ func TestBuiltins(t *testing.T) {
 		t.Errorf("pod create handlers = %+v", creates)
 	}
 }
+
+// The type's +kubebuilder:selectablefield markers are declared: the plain
+// path, not the one a field= cannot name.
+func TestSelectableFields(t *testing.T) {
+	if got, want := registry(t).SelectableFields(kopfexamples), []string{"spec.field"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("SelectableFields = %v, want %v", got, want)
+	}
+}

@@ -13,7 +13,11 @@ import (
 )
 
 // KopfExample is the Go type of kopfexamples, as kubebuilder would write
-// it.
+// it; its CRD lets the API server select on spec.field (kopf-gen declares
+// it to the runtime, which may then infer a field selector).
+//
+// +kubebuilder:selectablefield:JSONPath=.spec.field
+// +kubebuilder:selectablefield:JSONPath=`.spec['a.b']`
 //
 //kopf:resource kopf.dev/v1/kopfexamples
 type KopfExample struct {

@@ -208,5 +208,12 @@ func Register(r *kopf.Registry) error {
 	}); err != nil {
 		return err
 	}
+	// The selectable fields of kopf.dev/v1/kopfexamples (+kubebuilder:selectablefield): spec.field.
+	if err := r.AddSelectableFields(kopf.SelectableFields{
+		Selector: kopf.Selector{Group: "kopf.dev", Version: "v1", Name: "kopfexamples"},
+		Fields:   []string{"spec.field"},
+	}); err != nil {
+		return err
+	}
 	return nil
 }
