@@ -214,7 +214,7 @@ func TestShardedReplicasHandleEachChangeOnce(t *testing.T) {
 		t.Fatalf("wave 1: %v", err)
 	}
 	took = awaitAssignment(t, cs, []string{"replica-2", "replica-3"}, killedAt, 60*time.Second)
-	t.Logf("wave 1: SIGKILL of %s: its buckets are held by the others %s after the kill (lease 4 s, renewal 1 s)", killed.Name, took.Round(time.Millisecond))
+	t.Logf("wave 1: SIGKILL of %s: its buckets are held by the others %s after the kill (lease 8 s, renewal 1 s)", killed.Name, took.Round(time.Millisecond))
 	took = awaitWave(t, ri, "update_fn", 1, 3*time.Minute)
 	t.Logf("wave 1: every object's update handled %s after the wave's last patch", took.Round(time.Millisecond))
 	a = readAudit(t, record)
