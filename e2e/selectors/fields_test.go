@@ -160,22 +160,6 @@ func TestFieldSelectors(t *testing.T) {
 		}
 	})
 
-	t.Run("an object deleted while selected is deleted", func(t *testing.T) {
-		objs.Delete("obj", 30*time.Second)
-		if n := j.count("delete obj"); n != 1 {
-			t.Errorf("the delete handler ran %d times, want once", n)
-		}
-		_, stopped := j.snapshot()
-		if len(stopped) != 2 || !errors.Is(stopped[1], kopf.StopDeleted) {
-			t.Errorf("the daemon stopped for %v, want the filters, then the deletion", stopped)
-		}
-	})
-
-	if err := op.Stop(); err != nil {
-		t.Error(err)
-	}
-	if t.Failed() {
-		calls, stopped := j.snapshot()
-		t.Logf("calls: %v; stops: %v", calls, stopped)
-	}
+	t.Run("an object deleted while selected is deleted", func(t *testing.T) { checkDeleted(t, objs, &j) })
+	stopAndReport(t, op, &j)
 }

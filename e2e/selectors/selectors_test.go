@@ -245,17 +245,28 @@ func TestSelectors(t *testing.T) {
 		}
 	})
 
-	t.Run("a deleted object is deleted", func(t *testing.T) {
-		objs.Delete("obj", 30*time.Second)
-		if n := j.count("delete obj"); n != 1 {
-			t.Errorf("the delete handler ran %d times, want once", n)
-		}
-		_, stopped := j.snapshot()
-		if len(stopped) != 2 || !errors.Is(stopped[1], kopf.StopDeleted) {
-			t.Errorf("the daemon stopped for %v, want the filters, then the deletion", stopped)
-		}
-	})
+	t.Run("a deleted object is deleted", func(t *testing.T) { checkDeleted(t, objs, &j) })
+	stopAndReport(t, op, &j)
+}
 
+// checkDeleted deletes the object "obj" that the daemon watched, and checks
+// that the delete handler ran once and that the daemon, stopped for the
+// filters before, stopped for the deletion.
+func checkDeleted(t *testing.T, objs *kopftest.Objects, j *journal) {
+	t.Helper()
+	objs.Delete("obj", 30*time.Second)
+	if n := j.count("delete obj"); n != 1 {
+		t.Errorf("the delete handler ran %d times, want once", n)
+	}
+	_, stopped := j.snapshot()
+	if len(stopped) != 2 || !errors.Is(stopped[1], kopf.StopDeleted) {
+		t.Errorf("the daemon stopped for %v, want the filters, then the deletion", stopped)
+	}
+}
+
+// stopAndReport stops the operator, and on a failure logs the journal.
+func stopAndReport(t *testing.T, op *kopftest.Operator, j *journal) {
+	t.Helper()
 	if err := op.Stop(); err != nil {
 		t.Error(err)
 	}
