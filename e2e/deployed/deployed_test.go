@@ -11,9 +11,11 @@ import (
 )
 
 // forbidden finds the lines of an operator's log that tell of a refusal:
-// "forbidden" (client-go's errors, Kopf's wording) or a status 403 (not
-// the milliseconds of a timestamp, which follow a comma).
-var forbidden = regexp.MustCompile(`(?im)^.*(forbidden|[^,\d]403\b).*$`)
+// "forbidden" (client-go's errors, Kopf's wording) or a status 403 standing
+// alone after a space, a parenthesis, "=" or ":" (not the milliseconds of a
+// timestamp, which follow a comma, nor hex digits of a uid such as
+// "…-b403-…" in a logged object, nor a quoted value).
+var forbidden = regexp.MustCompile(`(?im)^.*(forbidden|(^|[\s(=:])403\b).*$`)
 
 // cannot finds the permission in the API server's message of a refusal
 // (`User "u" cannot create resource "r" in API group "g"`). A server-side
@@ -71,4 +73,25 @@ func (r *run) check(t *testing.T) *usage {
 	u := r.d.use(t, events)
 	t.Log(u.report(r.d.name))
 	return u
+}
+
+// TestForbiddenPattern checks which log lines count as a refusal: stop 33's
+// CI failed on a logged object whose uid held "b403".
+func TestForbiddenPattern(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		want bool
+	}{
+		{`pods is forbidden: User "system:serviceaccount:x:y" cannot list resource "pods"`, true},
+		{`APIForbiddenError: (403) Forbidden`, true},
+		{`the server responded with status 403`, true},
+		{`code=403 reason=Forbidden`, true},
+		{`[2026-11-28 09:09:17,403] kopf.objects [DEBUG] Handler succeeded.`, false},
+		{`"uid":"10d4026e-f039-4e9a-b403-1a1779aff1f5"`, false},
+		{`"resourceVersion":"403"`, false},
+	} {
+		if got := forbidden.MatchString(tc.line); got != tc.want {
+			t.Errorf("forbidden.MatchString(%q) = %v, want %v", tc.line, got, tc.want)
+		}
+	}
 }
