@@ -85,12 +85,15 @@ type Config struct {
 //     Acquire once its claim is written;
 //   - a replica whose own Lease has not been renewed for LeaseDuration
 //     less two RenewIntervals (the API server unreachable or slow) calls
-//     Release for everything at once without writing, with a deadline
-//     half a RenewInterval before the Lease expires (the renewal's start
-//     counts: no other replica can have observed it earlier): the others
-//     may take over then. A rebalancing that waits for the API server
-//     (its connection stalled) is cut short for it, half an interval
-//     after that point at the latest.
+//     Release for everything at once without writing, with a context
+//     that ends half a RenewInterval before the Lease expires (the
+//     renewal's start counts: no other replica can have observed it
+//     earlier): the others may take over then. A renewal that lands
+//     meanwhile moves that end on, as it moves the expiry, so that the
+//     cycles in progress finish rather than being abandoned. A
+//     rebalancing that waits for the API server (its connection stalled)
+//     is cut short for it, half an interval after the give-up's point at
+//     the latest.
 //
 // So a bucket is handled by at most one replica at a time as long as a
 // replica notices its own lease's expiry before the others do (Release
@@ -245,13 +248,14 @@ func (c *Coordinator) renew(ctx context.Context) error {
 // which members live, and hands the buckets over in order: first what
 // this replica must give up (stopped, then released), then what it may
 // claim (claimed, then started). The rebalancing's requests end when the
-// member Lease is about to expire (untilExpiry): a replica whose API
-// server stalls gives its buckets up in time rather than waiting for it.
+// member Lease is about to expire (untilExpiry, rebalanceMargin): a
+// replica whose API server stalls gives its buckets up in time rather
+// than waiting for it.
 func (c *Coordinator) tick(ctx context.Context) {
 	if ctx.Err() != nil || c.giveUpIfExpired(ctx) {
 		return
 	}
-	rctx, cancel := c.untilExpiry(ctx)
+	rctx, cancel := c.untilExpiry(ctx, c.rebalanceMargin())
 	defer cancel()
 	c.rebalance(rctx)
 	if rctx.Err() != nil && ctx.Err() == nil {
@@ -273,27 +277,36 @@ func (c *Coordinator) rebalance(ctx context.Context) {
 	c.claimAssigned(ctx, buckets, target, live)
 }
 
-// giveUpAt is when this replica starts giving its buckets up unless its
-// member Lease is renewed meanwhile: LeaseDuration less two
-// RenewIntervals after the start of its last successful renewal.
-func (c *Coordinator) giveUpAt() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.lastRenew.Add(c.cfg.LeaseDuration - 2*c.cfg.RenewInterval)
-}
+// The member Lease expires for the others LeaseDuration after the start
+// of its last successful renewal (the earliest moment another replica can
+// have observed it). Before that, by these margins: this replica starts
+// giving its buckets up (two RenewIntervals: it checks once per interval,
+// and the work must stop before the others may take over); a rebalancing
+// still waiting for the API server is cut short (an interval and a half:
+// the half interval is the time a renewal started at the give-up has to
+// succeed); the cycles of a give-up still running are abandoned (half an
+// interval).
+func (c *Coordinator) giveUpMargin() time.Duration    { return 2 * c.cfg.RenewInterval }
+func (c *Coordinator) rebalanceMargin() time.Duration { return 3 * c.cfg.RenewInterval / 2 }
+func (c *Coordinator) abandonMargin() time.Duration   { return c.cfg.RenewInterval / 2 }
 
-// untilExpiry is ctx, cancelled half a RenewInterval after giveUpAt
-// (which the renewals move on; the half interval is the time a renewal
-// started at giveUpAt has to succeed, when LeaseDuration is three
-// RenewIntervals), and so still half an interval before the give-up's
-// deadline (see giveUpIfExpired).
-func (c *Coordinator) untilExpiry(ctx context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(ctx)
+// errLeaseExpiring is the cause with which untilExpiry ends its context.
+var errLeaseExpiring = fmt.Errorf("sharding: the member lease is about to expire: %w", context.DeadlineExceeded)
+
+// untilExpiry is ctx, ended (its cause errLeaseExpiring) margin before the
+// member Lease expires; a renewal that lands meanwhile moves that moment
+// on (the Lease is valid again: no other replica may claim this one's
+// buckets), so the context lasts while the renewals keep up. Its cancel
+// func must be called once the work is done.
+func (c *Coordinator) untilExpiry(ctx context.Context, margin time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
 	go func() {
 		for {
-			left := time.Until(c.giveUpAt().Add(c.cfg.RenewInterval / 2))
+			c.mu.Lock()
+			left := time.Until(c.lastRenew.Add(c.cfg.LeaseDuration - margin))
+			c.mu.Unlock()
 			if left <= 0 {
-				cancel()
+				cancel(errLeaseExpiring)
 				return
 			}
 			t := time.NewTimer(left)
@@ -305,27 +318,28 @@ func (c *Coordinator) untilExpiry(ctx context.Context) (context.Context, context
 			}
 		}
 	}()
-	return ctx, cancel
+	return ctx, func() { cancel(context.Canceled) }
 }
 
 // giveUpIfExpired stops every bucket, without writing, when the member
-// Lease has not been renewed for LeaseDuration less two RenewIntervals
-// (checked once per RenewInterval: so from two intervals before the
-// expiry, for the work to stop before the others may take over); it says
-// whether it has.
+// Lease has not been renewed for LeaseDuration less giveUpMargin (checked
+// once per RenewInterval); it says whether it has. The stopping's context
+// lasts until abandonMargin before the Lease expires, as the renewals
+// move it (untilExpiry): a slow renewal that lands while the cycles in
+// progress finish lets them finish and store their outcomes, rather than
+// abandoning them to run again once the buckets are claimed back.
 func (c *Coordinator) giveUpIfExpired(ctx context.Context) bool {
 	c.mu.Lock()
-	last := c.lastRenew
+	since := time.Since(c.lastRenew)
 	c.mu.Unlock()
-	since := time.Since(last)
-	if since < c.cfg.LeaseDuration-2*c.cfg.RenewInterval {
+	if since < c.cfg.LeaseDuration-c.giveUpMargin() {
 		return false
 	}
 	if held := c.Held(); len(held) > 0 {
 		c.cfg.Logger.Warn(fmt.Sprintf("Sharding: the lease of %s has not been renewed for %s; giving up its %d buckets.", c.cfg.Identity, since.Round(time.Millisecond), len(held)))
 		// The others may take over once the lease has expired: what is
 		// not stopped by then is abandoned.
-		dctx, cancel := context.WithDeadline(ctx, last.Add(c.cfg.LeaseDuration-c.cfg.RenewInterval/2))
+		dctx, cancel := c.untilExpiry(ctx, c.abandonMargin())
 		c.drop(dctx, held)
 		cancel()
 	}

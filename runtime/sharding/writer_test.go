@@ -111,6 +111,15 @@ func TestWriter(t *testing.T) {
 			stamp(t, b)
 			a.Observe("ns", "obj", "7", "b")
 		}, merge, true, 1, 0, ""},
+		{"own stamp forgotten (its bucket given up during the cycle): read, sent on the version read", func(s *server, a, _ *Writer) {
+			stamp(t, a)
+			a.Forget("ns", "obj")
+		}, merge, false, 1, 1, `{"metadata":{"resourceVersion":"6"},"spec":{"x":1}}`},
+		{"own stamp forgotten, taken over since: refused unsent", func(s *server, a, b *Writer) {
+			stamp(t, a)
+			a.Forget("ns", "obj")
+			stamp(t, b)
+		}, merge, true, 1, 0, ""},
 		{"JSON patch: a test of the stamp first", func(s *server, a, _ *Writer) { stamp(t, a) }, jsonPatch, false, 0, 1,
 			`[{"op":"test","path":"/metadata/annotations/kopf.zalando.org~1shard-owner","value":"a"},{"op":"remove","path":"/metadata/finalizers/0"}]`},
 		{"JSON patch taken over: the test fails", func(s *server, a, b *Writer) {

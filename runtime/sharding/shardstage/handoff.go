@@ -97,8 +97,8 @@ func (h handoff) busy() int {
 }
 
 // await polls until nothing is busy, for up to HandoffTimeout or until
-// ctx is done (its deadline: the lease expires, or another replica owns
-// the buckets already; cancelled: the lease is about to expire), and
+// ctx is done (the replica's lease is about to expire, a moment that its
+// renewals move on; or another replica owns the buckets already), and
 // returns what is still busy.
 func (h handoff) await(ctx context.Context) int {
 	timeout := time.NewTimer(h.s.cfg.HandoffTimeout)
