@@ -40,7 +40,7 @@ type SharedOptions struct {
 	// every cluster is a bucket of its own.
 	Buckets int
 	// LeaseDuration and RenewInterval are the Leases' (sharding.Config's):
-	// defaults runtime/leases', 15 s and 2 s; RenewInterval at most a third
+	// defaults runtime/leases', 15 s and 2 s; RenewInterval at most a quarter
 	// of LeaseDuration. A dead replica's clusters are taken over after
 	// about LeaseDuration plus one RenewInterval.
 	LeaseDuration time.Duration

@@ -49,7 +49,12 @@ type Config struct {
 	// rule; default leases.DefaultDuration, 15 s): a replica that dies
 	// loses its buckets after that long. RenewInterval is how often each
 	// replica renews its Lease and rebalances (default the leases'
-	// RetryPeriod for that duration: 2 s for 15 s).
+	// RetryPeriod for that duration: 2 s for 15 s), at most a quarter of
+	// LeaseDuration: a replica starts giving its buckets up when its Lease
+	// has not been renewed for LeaseDuration less two RenewIntervals, which
+	// at a quarter leaves the next renewal an interval to land (at a
+	// third, none: a renewal not landed by the next rebalancing would
+	// stop all the buckets).
 	LeaseDuration time.Duration
 	RenewInterval time.Duration
 	// Acquire is called with the buckets this replica has just claimed,
@@ -128,8 +133,8 @@ func New(cfg Config) (*Coordinator, error) {
 	}
 	timing := leases.Timing{Duration: cfg.LeaseDuration, RetryPeriod: cfg.RenewInterval}.Defaulted()
 	cfg.LeaseDuration, cfg.RenewInterval = timing.Duration, timing.RetryPeriod
-	if 3*cfg.RenewInterval > cfg.LeaseDuration {
-		return nil, fmt.Errorf("sharding: the renew interval %s must be at most a third of the lease duration %s", cfg.RenewInterval, cfg.LeaseDuration)
+	if 4*cfg.RenewInterval > cfg.LeaseDuration {
+		return nil, fmt.Errorf("sharding: the renew interval %s must be at most a quarter of the lease duration %s", cfg.RenewInterval, cfg.LeaseDuration)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

@@ -225,3 +225,25 @@ func testGiveUpFollowsRenewals(t *testing.T, resume time.Duration, lands bool) {
 		t.Errorf("the give-up's context ended %s after the last renewal (%v), want %s, before its cycle finished", by, cause, duration-interval/2)
 	}
 }
+
+// New requires a RenewInterval of at most a quarter of LeaseDuration
+// (the defaults included), so that a renewal has an interval to land
+// before the give-up starts.
+func TestNewTiming(t *testing.T) {
+	for _, tt := range []struct {
+		duration, interval time.Duration
+		ok                 bool
+	}{
+		{0, 0, true}, // 15 s and 2 s
+		{4 * time.Second, time.Second, true},
+		{8 * time.Second, time.Second, true},
+		{3 * time.Second, time.Second, false},
+		{0, 5 * time.Second, false}, // 15 s: a third
+		{time.Second, 0, true},      // 133 ms
+	} {
+		_, err := New(Config{Leases: fake.NewClientset().CoordinationV1().Leases("ns"), Group: "g", LeaseDuration: tt.duration, RenewInterval: tt.interval})
+		if (err == nil) != tt.ok {
+			t.Errorf("New with %s and %s: %v, want ok: %v", tt.duration, tt.interval, err, tt.ok)
+		}
+	}
+}
