@@ -13,7 +13,10 @@
 // while it waits for a worker, are batched: only the latest one is
 // processed next (older versions of an object are obsolete once a newer one
 // is known), keeping the Initial mark of a first-listing event it replaced.
-// A Wakeup event never replaces a pending one.
+// A Wakeup event never replaces a pending one, nor does an event whose
+// resourceVersion is lower than the pending one's (an older version that
+// arrives late from another source than the watch, such as sharding's
+// listing of the buckets gained; see Stream.put).
 //
 // Workers: with a worker limit L > 0 (Kopf's batching.worker_limit), a
 // fixed pool of L goroutines takes keys from the workqueue, so at most L

@@ -2,9 +2,10 @@ package queueing
 
 import (
 	"context"
+	"sync"
 	"time"
 
-	"sync"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 
 	"github.com/kopf-go/kopf/runtime/watching"
 )
@@ -69,13 +70,33 @@ func newStream() *Stream { return &Stream{} }
 
 // put makes ev the pending event; it reports whether the stream had none
 // pending before (a Wakeup with one pending is dropped: false). A pending
-// event interrupts the delay of a requeue.
+// event interrupts the delay of a requeue. An event older than the
+// pending one (see older) does not replace it: the pending one keeps its
+// place, with ev's first-listing mark.
 func (s *Stream) put(ev watching.Event) (added bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if ev.Wakeup && s.has {
 		return false // the pending event is processed anyway
 	}
+	if s.expected != "" && resourceVersion(ev) == s.expected {
+		s.arrived = true
+	}
+	if s.has && !s.latest.Wakeup && older(ev, s.latest) {
+		s.latest.Initial = s.latest.Initial || ev.Initial
+	} else {
+		added = s.replace(ev)
+	}
+	select {
+	case s.signal <- struct{}{}: // nil (never ready) unless WaitExpected waits
+	default:
+	}
+	return added
+}
+
+// replace makes ev the pending event, keeping the first-listing mark of
+// the one it replaces, and says whether none was pending; s.mu is held.
+func (s *Stream) replace(ev watching.Event) (added bool) {
 	if s.has && s.latest.Initial {
 		ev.Initial = true // keep the first-listing mark through batching
 	}
@@ -88,14 +109,21 @@ func (s *Stream) put(ev watching.Event) (added bool) {
 		s.asleep = nil
 	}
 	s.latest, s.has = ev, true
-	if s.expected != "" && resourceVersion(ev) == s.expected {
-		s.arrived = true
-	}
-	select {
-	case s.signal <- struct{}{}: // nil (never ready) unless WaitExpected waits
-	default:
-	}
 	return added
+}
+
+// older says whether a is an older version of the object than b: both
+// resourceVersions are well formed and a's is the lower, compared as
+// apimachinery's resourceversion does (Kubernetes' comparable resource
+// versions, KEP-5504: decimal integers, increasing with every write of
+// the resource). One watch delivers an object's versions in order; an
+// older one arrives after a newer one from another source: the listing of
+// a gained bucket (sharding's catch-up) racing the watch, or another
+// watch of the object. A version that is not well formed is not compared:
+// the latest arrival wins, as before comparable versions.
+func older(a, b watching.Event) bool {
+	c, err := resourceversion.CompareResourceVersion(resourceVersion(a), resourceVersion(b))
+	return err == nil && c < 0
 }
 
 // take returns the event to process now: the pending one, else the

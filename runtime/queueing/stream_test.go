@@ -68,6 +68,21 @@ func TestStreamBatchesToTheLatest(t *testing.T) {
 			wantRV: "2", wantInitial: true,
 		},
 		{
+			name:   "an older version does not replace a newer one pending (a listing racing the watch)",
+			events: []watching.Event{event("a", "5"), {Key: "a", Type: watching.Listed, Initial: true, Object: event("a", "4").Object}},
+			wantRV: "5", wantInitial: true,
+		},
+		{
+			name:   "versions compared as integers, not as strings",
+			events: []watching.Event{event("a", "10"), event("a", "9")},
+			wantRV: "10",
+		},
+		{
+			name:   "versions not comparable: the latest wins",
+			events: []watching.Event{event("a", "b2"), event("a", "b1")},
+			wantRV: "b1",
+		},
+		{
 			name:   "a wakeup does not replace a pending event",
 			events: []watching.Event{event("a", "1"), {Key: "a", Wakeup: true, Object: event("a", "2").Object}},
 			wantRV: "1",
@@ -245,6 +260,15 @@ func TestStreamWaitExpected(t *testing.T) {
 			before:  func(s *Stream) { s.Expect("5"); s.put(event("a", "4")) },
 			during:  func(s *Stream) { s.put(event("a", "5")) },
 			timeout: long, want: true, wantPendingRV: "5",
+		},
+		{
+			// A listing brought a newer version first; the patch's own
+			// version arrives from the watch after it: it has arrived,
+			// and the newer version stays pending.
+			name:    "expected version arrives after a newer one",
+			before:  func(s *Stream) { s.Expect("5"); s.put(event("a", "6")) },
+			during:  func(s *Stream) { s.put(event("a", "5")) },
+			timeout: long, want: true, wantPendingRV: "6",
 		},
 		{
 			name:    "other versions only: times out",

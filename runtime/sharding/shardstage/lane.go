@@ -240,7 +240,10 @@ func (l *Lane) catchUp(ctx context.Context, buckets map[int]bool) int {
 }
 
 // queueListed queues a listed object if it is in the buckets and the
-// lane's namespaces, and no newer event of it was admitted meanwhile.
+// lane's namespaces, and no event of it was admitted since the listing
+// began. One that the watch admits between this check and the queueing
+// is not overtaken either if it is newer: the queue keeps the higher
+// resourceVersion of an object's pending events (queueing.Stream).
 func (l *Lane) queueListed(b body.Body, buckets map[int]bool) bool {
 	meta := b.Meta()
 	key := sharding.ObjectKey(meta.Namespace(), meta.Name())
