@@ -62,12 +62,9 @@ func (r *runner) kind() string {
 }
 
 // name is the handler as Kopf names it in the log: "Daemon 'x'", "Timer
-// 'x'" (made when logged: not kept).
+// 'x'" (kept by the Host, once per handler: not by the runner).
 func (r *runner) name() string {
-	if r.daemon != nil {
-		return "Daemon '" + r.id + "'"
-	}
-	return "Timer '" + r.id + "'"
+	return r.o.host.handlerName(r.daemon != nil, r.id)
 }
 
 // prepare makes the runner's contexts, before it can be stopped: one for
