@@ -37,6 +37,14 @@ type Host struct {
 
 	nameOnce sync.Once
 	name     string // Resource.String(), for the hooks: formatted once
+
+	handlersMu sync.Mutex
+	handlers   map[handlerKey]string // the handlers' names in the log, by kind and id
+}
+
+type handlerKey struct {
+	daemon bool
+	id     string
 }
 
 // resourceName returns the resource's kopf-style name, formatted on first
@@ -44,6 +52,27 @@ type Host struct {
 func (h *Host) resourceName() string {
 	h.nameOnce.Do(func() { h.name = h.Resource.String() })
 	return h.name
+}
+
+// handlerName returns the handler's name as Kopf logs it: "Daemon 'x'",
+// "Timer 'x'". Made once per handler of the resource (not per object, not
+// per tick).
+func (h *Host) handlerName(daemon bool, id string) string {
+	h.handlersMu.Lock()
+	defer h.handlersMu.Unlock()
+	key := handlerKey{daemon, id}
+	if name, ok := h.handlers[key]; ok {
+		return name
+	}
+	name := "Timer '" + id + "'"
+	if daemon {
+		name = "Daemon '" + id + "'"
+	}
+	if h.handlers == nil {
+		h.handlers = map[handlerKey]string{}
+	}
+	h.handlers[key] = name
+	return name
 }
 
 // Object holds the daemons and timers of one object. The reactor calls its

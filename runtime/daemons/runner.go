@@ -62,12 +62,9 @@ func (r *runner) kind() string {
 }
 
 // name is the handler as Kopf names it in the log: "Daemon 'x'", "Timer
-// 'x'" (made when logged: not kept).
+// 'x'" (kept by the Host, once per handler: not by the runner).
 func (r *runner) name() string {
-	if r.daemon != nil {
-		return "Daemon '" + r.id + "'"
-	}
-	return "Timer '" + r.id + "'"
+	return r.o.host.handlerName(r.daemon != nil, r.id)
 }
 
 // prepare makes the runner's contexts, before it can be stopped: one for
@@ -164,7 +161,8 @@ func (r *runner) step() {
 	if r.started.IsZero() {
 		r.started = now
 	}
-	a := &attempt{r: r, due: due, at: now, att: execution.Attempt{Retry: r.retry, Started: r.started}, logger: r.o.logger()}
+	a := r.newAttempt()
+	a.due, a.at, a.att, a.logger = due, now, execution.Attempt{Retry: r.retry, Started: r.started}, r.o.logger()
 	r.mu.Unlock()
 
 	if r.timer != nil && r.o.e.OnTick != nil {
@@ -197,6 +195,25 @@ type attempt struct {
 	logger  *slog.Logger
 }
 
+// timerAttempt is a timer's attempt and its kwargs in one allocation: a
+// tick makes one object less. (A daemon's attempt lives as long as the
+// daemon runs: it does not carry a timer's kwargs.)
+type timerAttempt struct {
+	attempt
+	kw kwargs.Timer
+}
+
+// newAttempt returns an empty attempt of the runner; a timer's has room
+// for its kwargs (attempt.timer, set by begin).
+func (r *runner) newAttempt() *attempt {
+	if r.timer != nil {
+		ta := &timerAttempt{}
+		ta.r, ta.timer = r, &ta.kw
+		return &ta.attempt
+	}
+	return &attempt{r: r}
+}
+
 // begin prepares the kwargs and logs the call (execution.Begin); false if
 // the handler's retries or timeout are exhausted (the outcome is set).
 func (a *attempt) begin() bool {
@@ -219,7 +236,7 @@ func (a *attempt) begin() bool {
 	if d := r.daemon; d != nil {
 		a.daemon = &kwargs.Daemon{Base: base, Param: d.Param, Retry: a.att.Retry, Started: a.att.Started, Runtime: runtime, Stopped: r.stopped, Latest: o.latestCopy}
 	} else {
-		a.timer = &kwargs.Timer{Base: base, Param: r.timer.Param, Retry: a.att.Retry, Started: a.att.Started, Runtime: runtime, Stopped: r.stopped}
+		*a.timer = kwargs.Timer{Base: base, Param: r.timer.Param, Retry: a.att.Retry, Started: a.att.Started, Runtime: runtime, Stopped: r.stopped}
 	}
 	return true
 }

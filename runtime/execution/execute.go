@@ -134,7 +134,9 @@ func Begin(spec Spec, att Attempt, logger *slog.Logger) (runtime time.Duration, 
 		logger.Error(fmt.Sprintf("%s failed permanently: %s", name, msg))
 		return runtime, Outcome{Failure: true, Message: msg, Limit: LimitRetries}, false
 	}
-	logger.Debug(name + " is invoked.")
+	if logger.Enabled(context.Background(), slog.LevelDebug) { // the line is not made when filtered out
+		logger.Debug(name + " is invoked.")
+	}
 	return runtime, Outcome{}, true
 }
 
@@ -147,7 +149,7 @@ func Classify(ctx context.Context, spec Spec, att Attempt, runtime time.Duration
 		if att.Finish != nil {
 			out = att.Finish(result)
 		}
-		if out.Success {
+		if out.Success && logger.Enabled(context.Background(), slog.LevelInfo) {
 			logger.Info(name + " succeeded.")
 		}
 		return out

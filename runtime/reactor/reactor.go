@@ -437,6 +437,10 @@ func (r *Reactor) apply(ctx context.Context, b body.Body, p patches.Patch) (stri
 			return "", fmt.Errorf("encoding the patch: %w", err)
 		}
 		prv, err := r.patch(ctx, meta.Namespace(), meta.Name(), types.MergePatchType, data, part.sub...)
+		if err == nil {
+			rv = prv
+			continue
+		}
 		if apierrors.IsNotFound(err) {
 			r.objectLogger(b).Debug("Patching was skipped: the object does not exist anymore.")
 			return "", nil
@@ -444,10 +448,7 @@ func (r *Reactor) apply(ctx context.Context, b body.Body, p patches.Patch) (stri
 		if apierrors.IsInvalid(err) || apierrors.IsRequestEntityTooLargeError(err) {
 			return "", &invalidPatchError{ref: b.Ref(), err: err}
 		}
-		if err != nil {
-			return "", fmt.Errorf("patching %s: %w", b.Ref(), err)
-		}
-		rv = prv
+		return "", fmt.Errorf("patching %s: %w", b.Ref(), err)
 	}
 	return rv, nil
 }
@@ -497,7 +498,9 @@ func (r *Reactor) patch(ctx context.Context, namespace, name string, pt types.Pa
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("not sent, the operator is exiting: %w", err)
 	}
-	what := "PATCH " + strings.Join(append([]string{r.Resource.Path(namespace), name}, sub...), "/")
+	what := func() string { // for the log only: not made unless logged
+		return "PATCH " + strings.Join(append([]string{r.Resource.Path(namespace), name}, sub...), "/")
+	}
 	return retryRequest(ctx, r.Settings, loggerFrom(ctx, r.Logger), what, func(ctx context.Context) (string, error) {
 		return r.patchOnce(ctx, namespace, name, pt, data, sub...)
 	})

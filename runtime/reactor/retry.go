@@ -73,26 +73,28 @@ func isInapplicable(err error) bool {
 //
 // A request that got no answer may have been applied: only idempotent
 // requests may be retried so (a merge patch is; a JSON patch guarded by a
-// "test" of the resourceVersion fails harmlessly as a conflict).
-func retryRequest[T any](ctx context.Context, s *settings.Settings, logger *slog.Logger, what string, send func(context.Context) (T, error)) (T, error) {
+// "test" of the resourceVersion fails harmlessly as a conflict). what
+// names the request in the log: called only when a line is logged (a
+// request that succeeds at once logs nothing).
+func retryRequest[T any](ctx context.Context, s *settings.Settings, logger *slog.Logger, what func() string, send func(context.Context) (T, error)) (T, error) {
 	backoffs := s.Networking.ErrorBackoffs
 	count := len(backoffs) + 1
 	for attempt := 1; ; attempt++ {
-		idx := fmt.Sprintf("#%d/%d", attempt, count)
+		idx := func() string { return fmt.Sprintf("#%d/%d", attempt, count) } // for the log only
 		if attempt > 1 {
-			logger.Debug(fmt.Sprintf("Request attempt %s: %s", idx, what))
+			logger.Debug(fmt.Sprintf("Request attempt %s: %s", idx(), what()))
 		}
 		result, err := send(ctx)
 		switch {
 		case err == nil:
 			if attempt > 1 {
-				logger.Debug(fmt.Sprintf("Request attempt %s succeeded: %s", idx, what))
+				logger.Debug(fmt.Sprintf("Request attempt %s succeeded: %s", idx(), what()))
 			}
 			return result, nil
 		case ctx.Err() != nil || !retriable(err):
 			return result, err
 		case attempt > len(backoffs):
-			logger.Error(fmt.Sprintf("Request attempt %s failed; escalating: %s -> %v", idx, what, err))
+			logger.Error(fmt.Sprintf("Request attempt %s failed; escalating: %s -> %v", idx(), what(), err))
 			return result, err
 		}
 		backoff := backoffs[attempt-1]
@@ -100,10 +102,10 @@ func retryRequest[T any](ctx context.Context, s *settings.Settings, logger *slog
 			backoff = wait.Jitter(backoff, j).Round(time.Millisecond)
 		}
 		if after, ok := apierrors.SuggestsClientDelay(err); ok && time.Duration(after)*time.Second > backoff {
-			logger.Debug(fmt.Sprintf("Overriding the backoff %ss with the retry-after %ds from the server: %s", seconds(backoff), after, what))
+			logger.Debug(fmt.Sprintf("Overriding the backoff %ss with the retry-after %ds from the server: %s", seconds(backoff), after, what()))
 			backoff = time.Duration(after) * time.Second
 		}
-		logger.Error(fmt.Sprintf("Request attempt %s failed; will retry: %s -> %v", idx, what, err))
+		logger.Error(fmt.Sprintf("Request attempt %s failed; will retry: %s -> %v", idx(), what(), err))
 		t := time.NewTimer(backoff)
 		select {
 		case <-ctx.Done():

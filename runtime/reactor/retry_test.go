@@ -304,7 +304,7 @@ func TestRetryRequest(t *testing.T) {
 				logger := slog.New(lineHandler{&out})
 				sends := 0
 				start := time.Now()
-				_, err := retryRequest(t.Context(), s, logger, "PATCH /x", func(context.Context) (string, error) {
+				_, err := retryRequest(t.Context(), s, logger, func() string { return "PATCH /x" }, func(context.Context) (string, error) {
 					sends++
 					if sends <= len(tt.failures) {
 						return "", tt.failures[sends-1]
@@ -339,7 +339,7 @@ func TestRetryRequestStopsWithTheContext(t *testing.T) {
 		sends := 0
 		time.AfterFunc(500*time.Millisecond, cancel)
 		start := time.Now()
-		_, err := retryRequest(ctx, s, slog.New(slog.DiscardHandler), "PATCH /x", func(context.Context) (string, error) {
+		_, err := retryRequest(ctx, s, slog.New(slog.DiscardHandler), func() string { return "PATCH /x" }, func(context.Context) (string, error) {
 			sends++
 			return "", errors.New("connection refused")
 		})

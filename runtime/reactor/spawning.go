@@ -91,9 +91,9 @@ func (r *Reactor) spawningHost() *daemons.Host {
 		r.host = &daemons.Host{
 			Resource: r.Resource,
 			Cluster:  r.Cluster,
-			Logger:   r.objectLogger,
+			Logger:   r.lazyObjectLogger,
 			Apply: func(ctx context.Context, b body.Body, p patches.Patch) error {
-				_, err := r.apply(withLogger(ctx, r.objectLogger(b)), b, p)
+				_, err := r.apply(withLogger(ctx, r.lazyObjectLogger(b)), b, p)
 				return err
 			},
 		}

@@ -125,3 +125,81 @@ func settledHeap() uint64 {
 	runtime.ReadMemStats(&ms)
 	return ms.HeapAlloc
 }
+
+// BenchmarkTimerTick measures one tick of a timer (allocs/op, B/op: every
+// allocation of the tick, on the Go runtime's timer goroutines included):
+// the reactor's daemons host, the engine's runner, the user's copy of the
+// body and its kwargs, the handler's call, the log lines and the patch of
+// its result. The object carries the finalizer; the timer's interval is a
+// nanosecond, so that the ticks follow each other. Cases: the log level
+// at ERROR (as bench/cmd/daemons runs: "Timer 'tick' succeeded." is
+// filtered out) or at INFO (the default: it is written, to io.Discard),
+// the handler returning nothing or a result (stored by a patch, through a
+// client that accepts it at once), and the 2 KB object of BenchmarkCycle.
+//
+//	go test -run '^$' -bench TimerTick -benchmem ./runtime/reactor/
+func BenchmarkTimerTick(b *testing.B) {
+	finalizer := settings.Default().Persistence.Finalizer
+	small := func() body.Body { return timerObject(0, finalizer) }
+	large := func() body.Body {
+		obj := benchObject()
+		obj.Meta()["finalizers"] = []any{finalizer}
+		return obj
+	}
+	cases := []struct {
+		name   string
+		level  slog.Level
+		obj    func() body.Body
+		result any
+	}{
+		{"quiet", slog.LevelError, small, nil},
+		{"info", slog.LevelInfo, small, nil},
+		{"result", slog.LevelError, small, map[string]any{"ticked": true}},
+		{"quiet-2KB", slog.LevelError, large, nil},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			benchTicks(b, c.level, c.obj(), c.result)
+		})
+	}
+}
+
+// benchTicks runs b.N ticks of one timer of one object, after its first
+// tick (which starts the runner) and outside the timed part.
+func benchTicks(b *testing.B, level slog.Level, obj body.Body, result any) {
+	b.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var ticks atomic.Int64
+	var last int64 // set before gate is closed
+	reached := make(chan struct{}, 1)
+	gate := make(chan struct{})
+	reg := registry.New()
+	sel := resources.Selector{Group: "kopf.dev", Version: "v1", Name: "kopfexamples"}
+	err := reg.AddTimer(registry.TimerHandler{ID: "tick", Selector: sel, Interval: time.Nanosecond, Fn: func(context.Context, *kwargs.Timer) (any, error) {
+		switch ticks.Add(1) {
+		case 1:
+			reached <- struct{}{}
+			<-gate
+		case last:
+			reached <- struct{}{}
+		}
+		return result, nil
+	}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	logger := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: level}))
+	s := settings.Default()
+	res := resources.Resource{Group: "kopf.dev", Version: "v1", Plural: "kopfexamples", Kind: "KopfExample", Namespaced: true}
+	r := &Reactor{Resource: res, Client: nopClient{}, Registry: reg, Settings: s, Logger: logger, Daemons: daemons.NewEngine(ctx, s, logger)}
+	defer r.Daemons.Shutdown()
+	r.process(ctx, watching.Event{Type: watching.Added, Key: "default/" + obj.Meta().Name(), Object: obj, Initial: true}, &queueing.Stream{})
+	<-reached
+	last = 1 + int64(b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	close(gate)
+	<-reached
+	b.StopTimer()
+}

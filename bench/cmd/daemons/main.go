@@ -33,6 +33,12 @@
 //	cd bench && go build -o /tmp/before ./cmd/daemons    # at the earlier commit
 //	cd bench && go run ./cmd/daemons -n 10000 -only timers -before /tmp/before -heapprofiles /tmp/prof
 //	go tool pprof -sample_index=inuse_space -top /tmp/prof/timers.pprof
+//
+// The first timers' run is the operator's first start: it adds the
+// finalizer to every object while its timers already tick. A later one
+// (timers-before) starts on objects that carry it, as after a restart,
+// unless -firststart removes the finalizer from every object before each
+// timers' run: each then measures a first start.
 package main
 
 import (
@@ -58,6 +64,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kopf-go/kopf"
@@ -101,14 +108,15 @@ func main() {
 	window := flag.Duration("window", 20*time.Second, "the CPU and lag window")
 	profiles := flag.String("heapprofiles", "", "a directory: each operator writes its settled heap profile there (<mode>.pprof)")
 	before := flag.String("before", "", "another build of this command (e.g. of an earlier commit): its timers run too, in the same run, as \"timers-before\"")
+	firstStart := flag.Bool("firststart", false, "remove the finalizer from every object before each timers' run: each measures an operator's first start")
 	flag.Parse()
-	if err := harness(*n, *only, *warmup, *window, *profiles, *before); err != nil {
+	if err := harness(*n, *only, *warmup, *window, *profiles, *before, *firstStart); err != nil {
 		fmt.Fprintln(os.Stderr, "daemons:", err)
 		os.Exit(1)
 	}
 }
 
-func harness(n int, only string, warmup, window time.Duration, profiles, before string) error {
+func harness(n int, only string, warmup, window time.Duration, profiles, before string, firstStart bool) error {
 	ctx := context.Background()
 	c, err := plane.Start(ctx, "daemons", "crd.yaml")
 	if err != nil {
@@ -140,10 +148,20 @@ func harness(n int, only string, warmup, window time.Duration, profiles, before 
 		modes = append(modes, "watched-final")
 	}
 	var reports []report
+	finalized := false // a timers' run has left the finalizer on the objects
 	for _, mode := range modes {
 		bin := ""
 		if mode == "timers-before" {
 			bin = before
+		}
+		if timers := strings.HasPrefix(mode, "timers"); timers && firstStart && finalized {
+			start := time.Now()
+			if err := removeFinalizers(ctx, dyn, n); err != nil {
+				return err
+			}
+			fmt.Fprintf(os.Stderr, "daemons: the finalizers removed in %s\n", time.Since(start).Round(time.Second))
+		} else if timers {
+			finalized = true
 		}
 		rep, err := runOperator(kubeconfig, mode, bin, n, warmup, window, profiles)
 		rep.Mode = mode
@@ -165,6 +183,18 @@ func createAll(ctx context.Context, dyn dynamic.Interface, n int) error {
 			"metadata": map[string]any{"name": fmt.Sprintf("obj-%05d", i)},
 			"spec":     map[string]any{"field": "value"},
 		}}, metav1.CreateOptions{})
+		return err
+	})
+}
+
+// removeFinalizers removes the finalizers of every object (the timers'
+// only), so that the next operator with timers starts as for the first
+// time.
+func removeFinalizers(ctx context.Context, dyn dynamic.Interface, n int) error {
+	ri := dyn.Resource(gvr).Namespace("default")
+	patch := []byte(`{"metadata":{"finalizers":null}}`)
+	return plane.CreateMany(ctx, n, 16, func(ctx context.Context, i int) error {
+		_, err := ri.Patch(ctx, fmt.Sprintf("obj-%05d", i), types.MergePatchType, patch, metav1.PatchOptions{})
 		return err
 	})
 }
