@@ -31,11 +31,13 @@ type Lane struct {
 	next       func(watching.Event) // set once by Admit
 
 	// Under s.mu: the owned objects' buckets by key (for the stubs of
-	// vanished objects, which have no uid); the keys delivered while a
-	// gained bucket is being listed (so that an older listed version
-	// never overtakes them); the objects being processed.
+	// vanished objects, which have no uid); while gained buckets are being
+	// listed, those buckets and the keys delivered since the listing began
+	// (so that an older listed version never overtakes them); the objects
+	// being processed.
 	keys     map[string]int
 	catching int
+	gaining  map[int]bool
 	since    map[string]bool
 	inflight map[string]*flight
 
@@ -121,6 +123,12 @@ func (l *Lane) admit(ev watching.Event) {
 		l.keys[ev.Key] = b // forgotten once the deletion is processed
 	}
 	if l.catching > 0 {
+		if l.gaining[b] && !l.since[ev.Key] && ev.Type != watching.Deleted && !ev.Wakeup {
+			// The first sight of an object of a gained bucket, which the
+			// listing then skips: it carries the listing's mark instead,
+			// so that the object is resumed here as after a start.
+			ev.Initial = true
+		}
 		l.since[ev.Key] = true
 	}
 	s.mu.Unlock()

@@ -90,7 +90,10 @@ func New(cfg Config) *Stage {
 // listing after a start: resuming handlers see them so): listed from the
 // API server and queued, or, for a lane that watches its buckets
 // (Lane.WatchBuckets), by the first listing of each gained bucket's
-// watch, which Gain awaits (while ctx lasts).
+// watch, which Gain awaits (while ctx lasts). An object whose watch
+// event is admitted while its bucket is listed is not queued from the
+// listing (an older version must not overtake it): that first event
+// carries the listing's mark (watching.Event.Initial) instead.
 func (s *Stage) Gain(ctx context.Context, buckets []int) {
 	start := time.Now()
 	set := map[int]bool{}
@@ -107,7 +110,10 @@ func (s *Stage) Gain(ctx context.Context, buckets []int) {
 		}
 		lanes = append(lanes, l)
 		if l.catching == 0 {
-			l.since = map[string]bool{}
+			l.since, l.gaining = map[string]bool{}, map[int]bool{}
+		}
+		for b := range set {
+			l.gaining[b] = true
 		}
 		l.catching++
 	}
@@ -121,7 +127,7 @@ func (s *Stage) Gain(ctx context.Context, buckets []int) {
 		s.mu.Lock()
 		l.catching--
 		if l.catching == 0 {
-			l.since = nil
+			l.since, l.gaining = nil, nil
 		}
 		s.mu.Unlock()
 	}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
+	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/kopf-go/kopf/runtime/body"
 	"github.com/kopf-go/kopf/runtime/queueing"
@@ -42,10 +43,18 @@ func (p *patcher) Patch(_ context.Context, namespace, name string, _ types.Patch
 // newLane is a lane of a two-bucket stage over an empty fake API.
 func newLane(t *testing.T, p sharding.Patcher) (*Stage, *Lane) {
 	t.Helper()
+	s, l, _ := newLaneOver(t, p)
+	return s, l
+}
+
+// newLaneOver is newLane with its fake API, whose reactors a test may
+// prepend.
+func newLaneOver(t *testing.T, p sharding.Patcher) (*Stage, *Lane, *dynamicfake.FakeDynamicClient) {
+	t.Helper()
 	gvr := schema.GroupVersionResource{Group: res.Group, Version: res.Version, Resource: res.Plural}
 	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(k8sruntime.NewScheme(), map[schema.GroupVersionResource]string{gvr: "KopfExampleList"})
 	s := New(Config{Identity: "me", Buckets: 2, HandoffTimeout: 30 * time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	return s, s.Lane(res, client.Resource(gvr), scope.Scope{}, p)
+	return s, s.Lane(res, client.Resource(gvr), scope.Scope{}, p), client
 }
 
 // uidIn returns a uid that falls into the bucket (of 2).
@@ -87,6 +96,29 @@ func TestAdmitOwnedOnly(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(step.want) {
 			t.Errorf("step %d: admitted %v, want %v", i, got, step.want)
 		}
+	}
+}
+
+// An object of a gained bucket whose watch event comes while the bucket
+// is being listed is delivered with the listing's mark (Initial), as its
+// listed copy would have been, so that it is resumed as after a start;
+// the events of a bucket owned before are not marked.
+func TestGainMarksFirstSight(t *testing.T) {
+	s, l, client := newLaneOver(t, &patcher{})
+	var got []string
+	admit := l.Admit(func(ev watching.Event) { got = append(got, fmt.Sprintf("%s:%v", ev.Key, ev.Initial)) })
+	s.Gain(context.Background(), []int{0})
+	client.PrependReactor("list", "*", func(clienttesting.Action) (bool, k8sruntime.Object, error) {
+		admit(event("a", 0)) // an object of the bucket owned before
+		admit(event("b", 1)) // of the bucket being gained: its first sight
+		admit(event("b", 1)) // and its next event
+		return false, nil, nil
+	})
+	s.Gain(context.Background(), []int{1})
+	admit(event("b", 1)) // after the gain
+	want := "[ns/a:false ns/b:true ns/b:false ns/b:false]"
+	if fmt.Sprint(got) != want {
+		t.Errorf("admitted %v, want %s (key:Initial)", got, want)
 	}
 }
 
