@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"k8s.io/client-go/dynamic"
 )
 
@@ -111,12 +111,13 @@ func (f *Fence) lookup(key string) (string, bool) {
 }
 
 // newer says whether a is a later resourceVersion than b. Versions are
-// opaque in general, but etcd's are increasing integers: when both parse,
-// they are compared; otherwise the latest seen wins.
+// opaque in general, but comparable in Kubernetes (KEP-5504: decimal
+// integers, increasing with every write): when both are well formed,
+// they are compared as apimachinery's resourceversion does (as the
+// queue's streams compare them); otherwise the latest seen wins.
 func newer(a, b string) bool {
-	x, err1 := strconv.ParseUint(a, 10, 64)
-	y, err2 := strconv.ParseUint(b, 10, 64)
-	return err1 == nil && err2 == nil && x > y
+	c, err := resourceversion.CompareResourceVersion(a, b)
+	return err == nil && c > 0
 }
 
 // testStamp prepends a test of the stamp to a JSON patch.
