@@ -144,7 +144,9 @@ func (o *operator) runBucketWatches(ctx context.Context, p *pipeline, bucket int
 	for _, ns := range p.namespaces {
 		w := o.watcher(ctx, p, ns, what, labelSelector, func(ev watching.Event) { p.admit(ctx, ev) })
 		w.ShardSelector = shardSelector
+		w.Lists = true        // as many passes over the resource as buckets: no watch-list (see Watcher.Lists)
 		w.OnListed = func() { // once per watch
+			o.opts.Logger.Debug(fmt.Sprintf("Sharding: %s has listed its objects.", w.Name))
 			if pending.Add(-1) == 0 {
 				listed()
 			}

@@ -126,7 +126,17 @@ type Watcher struct {
 	// Client (the dynamic client's ListOptions of this client-go have no
 	// such field).
 	ShardSelector string
-	Callback      Callback
+	// Lists, if set, makes the listings LISTs (paged), never client-go's
+	// streamed watch-lists. A watch-list is a watch that the API server's
+	// watch cache closes if the resource's new events, buffered for it
+	// (10 to 100), fill up while it is still sending its initial objects:
+	// under a flow of writes, a selective watch-list, which passes over
+	// every object of the resource to send its few, can be closed and
+	// started again and again. A LIST has no such buffer, and the watch
+	// that follows it starts from its resourceVersion, with only the
+	// events since then to send first.
+	Lists    bool
+	Callback Callback
 	// Name identifies the watcher in client-go's own logs.
 	Name string
 	// InactivityTimeout re-establishes a watch that has sent nothing, not
@@ -171,7 +181,7 @@ func (w *Watcher) Status() Status { return w.status.get() }
 // reflector retries every failure with backoff).
 func (w *Watcher) Run(ctx context.Context) {
 	var lw cache.ListerWatcher = &cache.ListWatch{ListWithContextFunc: w.list, WatchFuncWithContext: w.watch}
-	if w.ShardSelector != "" && w.REST != nil {
+	if w.Lists || w.ShardSelector != "" && w.REST != nil {
 		lw = listsOnly{lw.(*cache.ListWatch)}
 	}
 	w.status.run()

@@ -150,7 +150,7 @@ func harness(n, big int, cpu, sleep time.Duration, workers, creators int, sc sca
 	}
 	logf("control plane up; work directory %s", work)
 	if sc.n > 0 {
-		rows, err := runScale(ctx, dyn, kubeconfig, work, sc.n, creators, sc.modes, sc.replicas, sc.settle)
+		rows, err := runScale(ctx, dyn, cfg, kubeconfig, work, sc.n, creators, sc.modes, sc.replicas, sc.settle)
 		printScale(sc.n, rows)
 		if err != nil {
 			return err
@@ -359,7 +359,11 @@ func startOperator(kubeconfig, work, name, ns string, sharded bool, env []string
 	}
 	cmd := exec.Command(self, args...)
 	cmd.Env = append(os.Environ(), append(env, "SHARDING_BENCH_MODE=operator", "KUBECONFIG="+kubeconfig, "SHARDING_BENCH_IDENTITY="+name)...)
-	logFile, err := os.Create(filepath.Join(work, name+".log"))
+	logDir := work
+	if d := os.Getenv("SHARDING_BENCH_LOGDIR"); d != "" {
+		logDir = d // kept after the run
+	}
+	logFile, err := os.Create(filepath.Join(logDir, name+".log"))
 	if err != nil {
 		return nil, err
 	}
@@ -512,7 +516,9 @@ func operate() error {
 			_ = enc.Encode(r)
 		}
 	}()
-	opts := []kopf.Option{kopf.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))}
+	level := slog.LevelWarn
+	_ = level.UnmarshalText([]byte(os.Getenv("SHARDING_BENCH_LOGLEVEL"))) // unset: WARN
+	opts := []kopf.Option{kopf.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))}
 	if group := os.Getenv("SHARDING_BENCH_GROUP"); group != "" {
 		opts = append(opts, kopf.WithSharding(kopf.Sharding{Group: group, Namespace: "default", Identity: os.Getenv("SHARDING_BENCH_IDENTITY"), LeaseDuration: 4 * time.Second, RenewInterval: time.Second}))
 	}

@@ -41,13 +41,55 @@ type scaleRow struct {
 	etcdCPU   float64
 	handled   int64 // distinct objects handled, summed over the replicas
 	wallTotal time.Duration
+	api       apiCounts // over the run
+}
+
+// apiCounts are kube-apiserver's counters of the resource (its /metrics):
+// the WATCH requests ended, the watchers that its watch cache closed as
+// unresponsive (their buffer of new events full while they were still
+// sending, e.g. their initial events), and the initial events sent.
+type apiCounts struct{ watchesEnded, terminated, initEvents float64 }
+
+func (a apiCounts) minus(b apiCounts) apiCounts {
+	return apiCounts{a.watchesEnded - b.watchesEnded, a.terminated - b.terminated, a.initEvents - b.initEvents}
+}
+
+// scrapeAPI reads apiCounts from kube-apiserver's /metrics (zeros if it
+// cannot).
+func scrapeAPI(cfg *rest.Config) apiCounts {
+	var c apiCounts
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return c
+	}
+	resp, err := hc.Get(strings.TrimSuffix(cfg.Host, "/") + "/metrics")
+	if err != nil {
+		return c
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(data), "\n") {
+		if !strings.Contains(line, `resource="kopfexamples"`) {
+			continue
+		}
+		v, _ := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		switch {
+		case strings.HasPrefix(line, "apiserver_request_total{") && strings.Contains(line, `verb="WATCH"`):
+			c.watchesEnded += v
+		case strings.HasPrefix(line, "apiserver_terminated_watchers_total{"):
+			c.terminated += v
+		case strings.HasPrefix(line, "apiserver_init_events_total{"):
+			c.initEvents += v
+		}
+	}
+	return c
 }
 
 // runScale runs every mode with every number of replicas on n objects of
 // the namespace "scale-<mode>", created here; for the label mode, with
 // the bucket label from their creation (as the operator's webhook stamps
 // it), so that what is measured is the watches, not the labeller.
-func runScale(ctx context.Context, dyn dynamic.Interface, kubeconfig, work string, n, creators int, modes []string, replicas []int, settle time.Duration) ([]scaleRow, error) {
+func runScale(ctx context.Context, dyn dynamic.Interface, cfg *rest.Config, kubeconfig, work string, n, creators int, modes []string, replicas []int, settle time.Duration) ([]scaleRow, error) {
 	var rows []scaleRow
 	for _, mode := range modes {
 		start := time.Now()
@@ -56,7 +98,7 @@ func runScale(ctx context.Context, dyn dynamic.Interface, kubeconfig, work strin
 		}
 		logf("%d objects created in %s", n, time.Since(start).Round(time.Second))
 		for _, r := range replicas {
-			row, err := scaleRun(kubeconfig, work, n, mode, r, settle)
+			row, err := scaleRun(cfg, kubeconfig, work, n, mode, r, settle)
 			if err != nil {
 				return rows, fmt.Errorf("%s, %d replicas: %w", mode, r, err)
 			}
@@ -69,10 +111,10 @@ func runScale(ctx context.Context, dyn dynamic.Interface, kubeconfig, work strin
 
 // scaleRun starts the replicas, waits until they are caught up, measures
 // them, and stops them.
-func scaleRun(kubeconfig, work string, n int, mode string, replicas int, settle time.Duration) (scaleRow, error) {
+func scaleRun(cfg *rest.Config, kubeconfig, work string, n int, mode string, replicas int, settle time.Duration) (scaleRow, error) {
 	group := fmt.Sprintf("scale-%s-%d", mode, replicas)
 	env := []string{"SHARDING_BENCH_COST=events", "SHARDING_BENCH_N=" + strconv.Itoa(n), "SHARDING_BENCH_GROUP=" + group, "SHARDING_BENCH_SHARD_MODE=" + mode}
-	api0, etcd0 := childCPU("kube-apiserver"), childCPU("etcd")
+	api0, etcd0, counts0 := childCPU("kube-apiserver"), childCPU("etcd"), scrapeAPI(cfg)
 	start := time.Now()
 	var ops []*operatorProc
 	defer func() {
@@ -93,6 +135,7 @@ func scaleRun(kubeconfig, work string, n int, mode string, replicas int, settle 
 	}
 	row := scaleRow{mode: mode, replicas: replicas, wallTotal: time.Since(start)}
 	row.apiCPU, row.etcdCPU = childCPU("kube-apiserver")-api0, childCPU("etcd")-etcd0
+	row.api = scrapeAPI(cfg).minus(counts0)
 	var last int64
 	for i, op := range ops {
 		settled, err := op.ask(syscall.SIGUSR1)
@@ -164,6 +207,10 @@ func printScale(n int, rows []scaleRow) {
 		}
 		fmt.Printf("| %s | %d | %.1f | %d | %s | %s | %s | %s | %.1f | %.1f |\n", r.mode, r.replicas, r.catchUp.Seconds(), r.handled,
 			strings.Join(recv, "; "), strings.Join(ratio, ", "), strings.Join(rss, ", "), strings.Join(cpu, ", "), r.apiCPU, r.etcdCPU)
+	}
+	fmt.Printf("\nkube-apiserver's counters of the resource over each run (its /metrics):\n\n| mode | replicas | WATCH requests ended | watchers closed as unresponsive | initial events sent |\n|---|---|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Printf("| %s | %d | %.0f | %.0f | %.0f |\n", r.mode, r.replicas, r.api.watchesEnded, r.api.terminated, r.api.initEvents)
 	}
 }
 

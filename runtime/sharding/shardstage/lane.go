@@ -46,7 +46,9 @@ type Lane struct {
 	watch   WatchFunc
 	watchOn context.Context
 	running map[int]*bucketWatch // under s.mu
-	labels  *labeller            // nil unless in the label mode
+	// listings holds a slot per bucket watch in its first listing.
+	listings chan struct{}
+	labels   *labeller // nil unless in the label mode
 }
 
 // flight is one object's processing in progress.
@@ -67,7 +69,7 @@ func (s *Stage) Lane(res resources.Resource, client dynamic.NamespaceableResourc
 		s: s, res: res, client: client,
 		writer: s.fence.Writer(gr, patcher, sharding.DynamicGetter{Client: client}),
 		keys:   map[string]int{}, inflight: map[string]*flight{},
-		running: map[int]*bucketWatch{},
+		running: map[int]*bucketWatch{}, listings: make(chan struct{}, listingsAtOnce),
 	}
 	namespaces, exact := sc.ExactNamespaces()
 	l.matches = func(string) bool { return true }

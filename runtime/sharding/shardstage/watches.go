@@ -17,6 +17,17 @@ import (
 // listing. It returns when ctx is done and the watches have stopped.
 type WatchFunc func(ctx context.Context, bucket int, listed func())
 
+// listingsAtOnce bounds how many of a lane's bucket watches are in their
+// first listing at once; the others wait for a slot before they start.
+// Each listing is a pass of the API server over every object of the
+// resource in the namespace, to select the bucket's: the buckets gained at
+// once (64 at a first start) are as many passes, better done a few at a
+// time, each quickly, than all at once, each slowed by the others while
+// the objects already listed are being stamped. (As watch-lists, such
+// slow listings were closed by the API server and started again: see
+// watching.Watcher.Lists, and bench/RESULTS.md.)
+const listingsAtOnce = 4
+
 // listingTimeout bounds how long Gain waits for the first listings of the
 // gained buckets' watches; the watches go on (and deliver) past it.
 const listingTimeout = time.Minute
@@ -70,11 +81,7 @@ func (l *Lane) startWatches(ctx context.Context, buckets []int) int {
 		bw := &bucketWatch{cancel: cancel, listed: make(chan struct{}), done: make(chan struct{})}
 		l.running[b] = bw
 		started = append(started, bw)
-		var once sync.Once
-		go func() {
-			defer close(bw.done)
-			l.watch(wctx, b, func() { once.Do(func() { close(bw.listed) }) })
-		}()
+		go l.runWatch(wctx, b, bw)
 	}
 	l.s.mu.Unlock()
 	if l.labels != nil {
@@ -93,6 +100,27 @@ func (l *Lane) startWatches(ctx context.Context, buckets []int) int {
 		}
 	}
 	return l.known(buckets)
+}
+
+// runWatch runs the watch of bucket b once a slot of its first listing is
+// free (listingsAtOnce); the slot is freed when it has listed, or has
+// stopped without.
+func (l *Lane) runWatch(ctx context.Context, b int, bw *bucketWatch) {
+	defer close(bw.done)
+	select {
+	case l.listings <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	var once sync.Once
+	free := func() { <-l.listings }
+	defer once.Do(free)
+	l.watch(ctx, b, func() {
+		once.Do(func() {
+			free()
+			close(bw.listed)
+		})
+	})
 }
 
 // known counts the objects of the buckets that the lane knows.

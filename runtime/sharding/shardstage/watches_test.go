@@ -151,3 +151,54 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// Gain starts the gained buckets' watches, but at most listingsAtOnce of
+// them are in their first listing at once; a watch that stops without
+// listing frees its slot too.
+func TestWatchBucketsListsAFewAtOnce(t *testing.T) {
+	const buckets = 3*listingsAtOnce + 1
+	gvr := schema.GroupVersionResource{Group: res.Group, Version: res.Version, Resource: res.Plural}
+	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(k8sruntime.NewScheme(), map[schema.GroupVersionResource]string{gvr: "KopfExampleList"})
+	s := New(Config{Identity: "me", Buckets: buckets, Mode: sharding.ModeLabel, HandoffTimeout: time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	l := s.Lane(res, client.Resource(gvr), scope.Scope{}, &patcher{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_ = l.Admit(func(watching.Event) {})
+	var mu sync.Mutex
+	listing, most, listed := 0, 0, 0
+	zero := make(chan struct{}) // closed once bucket 0's watch runs
+	l.WatchBuckets(ctx, func(ctx context.Context, bucket int, done func()) {
+		mu.Lock()
+		listing++
+		most = max(most, listing)
+		mu.Unlock()
+		if bucket == 0 {
+			close(zero)
+			<-ctx.Done() // never lists: stopped by Lose
+			mu.Lock()
+			listing--
+			mu.Unlock()
+			return
+		}
+		time.Sleep(time.Millisecond) // a listing takes a while, so that more would overlap
+		mu.Lock()
+		listing--
+		listed++
+		mu.Unlock()
+		done()
+		<-ctx.Done()
+	})
+	all := make([]int, buckets)
+	for b := range all {
+		all[b] = b
+	}
+	go func() {
+		<-zero
+		s.Lose(ctx, []int{0}) // Gain awaits every listing, or bucket 0's stop
+	}()
+	s.Gain(ctx, all)
+	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return listed == buckets-1 })
+	if most > listingsAtOnce {
+		t.Errorf("%d watches were listing at once, want at most %d", most, listingsAtOnce)
+	}
+}
