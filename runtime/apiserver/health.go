@@ -25,6 +25,7 @@ import (
 
 	"github.com/kopf-go/kopf/runtime/execution"
 	"github.com/kopf-go/kopf/runtime/health"
+	"github.com/kopf-go/kopf/runtime/watching"
 )
 
 // Health follows whether the API server answers the operator's
@@ -57,7 +58,9 @@ import (
 //
 // A request that fails because its own context ended (the operator
 // stopping, a watch cut for inactivity) or on a connection the operator
-// closed itself says nothing about the server and is not counted.
+// closed itself says nothing about the server and is not counted; but a
+// watch request abandoned because the server did not answer it within
+// the inactivity timeout (watching.ErrNoResponse) is, as a timeout.
 type Health struct {
 	server     string
 	logger     *slog.Logger
@@ -97,6 +100,10 @@ func (h *Health) Wrap(rt http.RoundTripper) http.RoundTripper {
 		resp, err := rt.RoundTrip(req)
 		switch {
 		case err != nil:
+			if cause := context.Cause(req.Context()); errors.Is(cause, watching.ErrNoResponse) {
+				h.failed("timeout", fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, cause))
+				break // the server's silence, which the watcher would not wait out
+			}
 			if req.Context().Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, net.ErrClosed) {
 				break // our own doing, not the server's
 			}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/kopf-go/kopf/internal/testutil"
 	"github.com/kopf-go/kopf/runtime/logging"
+	"github.com/kopf-go/kopf/runtime/watching"
 )
 
 // An outage is reported at once, then after 1, 2, 4... seconds, never more
@@ -289,5 +290,45 @@ func TestServerWarningsAboutTheObject(t *testing.T) {
 	want := "[ns/obj] The API server warns: unknown field \"spec.x\"\nThe API server warns: v1 is deprecated\n"
 	if got := out.String(); got != want {
 		t.Errorf("logged:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// A request ended by its own context says nothing about the server, except
+// a watch request that the server left unanswered for the inactivity
+// timeout (watching.ErrNoResponse): that is the server's timeout.
+func TestAPIHealthCountsUnansweredWatches(t *testing.T) {
+	cases := []struct {
+		name  string
+		cause error
+		down  bool
+	}{
+		{"unanswered", fmt.Errorf("%w within 3s", watching.ErrNoResponse), true},
+		{"cancelled", context.Canceled, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := NewHealth("https://s", slog.New(slog.DiscardHandler), time.Minute)
+			defer h.Stop()
+			rt := h.Wrap(roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+				<-req.Context().Done()
+				return nil, req.Context().Err()
+			}))
+			ctx, cancel := context.WithCancelCause(t.Context())
+			cancel(c.cause)
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://s/api/v1/configmaps?watch=true", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := rt.RoundTrip(req); err == nil {
+				t.Fatal("the request succeeds")
+			}
+			s := h.Status()
+			if s.Down != c.down {
+				t.Fatalf("down: %v, want %v (%+v)", s.Down, c.down, s)
+			}
+			if c.down && (s.Cause != "timeout" || s.Err.Error() != "GET /api/v1/configmaps: no response within 3s") {
+				t.Errorf("status: %+v", s)
+			}
+		})
 	}
 }

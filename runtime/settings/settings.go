@@ -141,7 +141,9 @@ type Queueing struct {
 type Watching struct {
 	// InactivityTimeout is how long a watch may stay silent, not even
 	// sending a bookmark, before it is re-established (Kopf's
-	// inactivity_timeout; 0: never). Default: 70 s.
+	// inactivity_timeout; 0: never), and how long a watch request may
+	// wait for its response before it is abandoned as the API server's
+	// timeout (watching.ErrNoResponse). Default: 70 s.
 	InactivityTimeout time.Duration
 	// InferSelectors makes the watch of a resource carry the label
 	// selector that every handler of the resource requires (each handler,

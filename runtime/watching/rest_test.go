@@ -2,6 +2,7 @@ package watching
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -374,3 +375,64 @@ func TestWatcherListsInPages(t *testing.T) {
 		}
 	}
 }
+
+// A watch request that the server does not answer (it accepted the
+// connection and stopped) is abandoned after the inactivity timeout, with
+// ErrNoResponse as the failure and as its context's cause (which
+// runtime/apiserver's Health counts as the server's), whether the watcher
+// sends it through REST or the dynamic client.
+func TestUnansweredWatchIsAbandoned(t *testing.T) {
+	for _, overREST := range []bool{true, false} {
+		t.Run(fmt.Sprintf("REST=%v", overREST), func(t *testing.T) {
+			abandoned := make(chan error, 10)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				<-r.Context().Done() // no response, not even its headers
+			}))
+			defer srv.Close()
+			causes := make(chan error, 10)
+			cfg := &rest.Config{Host: srv.URL, WrapTransport: func(rt http.RoundTripper) http.RoundTripper {
+				return roundTripper(func(req *http.Request) (*http.Response, error) {
+					resp, err := rt.RoundTrip(req)
+					if err != nil {
+						causes <- context.Cause(req.Context())
+					}
+					return resp, err
+				})
+			}}
+			w := &Watcher{Name: "test", InactivityTimeout: 100 * time.Millisecond, OnError: func(err error) { abandoned <- err }}
+			if overREST {
+				w.REST, w.Path = restClientFor(t, cfg), examplesPath
+			} else {
+				c, err := dynamic.NewForConfig(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				w.Client = c.Resource(examplesResource)
+			}
+			ctx, cancel := context.WithCancel(t.Context())
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				w.Run(ctx)
+			}()
+			defer func() { cancel(); <-done }()
+			for _, got := range []chan error{abandoned, causes} {
+				select {
+				case err := <-got:
+					if !errors.Is(err, ErrNoResponse) || !strings.Contains(err.Error(), "no response within 100ms") {
+						t.Errorf("the request ends with %v, want %v", err, ErrNoResponse)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatal("the unanswered request is not abandoned")
+				}
+			}
+			if s := w.Status(); s.Failures == 0 || !errors.Is(s.LastError, ErrNoResponse) {
+				t.Errorf("status: %+v", s)
+			}
+		})
+	}
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }

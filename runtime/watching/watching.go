@@ -140,7 +140,8 @@ type Watcher struct {
 	// Name identifies the watcher in client-go's own logs.
 	Name string
 	// InactivityTimeout re-establishes a watch that has sent nothing, not
-	// even a bookmark, for this long (0: never).
+	// even a bookmark, for this long, and abandons a watch request left
+	// unanswered for this long (ErrNoResponse) (0: never).
 	InactivityTimeout time.Duration
 	// OnStall is called when a silent watch is being re-established.
 	OnStall func()
@@ -218,43 +219,45 @@ func (w *Watcher) watch(ctx context.Context, opts metav1.ListOptions) (watch.Int
 	var wi watch.Interface
 	var err error
 	var stream uint64
+	var rd *responseDeadline // the request's wait for its response (see ErrNoResponse)
 	w.selecting(&opts)
 	// Over REST, the stream watcher's own goroutine tells of the events
 	// and of the stream's end (see trackDecoder); over the dynamic client,
 	// a goroutine in between does (see tracked).
 	track := func(d watch.Decoder) watch.Decoder {
 		stream = w.status.opened()
-		s := stream
-		return trackDecoder(d, w.InactivityTimeout, w.OnStall, w.status.event, func() { w.status.closed(s) })
+		s, release := stream, rd.release
+		return trackDecoder(d, w.InactivityTimeout, w.OnStall, w.status.event, func() { w.status.closed(s); release() })
 	}
 	for {
+		rd = awaitResponse(ctx, w.InactivityTimeout)
 		if w.REST != nil {
-			wi, err = watchREST(ctx, w.REST, w.Path, opts, w.ShardSelector, track)
+			wi, err = watchREST(rd.ctx, w.REST, w.Path, opts, w.ShardSelector, track)
 		} else {
-			wi, err = w.resourceClient().Watch(ctx, opts)
+			wi, err = w.resourceClient().Watch(rd.ctx, opts)
 		}
-		if err == nil {
+		if err = rd.answered(err); err == nil {
 			break
 		}
+		rd.release()
 		if !w.failed(ctx, err) {
 			return nil, err
 		}
+	}
+	if w.OnWatching != nil {
+		defer w.OnWatching()
 	}
 	if w.REST != nil {
 		if stream == 0 { // an empty watch: the connection was lost before the response
 			stream = w.status.opened()
 			w.status.closed(stream)
-		}
-		if w.OnWatching != nil {
-			w.OnWatching()
+			rd.release()
 		}
 		return wi, nil
 	}
 	stream = w.status.opened()
-	if w.OnWatching != nil {
-		w.OnWatching()
-	}
-	return tracked(wi, w.InactivityTimeout, w.OnStall, w.status.event, func() { w.status.closed(stream) }), nil
+	release := rd.release
+	return tracked(wi, w.InactivityTimeout, w.OnStall, w.status.event, func() { w.status.closed(stream); release() }), nil
 }
 
 // selecting puts the watcher's selectors into a request's options.
