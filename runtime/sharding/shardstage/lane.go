@@ -137,7 +137,7 @@ func (l *Lane) admit(ev watching.Event) {
 	ev, fresh := l.rewatchedLocked(ev, b)
 	if !fresh {
 		s.mu.Unlock()
-		return // a version already admitted, listed again
+		return // a version not newer than one admitted (the label mode)
 	}
 	if l.catching > 0 {
 		if l.gaining[b] && !l.since[ev.Key] && ev.Type != watching.Deleted && !ev.Wakeup {

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/resourceversion"
+
 	"github.com/kopf-go/kopf/runtime/body"
 	"github.com/kopf-go/kopf/runtime/sharding"
 	"github.com/kopf-go/kopf/runtime/watching"
@@ -184,34 +186,43 @@ func (l *Lane) unseen(w *setWatch) []string {
 // rewatchedLocked is admit's step for a lane that watches by set (else
 // the event as is): the first-listing mark is kept for the objects of the
 // fresh buckets only (a watch over a set lists the buckets held before
-// too, which are no first listing), and a listed version already admitted
-// is dropped (false), as the watcher drops it from its own relistings; the
-// keys listed or deleted are recorded for setListed, and a deleted one is
-// forgotten at once (its bucket is by its key: a stub needs none
-// remembered), so that setListed adds no stub of a deletion admitted
-// already. s.mu is held; b is the event's owned bucket.
+// too, which are no first listing); a version of an object not newer than
+// the last admitted is dropped (false): listed again by the watch that
+// replaces another (as the watcher drops it from its own relistings), or
+// late from the watch replaced, which may lag behind. The keys listed or
+// deleted are recorded for setListed, and a deleted one is forgotten at
+// once (its bucket is by its key: a stub needs none remembered), so that
+// setListed adds no stub of a deletion admitted already. s.mu is held; b
+// is the event's owned bucket.
 func (l *Lane) rewatchedLocked(ev watching.Event, b int) (watching.Event, bool) {
-	if !l.bySet() {
+	if !l.bySet() || ev.Wakeup {
 		return ev, true
 	}
 	if l.seen != nil && (ev.Type == watching.Listed || ev.Type == watching.Deleted) {
 		l.seen[ev.Key] = true
 	}
-	switch {
-	case ev.Type == watching.Deleted:
+	rv := body.Body(ev.Object).Meta().ResourceVersion()
+	if last, ok := l.versions[ev.Key]; ok && rv != "" && !newerVersion(rv, last) {
+		return ev, false
+	}
+	if ev.Type == watching.Deleted {
 		delete(l.keys, ev.Key) // its deletion on its way: no stub of it
 		delete(l.versions, ev.Key)
-		return ev, true
-	case ev.Wakeup:
 		return ev, true
 	}
 	if ev.Initial && !l.fresh[b] {
 		ev.Initial = false
 	}
-	rv := body.Body(ev.Object).Meta().ResourceVersion()
-	if ev.Type == watching.Listed && !ev.Initial && rv != "" && l.versions[ev.Key] == rv {
-		return ev, false
+	if rv != "" {
+		l.versions[ev.Key] = rv
 	}
-	l.versions[ev.Key] = rv
 	return ev, true
+}
+
+// newerVersion says whether resourceVersion a is later than b, compared
+// as the queue's streams and the fence compare them; when either is not
+// well formed, a is taken as the newer (the latest seen wins).
+func newerVersion(a, b string) bool {
+	c, err := resourceversion.CompareResourceVersion(a, b)
+	return err != nil || c > 0
 }

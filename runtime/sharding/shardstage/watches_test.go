@@ -132,7 +132,8 @@ func (r *recorder) find(key string) []string {
 
 // A watch over a set that replaces another lists the buckets held before
 // too: only the gained buckets' objects carry the first-listing mark, and
-// of the others only those changed since come (as listed). The objects known of the buckets held before that it neither listed
+// of the others only those changed since come (as listed); an older
+// version, late, does not. The objects known of the buckets held before that it neither listed
 // nor saw deleted (their deletion lost with the stopped watch) come as
 // deleted, once; those whose deletion was admitted do not.
 func TestWatchBucketsBySet(t *testing.T) {
@@ -153,6 +154,9 @@ func TestWatchBucketsBySet(t *testing.T) {
 	w.admit(watching.Event{Type: watching.Deleted, Key: "ns/" + deleted, Object: body.Body(object(deleted, nil).Object)})
 	s.Gain(ctx, []int{1})
 	waitFor(t, func() bool { return len(r.find("ns/"+gone)) == 2 })
+	late := object(changed, nil)
+	late.SetResourceVersion("1") // from the watch replaced, behind the new one
+	w.admit(watching.Event{Type: watching.Modified, Key: "ns/" + changed, Object: body.Body(late.Object)})
 	for _, c := range []struct{ name, want string }{
 		{kept, "[LISTED/true]"},
 		{changed, "[LISTED/true LISTED/false]"},
