@@ -150,10 +150,11 @@ func (l *Lane) setListed(w *setWatch) {
 	for _, o := range older {
 		<-o.done
 	}
+	unseen := l.unseen(w)
 	if len(older) == 0 {
-		return
+		return // the first watch: it took over from none
 	}
-	for _, key := range l.unseen(w) {
+	for _, key := range unseen {
 		ns, name := splitKey(key)
 		meta := map[string]any{"name": name}
 		if ns != "" {
