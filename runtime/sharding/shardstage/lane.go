@@ -48,7 +48,9 @@ type Lane struct {
 	// more than one while the newest lists), fresh (the buckets gained
 	// whose objects no watch has listed yet) and seen (the keys listed
 	// or deleted since the newest of sets started), versions (the last
-	// resourceVersion admitted of each key, the label mode only).
+	// resourceVersion admitted of each key, the label mode only) and gone
+	// (the keys deleted while an older watch of sets ran: their
+	// deletion's version stays in versions until it has stopped).
 	watch    WatchFunc
 	watchOn  context.Context
 	running  map[int]*bucketWatch
@@ -56,6 +58,7 @@ type Lane struct {
 	fresh    map[int]bool
 	seen     map[string]bool
 	versions map[string]string
+	gone     map[string]bool
 	// listings holds a slot per bucket watch in its first listing.
 	listings chan struct{}
 	labels   *labeller // nil unless in the label mode
@@ -79,7 +82,7 @@ func (s *Stage) Lane(res resources.Resource, client dynamic.NamespaceableResourc
 		s: s, res: res, client: client,
 		writer: s.fence.Writer(gr, patcher, sharding.DynamicGetter{Client: client}),
 		keys:   map[string]int{}, inflight: map[string]*flight{},
-		running: map[int]*bucketWatch{}, fresh: map[int]bool{}, versions: map[string]string{}, listings: make(chan struct{}, listingsAtOnce),
+		running: map[int]*bucketWatch{}, fresh: map[int]bool{}, versions: map[string]string{}, gone: map[string]bool{}, listings: make(chan struct{}, listingsAtOnce),
 	}
 	namespaces, exact := sc.ExactNamespaces()
 	l.matches = func(string) bool { return true }

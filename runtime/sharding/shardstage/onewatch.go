@@ -92,6 +92,7 @@ func (l *Lane) rewatchLocked() *setWatch {
 			w.cancel() // their events are of buckets not owned: dropped
 		}
 		l.sets, l.seen = nil, nil
+		l.forgetGoneLocked()
 		return nil
 	}
 	ctx, cancel := context.WithCancel(l.watchOn)
@@ -150,6 +151,11 @@ func (l *Lane) setListed(w *setWatch) {
 	for _, o := range older {
 		<-o.done
 	}
+	s.mu.Lock()
+	if len(l.sets) == 1 {
+		l.forgetGoneLocked() // no older watch runs: nothing comes late
+	}
+	s.mu.Unlock()
 	unseen := l.unseen(w)
 	if len(older) == 0 {
 		return // the first watch: it took over from none
@@ -193,8 +199,11 @@ func (l *Lane) unseen(w *setWatch) []string {
 // late from the watch replaced, which may lag behind. The keys listed or
 // deleted are recorded for setListed, and a deleted one is forgotten at
 // once (its bucket is by its key: a stub needs none remembered), so that
-// setListed adds no stub of a deletion admitted already. s.mu is held; b
-// is the event's owned bucket.
+// setListed adds no stub of a deletion admitted already; but while an
+// older watch runs, the deletion's version is kept (gone) until it has
+// stopped, so that its late copies of the object (being deleted, or
+// deleted) are dropped, not handled again. s.mu is held; b is the
+// event's owned bucket.
 func (l *Lane) rewatchedLocked(ev watching.Event, b int) (watching.Event, bool) {
 	if !l.bySet() || ev.Wakeup {
 		return ev, true
@@ -208,9 +217,14 @@ func (l *Lane) rewatchedLocked(ev watching.Event, b int) (watching.Event, bool) 
 	}
 	if ev.Type == watching.Deleted {
 		delete(l.keys, ev.Key) // its deletion on its way: no stub of it
-		delete(l.versions, ev.Key)
+		if len(l.sets) > 1 && rv != "" {
+			l.versions[ev.Key], l.gone[ev.Key] = rv, true
+		} else {
+			delete(l.versions, ev.Key)
+		}
 		return ev, true
 	}
+	delete(l.gone, ev.Key) // created again
 	if ev.Initial && !l.fresh[b] {
 		ev.Initial = false
 	}
@@ -218,6 +232,15 @@ func (l *Lane) rewatchedLocked(ev watching.Event, b int) (watching.Event, bool) 
 		l.versions[ev.Key] = rv
 	}
 	return ev, true
+}
+
+// forgetGoneLocked forgets the versions of the keys deleted while older
+// watches ran, once none runs. s.mu is held.
+func (l *Lane) forgetGoneLocked() {
+	for key := range l.gone {
+		delete(l.versions, key)
+	}
+	clear(l.gone)
 }
 
 // newerVersion says whether resourceVersion a is later than b, compared

@@ -44,17 +44,28 @@ func nameIn(bucket int, prefix string) string {
 // watches records the watches running (each by its set of buckets) and
 // delivers, as each one's first listing, the objects of its buckets in
 // objects (their resourceVersions by name, in the namespace "ns") through
-// admit.
+// admit. If hold is set, a watch that starts while another runs lists
+// once hold is closed.
 type watches struct {
 	mu      sync.Mutex
 	running [][]int
 	objects map[string]string
 	admit   func(watching.Event)
+	hold    chan struct{}
 }
 
 func (w *watches) watch(ctx context.Context, buckets []int, listed func()) {
 	w.mu.Lock()
 	w.running = append(w.running, buckets)
+	replaces := len(w.running) > 1
+	w.mu.Unlock()
+	if w.hold != nil && replaces {
+		select {
+		case <-w.hold:
+		case <-ctx.Done():
+		}
+	}
+	w.mu.Lock()
 	var events []watching.Event
 	for name, rv := range w.objects {
 		if slices.Contains(buckets, sharding.KeyBucket("ns/"+name, 2)) {
@@ -168,6 +179,50 @@ func TestWatchBucketsBySet(t *testing.T) {
 			t.Errorf("%s: %s, want %s", c.name, got, c.want)
 		}
 	}
+}
+
+// A deletion admitted while the watch replaced still runs (the new one
+// lists) is remembered until that one has stopped: its late copies of the
+// object, being deleted or deleted, are dropped, not handled again; then
+// the deletion's version is forgotten.
+func TestWatchBucketsBySetDropsLateCopiesOfADeletion(t *testing.T) {
+	s, l, _ := labelLane(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	victim := nameIn(0, "victim")
+	var r recorder
+	w := watches{objects: map[string]string{victim: "1"}, hold: make(chan struct{})}
+	w.admit = l.Admit(r.next)
+	l.WatchBuckets(ctx, w.watch)
+	s.Gain(ctx, []int{0})
+	gained := make(chan struct{})
+	go func() {
+		defer close(gained)
+		s.Gain(ctx, []int{1})
+	}()
+	waitFor(t, func() bool { return w.get() == "[[0] [0 1]]" })
+	being := object(victim, nil)
+	being.SetResourceVersion("3")
+	being.SetDeletionTimestamp(&metav1.Time{Time: time.Now()})
+	deleted := being.DeepCopy()
+	deleted.SetResourceVersion("4")
+	for range 2 { // from the new watch, then late from the old one
+		w.admit(watching.Event{Type: watching.Modified, Key: "ns/" + victim, Object: body.Body(being.Object)})
+		w.admit(watching.Event{Type: watching.Deleted, Key: "ns/" + victim, Object: body.Body(deleted.Object)})
+	}
+	w.mu.Lock()
+	delete(w.objects, victim)
+	w.mu.Unlock()
+	close(w.hold)
+	<-gained
+	if got, want := fmt.Sprint(r.find("ns/"+victim)), "[LISTED/true MODIFIED/false DELETED/false]"; got != want {
+		t.Errorf("events: %s, want %s", got, want)
+	}
+	waitFor(t, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(l.versions) == 0 && len(l.gone) == 0
+	})
 }
 
 // In the label mode, the bucket of an object is by its key, also for the
