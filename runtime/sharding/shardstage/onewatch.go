@@ -17,8 +17,9 @@ import (
 // setWatch is a watch (one per namespace) of a lane over a set of buckets,
 // in the label mode: the selector "key in (buckets)".
 type setWatch struct {
-	buckets []int // ascending
-	fresh   []int // the gained buckets that it is the first to list
+	number  uint64 // of the lane's watches of sets, from 1
+	buckets []int  // ascending
+	fresh   []int  // the gained buckets that it is the first to list
 	cancel  context.CancelFunc
 	listed  chan struct{} // closed by the watch's first listing
 	done    chan struct{} // closed when the watch has stopped
@@ -96,7 +97,8 @@ func (l *Lane) rewatchLocked() *setWatch {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(l.watchOn)
-	w := &setWatch{buckets: held, cancel: cancel, listed: make(chan struct{}), done: make(chan struct{})}
+	l.started++
+	w := &setWatch{number: l.started, buckets: held, cancel: cancel, listed: make(chan struct{}), done: make(chan struct{})}
 	for _, b := range held {
 		if l.fresh[b] {
 			w.fresh = append(w.fresh, b)
@@ -152,9 +154,7 @@ func (l *Lane) setListed(w *setWatch) {
 		<-o.done
 	}
 	s.mu.Lock()
-	if len(l.sets) == 1 {
-		l.forgetGoneLocked() // no older watch runs: nothing comes late
-	}
+	l.forgetGoneLocked()
 	s.mu.Unlock()
 	unseen := l.unseen(w)
 	if len(older) == 0 {
@@ -199,11 +199,13 @@ func (l *Lane) unseen(w *setWatch) []string {
 // late from the watch replaced, which may lag behind. The keys listed or
 // deleted are recorded for setListed, and a deleted one is forgotten at
 // once (its bucket is by its key: a stub needs none remembered), so that
-// setListed adds no stub of a deletion admitted already; but while an
-// older watch runs, the deletion's version is kept (gone) until it has
-// stopped, so that its late copies of the object (being deleted, or
-// deleted) are dropped, not handled again. s.mu is held; b is the
-// event's owned bucket.
+// setListed adds no stub of a deletion admitted already; but while more
+// than one watch runs, the deletion's version is kept (gone) until they
+// have all stopped, so that their late copies of the object (being
+// deleted, or deleted) are dropped, not handled again. Either may be the
+// late one: the replaced watch lags, or the new one, which replays the
+// changes since its listing's snapshot, taken when it started. s.mu is
+// held; b is the event's owned bucket.
 func (l *Lane) rewatchedLocked(ev watching.Event, b int) (watching.Event, bool) {
 	if !l.bySet() || ev.Wakeup {
 		return ev, true
@@ -217,8 +219,8 @@ func (l *Lane) rewatchedLocked(ev watching.Event, b int) (watching.Event, bool) 
 	}
 	if ev.Type == watching.Deleted {
 		delete(l.keys, ev.Key) // its deletion on its way: no stub of it
-		if len(l.sets) > 1 && rv != "" {
-			l.versions[ev.Key], l.gone[ev.Key] = rv, true
+		if n := len(l.sets); n > 1 && rv != "" {
+			l.versions[ev.Key], l.gone[ev.Key] = rv, l.sets[n-1].number
 		} else {
 			delete(l.versions, ev.Key)
 		}
@@ -234,13 +236,18 @@ func (l *Lane) rewatchedLocked(ev watching.Event, b int) (watching.Event, bool) 
 	return ev, true
 }
 
-// forgetGoneLocked forgets the versions of the keys deleted while older
-// watches ran, once none runs. s.mu is held.
+// forgetGoneLocked forgets the versions of the keys deleted while more
+// than one watch ran, once every watch started by then has stopped: the
+// watches started after a deletion was admitted list after it, and
+// bring nothing older. Until the next replacement, the deletions admitted
+// during the last one are remembered. s.mu is held.
 func (l *Lane) forgetGoneLocked() {
-	for key := range l.gone {
-		delete(l.versions, key)
+	for key, newest := range l.gone {
+		if len(l.sets) == 0 || l.sets[0].number > newest {
+			delete(l.versions, key)
+			delete(l.gone, key)
+		}
 	}
-	clear(l.gone)
 }
 
 // newerVersion says whether resourceVersion a is later than b, compared

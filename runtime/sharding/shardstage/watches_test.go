@@ -182,9 +182,11 @@ func TestWatchBucketsBySet(t *testing.T) {
 }
 
 // A deletion admitted while the watch replaced still runs (the new one
-// lists) is remembered until that one has stopped: its late copies of the
-// object, being deleted or deleted, are dropped, not handled again; then
-// the deletion's version is forgotten.
+// lists) is remembered until both have stopped: late copies of the
+// object, being deleted or deleted, are dropped, not handled again,
+// whether the replaced watch brings them before it stops or the new one
+// replays them after its listing; the deletion's version is forgotten at
+// the next replacement.
 func TestWatchBucketsBySetDropsLateCopiesOfADeletion(t *testing.T) {
 	s, l, _ := labelLane(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -206,23 +208,31 @@ func TestWatchBucketsBySetDropsLateCopiesOfADeletion(t *testing.T) {
 	being.SetDeletionTimestamp(&metav1.Time{Time: time.Now()})
 	deleted := being.DeepCopy()
 	deleted.SetResourceVersion("4")
-	for range 2 { // from the new watch, then late from the old one
+	deletion := func() {
 		w.admit(watching.Event{Type: watching.Modified, Key: "ns/" + victim, Object: body.Body(being.Object)})
 		w.admit(watching.Event{Type: watching.Deleted, Key: "ns/" + victim, Object: body.Body(deleted.Object)})
 	}
+	deletion() // from the one watch
+	deletion() // late from the other
 	w.mu.Lock()
 	delete(w.objects, victim)
 	w.mu.Unlock()
 	close(w.hold)
 	<-gained
+	deletion() // replayed by the new watch after its listing
 	if got, want := fmt.Sprint(r.find("ns/"+victim)), "[LISTED/true MODIFIED/false DELETED/false]"; got != want {
 		t.Errorf("events: %s, want %s", got, want)
 	}
-	waitFor(t, func() bool {
+	forgotten := func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		return len(l.versions) == 0 && len(l.gone) == 0
-	})
+	}
+	if forgotten() {
+		t.Errorf("the deletion is forgotten while the watch that may replay it runs")
+	}
+	s.Lose(ctx, []int{1})
+	waitFor(t, forgotten)
 }
 
 // In the label mode, the bucket of an object is by its key, also for the
