@@ -44,8 +44,9 @@
 //     a few dozen bytes, as the watcher does). While both
 //     watches run, an object's events may come twice: the lane drops a
 //     version not newer than the last admitted (a deletion's too, kept
-//     until the older watch has stopped), and the queue keeps the newer
-//     resourceVersion (queueing.Stream). A watch stopped delivers
+//     until the watches that ran at the deletion have stopped: the new
+//     one replays the changes since its listing's snapshot), and the
+//     queue keeps the newer resourceVersion (queueing.Stream). A watch stopped delivers
 //     nothing more, and no deletion of the objects it knew; so that a
 //     deletion still on its way in it is not lost, the objects known of
 //     the buckets held before that the new listing neither listed nor saw
