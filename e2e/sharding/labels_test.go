@@ -16,6 +16,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -283,14 +285,16 @@ func checkOnce(t *testing.T, record string, names []string, handler, wave string
 }
 
 // checkRequests checks that every listing and watch of KopfExamples by a
-// replica selected its buckets (key=b) or the unlabelled objects (!key),
-// but the reads of one object by name; and that after the kill, the
-// bucket watches started are those of the killed replica's buckets, by
-// their new owners.
+// replica selected a set of its buckets (key in (b1,b2,...), one watch
+// over the set held) or the unlabelled objects (!key), but the reads of
+// one object by name; and that after the kill, the bucket listings of
+// the survivors are of sets of the buckets that they or the killed
+// replica held (the sets grow by the killed replica's buckets, and shrink
+// by those moved to replica-4).
 func checkRequests(t *testing.T, reqs []request, key string, killedAt time.Time) {
 	t.Helper()
 	owners := sharding.Assign(buckets, []string{"replica-1", "replica-2", "replica-3"})
-	perReplica := map[string]int{}
+	perReplica, listings := map[string]int{}, map[string]int{}
 	for _, r := range reqs {
 		if r.verb != "list" && r.verb != "watch" {
 			continue
@@ -303,21 +307,51 @@ func checkRequests(t *testing.T, reqs []request, key string, killedAt time.Time)
 		if sel == "!"+key {
 			continue
 		}
-		v, ok := strings.CutPrefix(sel, key+"=")
-		b, err := strconv.Atoi(v)
-		if !ok || err != nil {
-			t.Errorf("%s's %s without its bucket selector: %v", r.replica, r.verb, r.query)
+		set, err := bucketSet(sel, key)
+		if err != nil {
+			t.Errorf("%s's %s without its bucket selector: %v: %v", r.replica, r.verb, r.query, err)
 			continue
 		}
-		fresh := r.verb == "list" || r.query.Get("sendInitialEvents") == "true" // a bucket's first listing, not a watch resumed
-		if fresh && r.at.After(killedAt) && r.replica != "replica-4" && owners[b] != "replica-1" {
-			t.Errorf("%s listed bucket %d after the kill, which replica-1 did not hold", r.replica, b)
+		fresh := r.verb == "list" || r.query.Get("sendInitialEvents") == "true" // a set's first listing, not a watch resumed
+		if !fresh {
+			continue
+		}
+		listings[r.replica]++
+		for _, b := range set {
+			if r.at.After(killedAt) && r.replica != "replica-4" && owners[b] != "replica-1" && owners[b] != r.replica {
+				t.Errorf("%s listed bucket %d after the kill, which neither it nor replica-1 held", r.replica, b)
+			}
 		}
 	}
 	if len(perReplica) < 4 {
 		t.Errorf("the requests of some replicas are missing from the audit log: %v", perReplica)
 	}
-	t.Logf("listings and watches of KopfExamples per replica, each with its selector: %v", perReplica)
+	t.Logf("listings and watches of KopfExamples per replica, each with its selector: %v; of them, bucket sets listed: %v", perReplica, listings)
+}
+
+// bucketSet returns the buckets that a label selector selects by the
+// bucket label key (key in (...), or key=b).
+func bucketSet(selector, key string) ([]int, error) {
+	sel, err := labels.Parse(selector)
+	if err != nil {
+		return nil, err
+	}
+	reqs, _ := sel.Requirements()
+	for _, req := range reqs {
+		if req.Key() != key || req.Operator() != selection.In && req.Operator() != selection.Equals {
+			continue
+		}
+		var set []int
+		for _, v := range req.ValuesUnsorted() {
+			b, err := strconv.Atoi(v)
+			if err != nil {
+				return nil, err
+			}
+			set = append(set, b)
+		}
+		return set, nil
+	}
+	return nil, fmt.Errorf("no set of buckets by %s", key)
 }
 
 // In the server mode, on an API server without sharded list and watch

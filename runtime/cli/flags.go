@@ -82,7 +82,7 @@ func addRunFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.StringVar(&o.ReadinessEndpoint, "readiness", o.ReadinessEndpoint, "serve the readiness probe at this URL, e.g. http://0.0.0.0:8080/readyz")
 	fl.Var(&shardsFlag{p: &o.Sharding}, "shards", "split the objects among the replicas that run with the same --shards, in this many buckets (alone: 64; docs/sharding.md)")
 	fl.Lookup("shards").NoOptDefVal = "64"
-	fl.StringVar(&f.shardMode, "shard-mode", "", "how each sharded replica receives its buckets' objects: filter (every object watched, filtered here), label (a bucket label, a watch per bucket) or server (KEP-5866's shardSelector, a watch per bucket); default: filter (docs/sharding.md)")
+	fl.StringVar(&f.shardMode, "shard-mode", "", "how each sharded replica receives its buckets' objects: filter (every object watched, filtered here), label (a bucket label, one watch over the buckets held) or server (KEP-5866's shardSelector, a watch per bucket); default: filter (docs/sharding.md)")
 	addClusterFlags(fl, &f.clusters)
 	fl.StringArrayVar(&f.settings, "setting", nil, "set one of the operator's settings, in Kopf's names: group.name=value, e.g. execution.default_backoff=1.5 (seconds); repeatable; over the settings set in code, under those of on.startup handlers")
 }

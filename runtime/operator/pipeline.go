@@ -39,8 +39,9 @@ import (
 // carry the resource's label and field selectors, if any (selectors.go),
 // and the reactor then tells an object that left them from a deleted one
 // (reactor.Reactor.Selects). In sharding's label and server modes, a
-// resource is watched by bucket instead: its lane starts and stops a
-// watch per bucket held (shardwatch.go), each feeding admit.
+// resource is watched by bucket instead: its lane runs one watch over the
+// buckets held (the label mode) or one per bucket held (the server mode)
+// (shardwatch.go), feeding admit.
 //
 // A resource with reconcile handlers that own or watch other resources
 // has a side branch (reconcile.go): their watchers map each event to the

@@ -26,7 +26,8 @@ type Sharding struct {
 	// Mode is how each replica receives its buckets' objects (see
 	// sharding.Mode and shardwatch.go): sharding.ModeFilter (""), every
 	// object watched and filtered here; sharding.ModeLabel, a bucket label
-	// on every object and a watch per bucket held; sharding.ModeServer,
+	// on every object and one watch over the buckets held (replaced when
+	// they change); sharding.ModeServer,
 	// KEP-5866's shardSelector, a watch per bucket held. Every replica
 	// must use the same.
 	Mode sharding.Mode

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -18,14 +19,16 @@ import (
 )
 
 // Sharded watches (docs/sharding.md, "Modes"): in the label and server
-// modes, a served resource is watched by bucket: its lane starts one watch
-// per namespace for each bucket this replica gains (Gain, which awaits
-// their first listing, as the objects of a bucket gained) and stops it
+// modes, a served resource is watched by bucket. In the label mode, its
+// lane runs one watch per namespace over the buckets held, with the label
+// selector "key in (b1,b2,...)", replaced by one over the new set when
+// buckets are gained (Gain awaits its first listing, as the objects of the
+// buckets gained) or lost (shardstage's package doc). In the server mode,
+// it starts one watch per namespace for each bucket this replica gains,
+// with KEP-5866's shardSelector of the bucket's hash range, and stops it
 // when the bucket is lost (Lose, after which no event of it comes, and no
 // deletion is faked). The watches carry the resource's own selectors
-// (selectors.go) and the bucket's: the label selector "key=b" in the label
-// mode, KEP-5866's shardSelector of the bucket's hash range in the server
-// mode. Lane.Admit still drops what is not this replica's (the safety net
+// (selectors.go) too. Lane.Admit still drops what is not this replica's (the safety net
 // in every mode).
 //
 // A resource stays watched whole (the filter mode) when:
@@ -109,8 +112,8 @@ func (o *operator) startBucketWatches(ctx context.Context, p *pipeline) {
 			p.bucketsMW[ns] = p.metrics.Watch(ns)
 		}
 	}
-	p.shard.WatchBuckets(ctx, func(ctx context.Context, bucket int, listed func()) {
-		o.runBucketWatches(ctx, p, bucket, listed)
+	p.shard.WatchBuckets(ctx, func(ctx context.Context, buckets []int, listed func()) {
+		o.runBucketWatches(ctx, p, buckets, listed)
 	})
 	if p.byBucket != sharding.ModeLabel {
 		return
@@ -128,15 +131,22 @@ func (o *operator) startBucketWatches(ctx context.Context, p *pipeline) {
 	}
 }
 
-// runBucketWatches runs the watches of one bucket (one per namespace)
-// until ctx is done; listed is called once all have listed.
-func (o *operator) runBucketWatches(ctx context.Context, p *pipeline, bucket int, listed func()) {
-	what := " bucket " + strconv.Itoa(bucket)
+// runBucketWatches runs the watches of a set of buckets (one per
+// namespace) until ctx is done; listed is called once all have listed.
+func (o *operator) runBucketWatches(ctx context.Context, p *pipeline, buckets []int, listed func()) {
+	values := make([]string, len(buckets))
+	for i, b := range buckets {
+		values[i] = strconv.Itoa(b)
+	}
+	what := " buckets " + strings.Join(values, ",")
+	if len(buckets) == 1 {
+		what = " bucket " + values[0]
+	}
 	labelSelector, shardSelector := p.selectors.labelSelector(), ""
 	if p.byBucket == sharding.ModeLabel {
-		labelSelector = p.selectors.withLabel(p.shard.LabelKey(), selection.Equals, strconv.Itoa(bucket))
+		labelSelector = p.selectors.withLabel(p.shard.LabelKey(), selection.In, values...)
 	} else {
-		shardSelector = sharding.ShardSelector([]int{bucket}, o.shards.cfg.Buckets)
+		shardSelector = sharding.ShardSelector(buckets, o.shards.cfg.Buckets)
 	}
 	var wg sync.WaitGroup
 	var pending atomic.Int32 // the watches that have not listed yet

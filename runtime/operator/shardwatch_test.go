@@ -8,7 +8,7 @@ import (
 )
 
 // The bucket watches' label selectors: the resource's own, and the bucket
-// label's requirement.
+// label's requirement (one bucket, the set held, or none).
 func TestWithLabel(t *testing.T) {
 	own, err := labels.Parse("app=x")
 	if err != nil {
@@ -25,6 +25,7 @@ func TestWithLabel(t *testing.T) {
 		{"a bucket", watchSelectors{}, selection.Equals, []string{"17"}, key + "=17"},
 		{"the unlabelled", watchSelectors{}, selection.DoesNotExist, nil, "!" + key},
 		{"with the resource's own", watchSelectors{labels: own}, selection.Equals, []string{"3"}, "app=x," + key + "=3"},
+		{"the buckets held", watchSelectors{labels: own}, selection.In, []string{"3", "17", "5"}, "app=x," + key + " in (17,3,5)"},
 	}
 	for _, tt := range tests {
 		if got := tt.ws.withLabel(key, tt.op, tt.values...); got != tt.want {

@@ -46,6 +46,7 @@ func (s *Stage) disown(set map[int]bool) {
 		for key, b := range l.keys {
 			if set[b] {
 				delete(l.keys, key)
+				delete(l.versions, key)
 				l.writer.Forget(splitKey(key))
 			}
 		}

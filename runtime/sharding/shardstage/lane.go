@@ -41,11 +41,27 @@ type Lane struct {
 	since    map[string]bool
 	inflight map[string]*flight
 
-	// The label and server modes (watches.go, labeller.go): the watches
-	// of the buckets held, and the labeller's objects to label.
-	watch   WatchFunc
-	watchOn context.Context
-	running map[int]*bucketWatch // under s.mu
+	// The label and server modes (watches.go, onewatch.go, labeller.go):
+	// the watches of the buckets held, and the labeller's objects to
+	// label. Under s.mu: running (the server mode's watch per bucket);
+	// sets (the label mode's watches over the set held, oldest first:
+	// more than one while the newest lists), fresh (the buckets gained
+	// whose objects no watch has listed yet) and seen (the keys listed
+	// or deleted since the newest of sets started), versions (the last
+	// resourceVersion admitted of each key, the label mode only), gone
+	// (the keys deleted while more than one watch of sets ran, with the
+	// number of the newest then: their deletion's version stays in
+	// versions until every watch that may still bring it has stopped)
+	// and started (the watches of sets started so far).
+	watch    WatchFunc
+	watchOn  context.Context
+	running  map[int]*bucketWatch
+	sets     []*setWatch
+	fresh    map[int]bool
+	seen     map[string]bool
+	versions map[string]string
+	gone     map[string]uint64
+	started  uint64
 	// listings holds a slot per bucket watch in its first listing.
 	listings chan struct{}
 	labels   *labeller // nil unless in the label mode
@@ -69,7 +85,7 @@ func (s *Stage) Lane(res resources.Resource, client dynamic.NamespaceableResourc
 		s: s, res: res, client: client,
 		writer: s.fence.Writer(gr, patcher, sharding.DynamicGetter{Client: client}),
 		keys:   map[string]int{}, inflight: map[string]*flight{},
-		running: map[int]*bucketWatch{}, listings: make(chan struct{}, listingsAtOnce),
+		running: map[int]*bucketWatch{}, fresh: map[int]bool{}, versions: map[string]string{}, gone: map[string]uint64{}, listings: make(chan struct{}, listingsAtOnce),
 	}
 	namespaces, exact := sc.ExactNamespaces()
 	l.matches = func(string) bool { return true }
@@ -120,6 +136,11 @@ func (l *Lane) admit(ev watching.Event) {
 			l.next(ev)
 		}
 		return
+	}
+	ev, fresh := l.rewatchedLocked(ev, b)
+	if !fresh {
+		s.mu.Unlock()
+		return // a version not newer than one admitted (the label mode)
 	}
 	if ev.Type != watching.Deleted {
 		l.keys[ev.Key] = b // forgotten once the deletion is processed

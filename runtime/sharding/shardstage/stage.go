@@ -24,10 +24,48 @@
 // hand-off timeout, having abandoned them.
 //
 // In the label and server modes (sharding.Mode), a lane whose resource is
-// watched by bucket (Lane.WatchBuckets) runs one watch per bucket held:
-// Gain starts the gained buckets' watches and awaits their first listings
-// instead of listing; Lose stops the lost buckets' watches once they are
-// disowned (watches.go). In the label mode the lane also labels the
+// watched by bucket (Lane.WatchBuckets) receives only the buckets held,
+// from watches of its own; Gain awaits their first listings instead of
+// listing (Initial mark included).
+//
+// In the label mode, the lane runs ONE watch (per namespace) over the set
+// of buckets held, "key in (b1,b2,...)" (onewatch.go): the API server's
+// watch cache gives every write of the resource to each of its watchers'
+// buffers, so that a watch per bucket multiplied that work by the buckets
+// held, and closed the bucket watches that fell behind (bench/RESULTS.md).
+// The watch is replaced when the set changes:
+//
+//   - Gain starts a watch over the new set, awaits its first listing, and
+//     the watch it replaces is then stopped. That listing delivers the
+//     buckets held before too: only the gained buckets' objects keep the
+//     first-listing mark; the others come as listed if changed (a version
+//     already admitted is dropped, as the watcher drops it from its own
+//     relistings: the lane keeps each object's last resourceVersion,
+//     a few dozen bytes, as the watcher does). While both
+//     watches run, an object's events may come twice: the lane drops a
+//     version not newer than the last admitted (a deletion's too, kept
+//     until the watches that ran at the deletion have stopped: the new
+//     one replays the changes since its listing's snapshot), and the
+//     queue keeps the newer resourceVersion (queueing.Stream). A watch stopped delivers
+//     nothing more, and no deletion of the objects it knew; so that a
+//     deletion still on its way in it is not lost, the objects known of
+//     the buckets held before that the new listing neither listed nor saw
+//     deleted are delivered as deleted stubs, which the reactor reads
+//     again (Reactor.Selects): gone, a deletion; there, a change.
+//   - Lose starts a watch over the smaller set without awaiting it: the
+//     hand-off does not need it, as the lane's filter drops the lost
+//     buckets' events from the disowning on (as in the filter mode); it is
+//     started at once rather than at the next Gain so that a replica that
+//     only loses buckets (the group grows) does not keep receiving them.
+//     With no bucket left, the watch is stopped.
+//
+// A replacement costs a listing of the buckets held (one pass of the API
+// server over the resource, as one bucket's did) rather than of the
+// gained ones only. In the server mode, each bucket held has a watch of
+// its own (KEP-5866's shardSelector of its hash range), started by Gain
+// and stopped by Lose (watches.go); sharding.ShardSelector could express
+// the set held as one selector (a union of ranges, adjacent buckets
+// merged), not done yet. In the label mode the lane also labels the
 // objects without their bucket label, or with a wrong one (Lane.Unlabelled
 // and the labeller, labeller.go), and an object's bucket is that of its
 // key (sharding.KeyBucket) rather than of its uid, in Admit's filter, in

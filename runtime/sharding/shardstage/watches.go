@@ -9,16 +9,19 @@ import (
 	"github.com/kopf-go/kopf/runtime/sharding"
 )
 
-// WatchFunc runs the watches of one bucket's objects of a lane (the label
-// and server modes): in each of the lane's namespaces, with the bucket's
-// selector (the label "key=bucket", or the bucket's shardSelector), their
-// events passed to the callback that Admit returned, until ctx is done.
-// It calls listed once, when every one of them has delivered its first
-// listing. It returns when ctx is done and the watches have stopped.
-type WatchFunc func(ctx context.Context, bucket int, listed func())
+// WatchFunc runs the watches of a set of buckets' objects of a lane: in
+// each of the lane's namespaces, with the set's selector, their events
+// passed to the callback that Admit returned, until ctx is done. In the
+// label mode, the set is the buckets held ("key in (buckets)", one watch
+// per namespace for them all: onewatch.go); in the server mode, one
+// bucket (its shardSelector), each bucket held watched apart. It calls
+// listed once, when every one of them has delivered its first listing.
+// It returns when ctx is done and the watches have stopped; a watch
+// stopped delivers nothing more, and no deletion of the objects it knew.
+type WatchFunc func(ctx context.Context, buckets []int, listed func())
 
-// listingsAtOnce bounds how many of a lane's bucket watches are in their
-// first listing at once; the others wait for a slot before they start.
+// listingsAtOnce bounds how many of a lane's bucket watches (the server
+// mode's, one per bucket) are in their first listing at once; the others wait for a slot before they start.
 // Each listing is a pass of the API server over every object of the
 // resource in the namespace, to select the bucket's: the buckets gained at
 // once (64 at a first start) are as many passes, better done a few at a
@@ -39,8 +42,10 @@ type bucketWatch struct {
 	done   chan struct{} // closed when the watch has stopped
 }
 
-// WatchBuckets makes the lane watch only the buckets held, one watch (per
-// namespace) per bucket, started by Gain and stopped by Lose: a bucket
+// WatchBuckets makes the lane watch only the buckets held: in the label
+// mode, one watch (per namespace) over the set held, replaced by Gain and
+// Lose (onewatch.go); in the server mode, one watch (per namespace) per
+// bucket, started by Gain and stopped by Lose: a bucket
 // lost takes its objects away without any event, a bucket gained brings
 // them as a first listing. ctx bounds the watches' lives (the operator's
 // run). In the label mode it also starts the labeller (labeller.go), fed
@@ -58,7 +63,15 @@ func (l *Lane) WatchBuckets(ctx context.Context, watch WatchFunc) {
 	for b, owned := range l.s.owned {
 		if owned {
 			held = append(held, b)
+			l.fresh[b] = true
 		}
+	}
+	if l.bySet() {
+		if len(held) > 0 {
+			l.rewatchLocked()
+		}
+		l.s.mu.Unlock()
+		return
 	}
 	l.s.mu.Unlock()
 	if len(held) > 0 {
@@ -71,6 +84,9 @@ func (l *Lane) WatchBuckets(ctx context.Context, watch WatchFunc) {
 // the objects of those buckets seen unlabelled, and returns how many of
 // the buckets' objects the lane knows then.
 func (l *Lane) startWatches(ctx context.Context, buckets []int) int {
+	if l.bySet() {
+		return l.gainSet(ctx, buckets)
+	}
 	var started []*bucketWatch
 	l.s.mu.Lock()
 	for _, b := range buckets {
@@ -115,7 +131,7 @@ func (l *Lane) runWatch(ctx context.Context, b int, bw *bucketWatch) {
 	var once sync.Once
 	free := func() { <-l.listings }
 	defer once.Do(free)
-	l.watch(ctx, b, func() {
+	l.watch(ctx, []int{b}, func() {
 		once.Do(func() {
 			free()
 			close(bw.listed)
@@ -141,11 +157,19 @@ func (l *Lane) known(buckets []int) int {
 }
 
 // stopWatches stops the watches of the buckets in every lane, and returns
-// once they have stopped: no event of the buckets comes after.
+// once they have stopped: no event of the buckets comes after. A lane
+// that watches by set (the label mode) has its watch replaced by one over
+// the smaller set, which Lose does not await: the lane's filter drops the
+// lost buckets' events meanwhile.
 func (s *Stage) stopWatches(set map[int]bool) {
 	var stopped []*bucketWatch
+	var sets []*Lane
 	s.mu.Lock()
 	for _, l := range s.lanes {
+		if l.bySet() {
+			sets = append(sets, l)
+			continue
+		}
 		for b := range set {
 			if bw := l.running[b]; bw != nil {
 				bw.cancel()
@@ -155,6 +179,9 @@ func (s *Stage) stopWatches(set map[int]bool) {
 		}
 	}
 	s.mu.Unlock()
+	for _, l := range sets {
+		l.loseSet(set)
+	}
 	for _, bw := range stopped {
 		<-bw.done
 	}

@@ -6,7 +6,8 @@
 //	<event> <handler> <namespace/name> wave=<spec.wave> pid=<pid> t=<unix ns> retry=<n>
 //
 // where the event is "invoked" when a handler starts and "finished" when it
-// returns; each line is written with O_APPEND in one write, so that the
+// returns (for the deletion handlers of objects named "del-*", see
+// addDeletion); each line is written with O_APPEND in one write, so that the
 // processes share the file and the record survives a SIGKILL. Sharding is
 // on with short leases (8 s, renewed every second) so that a killed
 // replica's buckets move within seconds. A replica gives its buckets up
@@ -23,6 +24,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/kopf-go/kopf/runtime/causes"
@@ -107,6 +109,9 @@ func register(r *registry.Registry) error {
 	}); err != nil {
 		return err
 	}
+	if err := addDeletion(r, sel); err != nil {
+		return err
+	}
 	return r.AddChanging(registry.ChangingHandler{ID: "update_fn", Selector: sel, Reasons: []causes.Reason{causes.Update}, Fn: handler("update_fn")})
 }
 
@@ -125,4 +130,32 @@ func recordLine(event, handler, namespace, name string, wave any, retry int) err
 	line := fmt.Sprintf("%s %s %s/%s wave=%v pid=%d t=%d retry=%d\n", event, handler, namespace, name, wave, os.Getpid(), time.Now().UnixNano(), retry)
 	_, err = f.WriteString(line)
 	return err
+}
+
+// addDeletion registers, for the objects named "del-*" only (the others
+// get no finalizer), delete_fn, which needs Kopf's finalizer, and gone_fn,
+// an event handler that records every DELETED event (with wave=gone) of
+// such an object: a deletion as the operator reports it to on.event.
+func addDeletion(r *registry.Registry, sel resources.Selector) error {
+	deletable := func(name string) bool { return strings.HasPrefix(name, "del-") }
+	err := r.AddChanging(registry.ChangingHandler{
+		ID: "delete_fn", Selector: sel, Reasons: []causes.Reason{causes.Delete},
+		When: func(kw *kwargs.Changing) bool { return deletable(kw.Name) },
+		Fn: func(_ context.Context, kw *kwargs.Changing) (any, error) {
+			if err := record("invoked", "delete_fn", kw); err != nil {
+				return nil, err
+			}
+			return nil, record("finished", "delete_fn", kw)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	return r.AddEvent(registry.EventHandler{
+		ID: "gone_fn", Selector: sel,
+		When: func(kw *kwargs.Event) bool { return deletable(kw.Name) && kw.Type == "DELETED" },
+		Fn: func(_ context.Context, kw *kwargs.Event) error {
+			return recordLine("invoked", "gone_fn", kw.Namespace, kw.Name, "gone", 0)
+		},
+	})
 }
