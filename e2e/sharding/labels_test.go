@@ -109,12 +109,7 @@ func TestLabelMode(t *testing.T) {
 
 	create := func(name string) {
 		t.Helper()
-		obj := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "kopf.dev/v1", "kind": "KopfExample",
-			"metadata": map[string]any{"name": name},
-			"spec":     map[string]any{"wave": int64(0)},
-		}}
-		if _, err := ri.Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
+		if _, err := createExample(ri, name); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -358,24 +353,14 @@ func bucketSet(selector, key string) ([]int, error) {
 // (this one: 1.35), the resource is watched whole and filtered in the
 // replica, with a warning; its objects are handled as in the filter mode.
 func TestServerModeFallsBackToTheFilter(t *testing.T) {
-	dir := t.TempDir()
-	bin := proc.Build(t, "./internal/shardop", dir)
-	c := startCluster(t)
-	kubeconfig := c.Kubeconfig(t, dir)
-	record := filepath.Join(dir, "record")
-	cs := kubernetes.NewForConfigOrDie(c.Config)
-	ri := dynamic.NewForConfigOrDie(c.Config).Resource(kopfexamples).Namespace(namespace)
-	p := startReplica(t, bin, kubeconfig, record, dir, "replica-a", "--shard-mode=server")
+	env := newRig(t)
+	cs, ri := env.cs, env.ri
+	p := env.replica(t, "replica-a", "--shard-mode=server")
 	awaitAssignment(t, cs, []string{"replica-a"}, time.Now(), 60*time.Second)
 	var names []string
 	for i := range 5 {
 		names = append(names, fmt.Sprintf("obj-%d", i))
-		obj := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "kopf.dev/v1", "kind": "KopfExample",
-			"metadata": map[string]any{"name": names[i]},
-			"spec":     map[string]any{"wave": int64(0)},
-		}}
-		if _, err := ri.Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
+		if _, err := createExample(ri, names[i]); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -13,9 +12,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/kopf-go/kopf/e2e/cluster"
 	"github.com/kopf-go/kopf/e2e/internal/proc"
@@ -35,29 +32,19 @@ import (
 // buckets moved); a single run may still miss the narrow race that the
 // stubs of the replaced watch's deletions cover (shardstage's setListed).
 func TestLabelModeDeletionsWhileTheWatchIsReplaced(t *testing.T) {
-	dir := t.TempDir()
-	bin := proc.Build(t, "./internal/shardop", dir)
-	c := startCluster(t)
-	kubeconfig := c.Kubeconfig(t, dir)
-	record := filepath.Join(dir, "record")
-	cs := kubernetes.NewForConfigOrDie(c.Config)
-	ri := dynamic.NewForConfigOrDie(c.Config).Resource(kopfexamples).Namespace(namespace)
-	a := startReplica(t, bin, kubeconfig, record, dir, "replica-a", "--shard-mode=label")
+	env := newRig(t)
+	cs, ri, record := env.cs, env.ri, env.record
+	a := env.replica(t, "replica-a", "--shard-mode=label")
 	awaitAssignment(t, cs, []string{"replica-a"}, time.Now(), 60*time.Second)
 	names := keptObjects(400, sharding.Assign(buckets, []string{"replica-a", "replica-b"}), "replica-a")
 	for _, name := range names {
-		obj := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "kopf.dev/v1", "kind": "KopfExample",
-			"metadata": map[string]any{"name": name},
-			"spec":     map[string]any{"wave": int64(0)},
-		}}
-		if _, err := ri.Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
+		if _, err := createExample(ri, name); err != nil {
 			t.Fatal(err)
 		}
 	}
 	awaitHandled(t, ri, names, "create_fn", 0, 120*time.Second)
 
-	b := startReplica(t, bin, kubeconfig, record, dir, "replica-b", "--shard-mode=label")
+	b := env.replica(t, "replica-b", "--shard-mode=label")
 	joined := time.Now()
 	var stop atomic.Bool
 	deleted := make(chan []string, 1)

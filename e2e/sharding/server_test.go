@@ -1,7 +1,6 @@
 package sharding_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
@@ -60,11 +57,7 @@ func TestServerMode(t *testing.T) {
 	var names []string
 	for i := range 60 {
 		name := fmt.Sprintf("obj-%02d", i)
-		obj, err := ri.Create(context.Background(), &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "kopf.dev/v1", "kind": "KopfExample",
-			"metadata": map[string]any{"name": name},
-			"spec":     map[string]any{"wave": int64(0)},
-		}}, metav1.CreateOptions{})
+		obj, err := createExample(ri, name)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -46,6 +46,42 @@ func startCluster(t *testing.T) *cluster.Cluster {
 	return cluster.Start(t, envtest.WithCRDs(filepath.Join("..", "..", "examples", "crd.yaml")))
 }
 
+// rig is one test's control plane and what its replicas share: the
+// shardop binary, a kubeconfig and the record of their handlers' runs.
+type rig struct {
+	dir, bin, kubeconfig, record string
+	config                       *rest.Config
+	cs                           kubernetes.Interface
+	ri                           dynamic.ResourceInterface // KopfExamples in namespace
+}
+
+// newRig starts a control plane with the KopfExample CRD and builds shardop.
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	dir := t.TempDir()
+	env := &rig{dir: dir, bin: proc.Build(t, "./internal/shardop", dir), record: filepath.Join(dir, "record")}
+	c := startCluster(t)
+	env.kubeconfig, env.config = c.Kubeconfig(t, dir), c.Config
+	env.cs = kubernetes.NewForConfigOrDie(c.Config)
+	env.ri = dynamic.NewForConfigOrDie(c.Config).Resource(kopfexamples).Namespace(namespace)
+	return env
+}
+
+// replica starts the replica identity of shardop, with extra flags.
+func (env *rig) replica(t *testing.T, identity string, extra ...string) *proc.Process {
+	t.Helper()
+	return startReplica(t, env.bin, env.kubeconfig, env.record, env.dir, identity, extra...)
+}
+
+// createExample creates the KopfExample name in wave 0.
+func createExample(ri dynamic.ResourceInterface, name string) (*unstructured.Unstructured, error) {
+	return ri.Create(context.Background(), &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kopf.dev/v1", "kind": "KopfExample",
+		"metadata": map[string]any{"name": name},
+		"spec":     map[string]any{"wave": int64(0)},
+	}}, metav1.CreateOptions{})
+}
+
 // holders returns the holder of every bucket Lease of the shardop group
 // ("" if unheld or missing).
 func holders(ctx context.Context, cs kubernetes.Interface) ([]string, error) {
@@ -147,19 +183,15 @@ func setWave(ri dynamic.ResourceInterface, wave int) func(string) error {
 // handled once, by one replica at a time, and the buckets are rebalanced
 // within the lease's duration.
 func TestShardedReplicasHandleEachChangeOnce(t *testing.T) {
-	dir := t.TempDir()
-	bin := proc.Build(t, "./internal/shardop", dir)
-	c := startCluster(t)
-	kubeconfig := c.Kubeconfig(t, dir)
-	record := filepath.Join(dir, "record")
-	cs := kubernetes.NewForConfigOrDie(c.Config)
-	cfg := rest.CopyConfig(c.Config)
+	env := newRig(t)
+	cs, record := env.cs, env.record
+	cfg := rest.CopyConfig(env.config)
 	cfg.QPS, cfg.Burst = -1, 0
 	ri := dynamic.NewForConfigOrDie(cfg).Resource(kopfexamples).Namespace(namespace)
 
 	replicas := []*proc.Process{}
 	for i := 1; i <= 3; i++ {
-		replicas = append(replicas, startReplica(t, bin, kubeconfig, record, dir, fmt.Sprintf("replica-%d", i)))
+		replicas = append(replicas, env.replica(t, fmt.Sprintf("replica-%d", i)))
 	}
 	started := time.Now()
 	took := awaitAssignment(t, cs, []string{"replica-1", "replica-2", "replica-3"}, started, 60*time.Second)
@@ -167,12 +199,7 @@ func TestShardedReplicasHandleEachChangeOnce(t *testing.T) {
 
 	// Wave 0: the objects are created; each is handled by one replica.
 	err := forEach(func(name string) error {
-		obj := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "kopf.dev/v1", "kind": "KopfExample",
-			"metadata": map[string]any{"name": name},
-			"spec":     map[string]any{"wave": int64(0)},
-		}}
-		_, err := ri.Create(context.Background(), obj, metav1.CreateOptions{})
+		_, err := createExample(ri, name)
 		return err
 	})
 	if err != nil {
@@ -250,7 +277,7 @@ func TestShardedReplicasHandleEachChangeOnce(t *testing.T) {
 	t.Logf("wave 1: %d handlers finished on the killed replica without their outcome stored ran again on the new owner", rerun)
 
 	// Wave 2: a replica is added; every object changes meanwhile.
-	replicas = append(replicas, startReplica(t, bin, kubeconfig, record, dir, "replica-4"))
+	replicas = append(replicas, env.replica(t, "replica-4"))
 	added := time.Now()
 	waveDone := make(chan error, 1)
 	go func() { waveDone <- forEach(setWave(ri, 2)) }()
@@ -344,16 +371,11 @@ func explain(t *testing.T, object string, ch *change, replicas []*proc.Process) 
 // exits) between two attempts, continues on the new owner from the
 // progress persisted in the object: the retries are not started over.
 func TestHandoffResumesFromPersistedProgress(t *testing.T) {
-	dir := t.TempDir()
-	bin := proc.Build(t, "./internal/shardop", dir)
-	c := startCluster(t)
-	kubeconfig := c.Kubeconfig(t, dir)
-	record := filepath.Join(dir, "record")
-	cs := kubernetes.NewForConfigOrDie(c.Config)
-	ri := dynamic.NewForConfigOrDie(c.Config).Resource(kopfexamples).Namespace(namespace)
+	env := newRig(t)
+	cs, ri, record := env.cs, env.ri, env.record
 	replicas := map[int]*proc.Process{}
 	for _, id := range []string{"replica-a", "replica-b"} {
-		p := startReplica(t, bin, kubeconfig, record, dir, id)
+		p := env.replica(t, id)
 		replicas[p.Pid()] = p
 	}
 	awaitAssignment(t, cs, []string{"replica-a", "replica-b"}, time.Now(), 60*time.Second)
@@ -414,17 +436,12 @@ func TestHandoffResumesFromPersistedProgress(t *testing.T) {
 // owner stops the daemons of the buckets it gives up before the new owner
 // starts them; the daemons of the objects that stay are not restarted.
 func TestDaemonsMoveWithTheirBuckets(t *testing.T) {
-	dir := t.TempDir()
-	bin := proc.Build(t, "./internal/shardop", dir)
-	c := startCluster(t)
-	kubeconfig := c.Kubeconfig(t, dir)
-	record := filepath.Join(dir, "record")
-	cs := kubernetes.NewForConfigOrDie(c.Config)
-	ri := dynamic.NewForConfigOrDie(c.Config).Resource(kopfexamples).Namespace(namespace)
+	env := newRig(t)
+	cs, ri, record := env.cs, env.ri, env.record
 	pids := map[int]string{}
 	var replicas []*proc.Process
 	for _, id := range []string{"replica-a", "replica-b"} {
-		p := startReplica(t, bin, kubeconfig, record, dir, id)
+		p := env.replica(t, id)
 		pids[p.Pid()] = id
 		replicas = append(replicas, p)
 	}
@@ -472,7 +489,7 @@ func TestDaemonsMoveWithTheirBuckets(t *testing.T) {
 	if err := cluster.WaitFor(context.Background(), 60*time.Second, running(before)); err != nil {
 		t.Fatalf("the daemons do not run on their objects' owners: %v", err)
 	}
-	p := startReplica(t, bin, kubeconfig, record, dir, "replica-c")
+	p := env.replica(t, "replica-c")
 	pids[p.Pid()] = "replica-c"
 	replicas = append(replicas, p)
 	after := owners([]string{"replica-a", "replica-b", "replica-c"})
