@@ -28,8 +28,8 @@ import (
 // with KEP-5866's shardSelector of the bucket's hash range, and stops it
 // when the bucket is lost (Lose, after which no event of it comes, and no
 // deletion is faked). The watches carry the resource's own selectors
-// (selectors.go) too. Lane.Admit still drops what is not this replica's (the safety net
-// in every mode).
+// (selectors.go) too. Lane.Admit still drops what is not this replica's
+// (the safety net in every mode).
 //
 // A resource stays watched whole (the filter mode) when:
 //   - it has indices: an index holds every object of the resource, which

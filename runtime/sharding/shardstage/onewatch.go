@@ -2,10 +2,8 @@ package shardstage
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"sync"
-	"time"
 
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 
@@ -50,15 +48,7 @@ func (l *Lane) gainSet(ctx context.Context, buckets []int) int {
 	if w == nil {
 		return 0
 	}
-	timeout := time.NewTimer(listingTimeout)
-	defer timeout.Stop()
-	select {
-	case <-w.listed:
-	case <-w.done:
-	case <-ctx.Done():
-	case <-timeout.C:
-		l.s.cfg.Logger.Warn(fmt.Sprintf("Sharding: the watch of the buckets gained of %s has not listed their objects in %s seconds; it delivers them when it does.", l.res, seconds(listingTimeout)))
-	}
+	l.awaitListed(ctx, watchEnds{w.listed, w.done})
 	return l.known(buckets)
 }
 

@@ -46,12 +46,13 @@
 //     version not newer than the last admitted (a deletion's too, kept
 //     until the watches that ran at the deletion have stopped: the new
 //     one replays the changes since its listing's snapshot), and the
-//     queue keeps the newer resourceVersion (queueing.Stream). A watch stopped delivers
-//     nothing more, and no deletion of the objects it knew; so that a
-//     deletion still on its way in it is not lost, the objects known of
-//     the buckets held before that the new listing neither listed nor saw
-//     deleted are delivered as deleted stubs, which the reactor reads
-//     again (Reactor.Selects): gone, a deletion; there, a change.
+//     queue keeps the newer resourceVersion (queueing.Stream). A watch
+//     stopped delivers nothing more, and no deletion of the objects it
+//     knew; so that a deletion still on its way in it is not lost, the
+//     objects known of the buckets held before that the new listing
+//     neither listed nor saw deleted are delivered as deleted stubs,
+//     which the reactor reads again (Reactor.Selects): gone, a deletion;
+//     there, a change.
 //   - Lose starts a watch over the smaller set without awaiting it: the
 //     hand-off does not need it, as the lane's filter drops the lost
 //     buckets' events from the disowning on (as in the filter mode); it is

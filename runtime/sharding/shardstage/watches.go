@@ -21,7 +21,8 @@ import (
 type WatchFunc func(ctx context.Context, buckets []int, listed func())
 
 // listingsAtOnce bounds how many of a lane's bucket watches (the server
-// mode's, one per bucket) are in their first listing at once; the others wait for a slot before they start.
+// mode's, one per bucket) are in their first listing at once; the others
+// wait for a slot before they start.
 // Each listing is a pass of the API server over every object of the
 // resource in the namespace, to select the bucket's: the buckets gained at
 // once (64 at a first start) are as many passes, better done a few at a
@@ -103,19 +104,34 @@ func (l *Lane) startWatches(ctx context.Context, buckets []int) int {
 	if l.labels != nil {
 		l.labels.gained(buckets)
 	}
+	ends := make([]watchEnds, len(started))
+	for i, bw := range started {
+		ends[i] = watchEnds{bw.listed, bw.done}
+	}
+	l.awaitListed(ctx, ends...)
+	return l.known(buckets)
+}
+
+// watchEnds are a watch's two ends for Gain: its first listing, its stop.
+type watchEnds struct{ listed, done <-chan struct{} }
+
+// awaitListed waits until every watch has listed (or stopped), while ctx
+// lasts and up to listingTimeout; past it, it warns, and the watches
+// deliver their objects when they list.
+func (l *Lane) awaitListed(ctx context.Context, watches ...watchEnds) {
 	timeout := time.NewTimer(listingTimeout)
 	defer timeout.Stop()
-	for _, bw := range started {
+	for _, w := range watches {
 		select {
-		case <-bw.listed:
-		case <-bw.done:
+		case <-w.listed:
+		case <-w.done:
 		case <-ctx.Done():
+			return
 		case <-timeout.C:
 			l.s.cfg.Logger.Warn(fmt.Sprintf("Sharding: the watches of the buckets gained of %s have not listed their objects in %s seconds; they deliver them when they do.", l.res, seconds(listingTimeout)))
-			return l.known(buckets)
+			return
 		}
 	}
-	return l.known(buckets)
 }
 
 // runWatch runs the watch of bucket b once a slot of its first listing is
